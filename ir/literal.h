@@ -1,0 +1,71 @@
+// Dense literal values: the payload of constant(...) and of custom-call literal=.
+//
+// Elements are stored row-major in logical index order (layouts do not affect storage), ByteWidth(type) bytes each:
+// pred as uint8 0/1, s2/s4/s8 as int8, u2/u4/u8 as uint8, f16/bf16 as their uint16 bit patterns, every f8/f6/f4
+// type as its uint8 bit pattern (low bits), f32 float, f64 double, c64 complex<float>, c128 complex<double>.
+// A literal whose values were elided in the text (`constant({...})`) is "unknown": it has a shape but no data.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ir/shape.h"
+
+namespace xlac {
+
+class Literal {
+ public:
+  Literal() = default;
+  // Zero-filled array literal or tuple of zero-filled literals. Precondition: the element count fits in memory
+  // (callers check Shape::ByteSizeOf against their limits first).
+  explicit Literal(const Shape& shape);
+  static Literal CreateUnknown(const Shape& shape);
+  static Literal CreateTuple(std::vector<Literal> elements);
+
+  const Shape& shape() const { return shape_; }
+  bool is_unknown() const { return unknown_; }
+  bool is_tuple() const { return shape_.IsTuple(); }
+  const std::vector<Literal>& tuple_elements() const { return tuple_elements_; }
+  std::vector<Literal>& mutable_tuple_elements() { return tuple_elements_; }
+
+  int64_t element_count() const { return element_count_; }
+  const uint8_t* raw_data() const { return data_.data(); }
+  uint8_t* mutable_raw_data() { return data_.data(); }
+  int64_t byte_size() const { return static_cast<int64_t>(data_.size()); }
+
+  // Typed element access by linear (row-major) index. T must match the storage type documented above.
+  template <typename T>
+  T Get(int64_t linear_index) const {
+    T v;
+    std::memcpy(&v, data_.data() + linear_index * sizeof(T), sizeof(T));
+    return v;
+  }
+  template <typename T>
+  void Set(int64_t linear_index, T v) {
+    std::memcpy(data_.data() + linear_index * sizeof(T), &v, sizeof(T));
+  }
+
+  // Element as double / int64 regardless of storage (floats via their format; complex: real part).
+  double GetAsDouble(int64_t linear_index) const;
+  int64_t GetAsInt64(int64_t linear_index) const;
+  // Stores `v` converted to the element type (floats round to nearest even; ints wrap).
+  void SetFromDouble(int64_t linear_index, double v);
+  void SetFromInt64(int64_t linear_index, int64_t v);
+
+  // Bitwise equality of shape (ignoring layout), unknown-ness and data.
+  bool operator==(const Literal& other) const;
+  // Hash of shape and data, for CSE of constants.
+  size_t Hash() const;
+
+ private:
+  Shape shape_;
+  std::vector<uint8_t> data_;
+  int64_t element_count_ = 0;
+  std::vector<Literal> tuple_elements_;
+  bool unknown_ = false;
+};
+
+}  // namespace xlac
