@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "ir/computation.h"
 
 namespace xlac {
@@ -81,6 +83,9 @@ class Module {
   std::string UniqueInstructionName(std::string_view prefix);
   std::string UniqueComputationName(std::string_view prefix);
 
+  // Gives `inst` a unique id and records its name; Computation::AddInstruction calls this.
+  void RegisterInstruction(Instruction* inst);
+
   // Name of the text the module was parsed from, for diagnostics ("" if built in memory).
   const std::string& source_name() const { return source_name_; }
   void set_source_name(std::string name) { source_name_ = std::move(name); }
@@ -92,6 +97,8 @@ class Module {
   ModuleConfig config_;
   int64_t next_unique_id_ = 0;
   std::string source_name_;
+  absl::flat_hash_set<std::string> instruction_names_;
+  absl::flat_hash_map<std::string, int64_t> next_name_suffix_;
 };
 
 }  // namespace xlac

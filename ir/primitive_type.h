@@ -8,9 +8,9 @@
 namespace xlac {
 
 // X(enumerator, hlo_name, bit_width, kind) in XLA's declaration order.
-// kind: P=pred, S=signed int, U=unsigned int, F=float, C=complex, T=tuple, K=token, O=opaque, X=invalid.
+// kind: P=pred, S=signed int, U=unsigned int, F=float, C=complex, T=tuple, K=token, O=opaque, N=invalid.
 #define XLAC_PRIMITIVE_TYPES(X)               \
-  X(kInvalid, "invalid", 0, X)                \
+  X(kInvalid, "invalid", 0, N)                \
   X(kPred, "pred", 8, P)                      \
   X(kS2, "s2", 2, S)                          \
   X(kS4, "s4", 4, S)                          \
