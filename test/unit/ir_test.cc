@@ -156,12 +156,21 @@ TEST_F(ComputationTest, UseListsStayConsistent) {
   EXPECT_EQ(p1->users(), (std::vector<Instruction*>{mul, add}));
 
   Instruction* neg = c->AddInstruction(Instruction::Create(Opcode::kNegate, "neg", f32_, {mul}));
-  mul->ReplaceAllUsesWith(neg);  // no users besides neg itself... root moves to neg
-  EXPECT_EQ(c->root(), neg);
-  EXPECT_FALSE(c->RemoveInstruction(mul).ok());  // neg still uses mul
+  Instruction* abs = c->AddInstruction(Instruction::Create(Opcode::kAbs, "abs", f32_, {add}));
+  c->set_root(neg);
+  mul->ReplaceAllUsesWith(abs);
+  EXPECT_EQ(neg->operand(0), abs);
+  EXPECT_TRUE(mul->users().empty());
+  EXPECT_EQ(abs->users(), std::vector<Instruction*>{neg});
+  neg->ReplaceAllUsesWith(abs);  // root moves with its uses
+  EXPECT_EQ(c->root(), abs);
+  EXPECT_FALSE(c->RemoveInstruction(add).ok());  // abs still uses add
   EXPECT_FALSE(c->RemoveInstruction(p0).ok());   // parameters stay
-  EXPECT_EQ(p0->unique_id(), 0);
-  EXPECT_EQ(neg->unique_id(), 4);
+  EXPECT_TRUE(c->RemoveInstruction(neg).ok());
+  EXPECT_TRUE(c->RemoveInstruction(mul).ok());
+  EXPECT_EQ(p1->users(), std::vector<Instruction*>{add});
+  // Ids come from one module-wide counter (the computation took id 0): deterministic, not pointer-based.
+  EXPECT_LT(p0->unique_id(), abs->unique_id());
 }
 
 TEST_F(ComputationTest, RemoveAndCloneAndPostOrder) {
