@@ -36,6 +36,31 @@ struct BufferDonor {
   bool operator==(const BufferDonor&) const = default;
 };
 
+// XLA's stack frame index: the FileNames / FunctionNames / FileLocations / StackFrames block printed after the
+// HloModule line (long form only). Entries are numbered from 1 in that order; all ids are as written in the text
+// (metadata's stack_frame_id refers to `stack_frames` by that number).
+struct StackFrameIndex {
+  struct FileLocation {
+    int64_t file_name_id = 0;
+    int64_t function_name_id = 0;
+    int64_t line = 0;
+    int64_t end_line = 0;
+    int64_t column = 0;
+    int64_t end_column = 0;
+    bool operator==(const FileLocation&) const = default;
+  };
+  struct StackFrame {
+    int64_t file_location_id = 0;
+    int64_t parent_frame_id = 0;
+    bool operator==(const StackFrame&) const = default;
+  };
+  std::vector<std::string> file_names;
+  std::vector<std::string> function_names;
+  std::vector<FileLocation> file_locations;
+  std::vector<StackFrame> stack_frames;
+  bool operator==(const StackFrameIndex&) const = default;
+};
+
 // Module-level attributes printed on the HloModule line.
 struct ModuleConfig {
   bool is_scheduled = false;
@@ -49,6 +74,8 @@ struct ModuleConfig {
   StringMap frontend_attributes;
   // Any other module attribute kept verbatim (name -> raw value text), in source order.
   StringMap extra_attributes;
+  // Printed after the header when it has file names (XLA's condition).
+  std::optional<StackFrameIndex> stack_frame_index;
 };
 
 class Module {

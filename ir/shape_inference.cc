@@ -113,6 +113,38 @@ bool IsPermutation(const std::vector<int64_t>& perm, int64_t size) {
   return true;
 }
 
+std::optional<std::string> ShapeProblem(const Shape& shape) {
+  if (shape.IsTuple()) {
+    if (!shape.dimensions.empty()) return std::string("a tuple shape has dimensions");
+    for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
+      if (std::optional<std::string> p = ShapeProblem(shape.tuple_shapes[i])) {
+        return fmt::format("tuple element {}: {}", i, *p);
+      }
+    }
+    return std::nullopt;
+  }
+  if (!shape.IsArray()) {
+    if (!shape.IsToken() && !shape.IsOpaque()) return std::string("invalid element type");
+    if (!shape.dimensions.empty()) return fmt::format("a {} shape has dimensions", PrimitiveTypeName(shape.element_type));
+    return std::nullopt;
+  }
+  if (shape.dynamic_dimensions.size() != shape.dimensions.size()) {
+    return fmt::format("{} dynamic-dimension flags for {} dimensions", shape.dynamic_dimensions.size(),
+                       shape.dimensions.size());
+  }
+  for (size_t i = 0; i < shape.dimensions.size(); ++i) {
+    int64_t d = shape.dimensions[i];
+    if (d == Shape::kUnboundedSize ? !shape.dynamic_dimensions[i] : d < 0) {
+      return fmt::format("dimension {} has invalid size {}", i, d);
+    }
+  }
+  if (shape.layout && !IsPermutation(shape.layout->minor_to_major, shape.rank())) {
+    return fmt::format("layout {} is not a permutation of the {} dimensions", LayoutToString(*shape.layout),
+                       shape.rank());
+  }
+  return std::nullopt;
+}
+
 std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
@@ -370,6 +402,14 @@ absl::StatusOr<Shape> InferWindowOutputShape(const Instruction& inst, const Shap
 
 absl::StatusOr<Shape> InferShape(const Instruction& inst) {
   using namespace shape_inference_internal;
+  // Malformed operand shapes are reported where those operands are defined; here they only stop inference. The
+  // instruction's own shape is not validated: the rules that read it only copy it or index it after checks.
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    if (inst.operand(i) == nullptr) return OpError(inst, "operand {} is null", i);
+    if (std::optional<std::string> problem = ShapeProblem(inst.operand(i)->shape())) {
+      return OpError(inst, "operand {} has a malformed shape: {}", i, *problem);
+    }
+  }
   // Each family reports kUnimplemented for opcodes it does not own; the first one that claims the opcode wins.
   for (auto family : {InferElementwiseShape, InferDataMovementShape, InferGatherScatterShape, InferConvDotShape,
                       InferControlShape, InferCollectiveShape}) {

@@ -50,6 +50,11 @@ bool CompatibleIgnoringElementType(const Shape& a, const Shape& b);
 PrimitiveType HigherPrecisionElementType(const Shape& a, const Shape& b);
 bool IsPermutation(const std::vector<int64_t>& perm, int64_t size);
 
+// Describes why `shape` is malformed (dims negative, dynamic flags of the wrong length, a layout that is not a
+// permutation, dims on a tuple/token, ...); nullopt when it is well formed. Inference and the verifier both refuse
+// to reason about malformed shapes.
+std::optional<std::string> ShapeProblem(const Shape& shape);
+
 // Overflow-checked dimension arithmetic.
 std::optional<int64_t> CheckedAdd(int64_t a, int64_t b);
 std::optional<int64_t> CheckedMul(int64_t a, int64_t b);

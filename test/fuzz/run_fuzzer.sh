@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs hlo_parser_fuzzer for a bounded time over a fresh seed corpus. Exits non-zero if the fuzzer finds a crash,
+# sanitizer report, leak, timeout or out-of-memory; the reproducer is left in <out>/fuzz-artifacts/.
+#
+#   test/fuzz/run_fuzzer.sh [--fuzzer BIN] [--corpus DIR] [--out BUILD_DIR] [--seconds N] [-- extra libFuzzer flags]
+# Reproduce a finding: build/bin/hlo_parser_fuzzer build/fuzz-artifacts/crash-<sha1>
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+fuzzer="$repo/build/bin/hlo_parser_fuzzer"
+corpus="$repo/../shared/corpus"
+out="$repo/build"
+seconds=60
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fuzzer) fuzzer=$2; shift 2 ;;
+    --corpus) corpus=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "run_fuzzer.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+if [ ! -x "$fuzzer" ]; then
+  echo "run_fuzzer.sh: fuzzer binary not found at $fuzzer (build target hlo_parser_fuzzer with clang)" >&2
+  exit 1
+fi
+
+seeds="$out/fuzz-seeds"
+work="$out/fuzz-work"        # new inputs found by this run; fresh each time so runs are comparable
+artifacts="$out/fuzz-artifacts"
+python3 "$here/build_seed_corpus.py" --corpus "$corpus" --out "$seeds" --max-bytes 32768
+rm -rf "$work"
+mkdir -p "$work" "$artifacts"
+
+# Leaks are real bugs here; UBSan reports already abort (-fno-sanitize-recover), print their stacks too.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+
+set -x
+exec "$fuzzer" \
+  -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -max_len=32768 \
+  -dict="$here/hlo.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
+  "${extra[@]}" "$work" "$seeds"

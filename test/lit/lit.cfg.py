@@ -1,0 +1,26 @@
+# lit configuration for xlac's tool tests. Run through the generated lit.site.cfg.py of a build directory
+# (`ninja check-lit` or `ctest -R lit`), which says where the built tools are.
+import os
+
+import lit.formats
+
+config.name = "xlac"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".hlo"]
+# Inputs/ holds files that RUN lines read; they are not tests themselves.
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+
+if not hasattr(config, "xlac_tools_dir"):
+    lit_config.fatal("run lit on the build directory's test/lit (it holds lit.site.cfg.py), not on the sources")
+config.test_exec_root = os.path.join(config.xlac_obj_root, "test", "lit")
+
+# Tools are found through PATH rather than text substitutions: a substitution for "xla-opt" would also rewrite
+# paths such as %s when a test lives in test/lit/xla-opt/.
+for tool, directory in [("xla-opt", config.xlac_tools_dir), ("FileCheck", config.llvm_tools_dir),
+                        ("not", config.llvm_tools_dir)]:
+    if not os.path.exists(os.path.join(directory, tool)):
+        lit_config.fatal(f"{tool} not found in {directory} (build it first: ninja check-lit builds xla-opt)")
+config.environment["PATH"] = os.pathsep.join(
+    [config.xlac_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])

@@ -1,0 +1,206 @@
+#include "tools/lib/opt_driver.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "frontend/hlo/parser.h"
+#include "frontend/hlo/printer.h"
+#include "ir/diagnostics.h"
+#include "ir/module.h"
+#include "passes/pass_manager.h"
+#include "passes/verifier.h"
+#include "tools/lib/expected_diagnostics.h"
+
+namespace xlac {
+namespace {
+
+constexpr std::string_view kSplitMarker = "// -----";
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Processes one module's text; appends its printed form to `out` on success and reports problems to `diags`.
+// Returns true on success.
+bool ProcessModule(const OptOptions& options, const SourceFile& file, PassManager& pass_manager,
+                   const HloPrintOptions& print_options, DiagnosticEngine& diags, std::string& out) {
+  std::unique_ptr<Module> module = ParseHloModule(file, diags);
+  if (module == nullptr) {
+    // The parser promises at least one error; make sure a broken promise still fails loudly.
+    if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
+    return false;
+  }
+  if (options.verify && !VerifyModule(*module, diags)) {
+    if (!diags.has_errors()) diags.Error(SourceLoc{}, "module failed verification");
+    return false;
+  }
+  absl::StatusOr<bool> changed = pass_manager.Run(*module, diags);
+  if (!changed.ok()) {
+    diags.Error(SourceLoc{}, std::string(changed.status().message()));
+    return false;
+  }
+  out += PrintModule(*module, print_options);
+  return true;
+}
+
+bool ReadInput(const std::string& filename, std::istream& in, std::string& text, std::ostream& err) {
+  std::ostringstream buffer;
+  if (filename == "-") {
+    buffer << in.rdbuf();
+  } else {
+    std::ifstream file(filename, std::ios::binary);
+    if (!file) {
+      err << "xla-opt: error: cannot open input file '" << filename << "': " << std::strerror(errno) << "\n";
+      return false;
+    }
+    buffer << file.rdbuf();
+    if (file.bad()) {
+      err << "xla-opt: error: cannot read input file '" << filename << "'\n";
+      return false;
+    }
+  }
+  text = std::move(buffer).str();
+  return true;
+}
+
+// Writes through a temporary file and a rename so that readers never see a half-written output.
+bool WriteOutputFile(const std::string& filename, const std::string& contents, std::ostream& err) {
+  std::string tmp = filename + ".xla-opt-tmp." + std::to_string(::getpid());
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    if (file) file << contents;
+    file.close();
+    if (!file) {
+      err << "xla-opt: error: cannot write output file '" << filename << "': " << std::strerror(errno) << "\n";
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), filename.c_str()) != 0) {
+    err << "xla-opt: error: cannot write output file '" << filename << "': " << std::strerror(errno) << "\n";
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<InputChunk> SplitInputFile(std::string_view text) {
+  std::vector<InputChunk> chunks;
+  size_t chunk_start = 0;
+  int32_t chunk_first_line = 0;  // lines before the current chunk
+  int32_t line_index = 0;        // 0-based index of the line at `pos`
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    size_t next = end == std::string_view::npos ? text.size() : end + 1;
+    if (Trim(text.substr(pos, next - pos - (end == std::string_view::npos ? 0 : 1))) == kSplitMarker) {
+      chunks.push_back({text.substr(chunk_start, pos - chunk_start), chunk_first_line});
+      chunk_start = next;
+      chunk_first_line = line_index + 1;
+    }
+    pos = next;
+    ++line_index;
+  }
+  chunks.push_back({text.substr(chunk_start), chunk_first_line});
+  return chunks;
+}
+
+int RunOpt(const OptOptions& options, std::string_view input_name, std::string_view input, std::ostream& out,
+           std::ostream& err) {
+  HloPrintOptions print_options = options.print_short ? HloPrintOptions::Short() : HloPrintOptions::Long();
+  PassManagerOptions pm_options;
+  pm_options.verify_each = options.verify;
+  pm_options.time_passes = options.time_passes;
+  if (options.print_after_all) {
+    pm_options.print_after_all = &err;
+    pm_options.printer = [print_options](const Module& module) { return PrintModule(module, print_options); };
+  }
+  PassManager pass_manager(std::move(pm_options));
+  if (absl::Status s = pass_manager.AddPasses(options.passes); !s.ok()) {
+    err << "xla-opt: error: " << s.message() << "\n";
+    return 1;
+  }
+
+  std::vector<InputChunk> chunks =
+      options.split_input_file ? SplitInputFile(input) : std::vector<InputChunk>{{input, 0}};
+  bool ok = true;
+  std::string output;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i > 0) {
+      if (!output.empty() && output.back() != '\n') output += '\n';
+      output += std::string(kSplitMarker) + "\n";
+    }
+    SourceFile file(std::string(input_name), chunks[i].text, chunks[i].line_offset);
+    DiagnosticEngine diags;
+    std::string chunk_output;
+    bool chunk_ok = ProcessModule(options, file, pass_manager, print_options, diags, chunk_output);
+    if (options.verify_diagnostics) {
+      DiagnosticEngine problems;
+      std::vector<ExpectedDiagnostic> expected = ParseExpectedDiagnostics(file, problems);
+      bool matched = CheckExpectedDiagnostics(expected, diags.diagnostics(), problems) && !problems.has_errors();
+      if (!matched) {
+        err << problems.Render(file);
+        ok = false;
+      }
+    } else {
+      err << diags.Render(file);
+      ok &= chunk_ok;
+    }
+    if (chunk_ok) output += chunk_output;
+  }
+  out << output;
+  if (options.time_passes) pass_manager.PrintTimingReport(err);
+  return ok ? 0 : 1;
+}
+
+int OptMain(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<OptOptions> options = ParseOptArgs(args);
+  if (!options.ok()) {
+    err << "xla-opt: error: " << options.status().message() << "\n";
+    return 1;
+  }
+  if (options->help) {
+    out << OptHelpText();
+    return 0;
+  }
+  if (options->list_passes) {
+    size_t width = 0;
+    for (const PassInfo& pass : RegisteredPasses()) width = std::max(width, pass.name.size());
+    for (const PassInfo& pass : RegisteredPasses()) {
+      out << pass.name << std::string(width + 2 - pass.name.size(), ' ') << pass.description << "\n";
+    }
+    return 0;
+  }
+  std::string text;
+  if (!ReadInput(options->input_filename, in, text, err)) return 1;
+  std::string input_name = options->input_filename == "-" ? "<stdin>" : options->input_filename;
+
+  bool to_file = !options->output_filename.empty() && options->output_filename != "-";
+  if (!to_file) return RunOpt(*options, input_name, text, out, err);
+  std::ostringstream buffer;
+  int rc = RunOpt(*options, input_name, text, buffer, err);
+  if (rc != 0) return rc;
+  return WriteOutputFile(options->output_filename, std::move(buffer).str(), err) ? 0 : 1;
+}
+
+int OptMain(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::ios::sync_with_stdio(false);
+  int rc = OptMain(args, std::cin, std::cout, std::cerr);
+  std::cout.flush();
+  return rc;
+}
+
+}  // namespace xlac

@@ -1,0 +1,38 @@
+// Command-line options of xla-opt, parsed into a typed struct so the driver can be called from tests.
+//
+// The parser is hand-written rather than llvm::cl because llvm::cl options are process-global objects, and the
+// driver is a library that tests instantiate many times in one process.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace xlac {
+
+struct OptOptions {
+  std::string input_filename = "-";  // "-" reads stdin
+  std::string output_filename;       // empty: stdout; otherwise written only if the whole run succeeds
+  std::vector<std::string> passes;   // --passes=a,b in order
+  bool verify = true;                // --no-verify turns off verification of the input and after each pass
+  bool print_short = false;
+  bool split_input_file = false;
+  bool verify_diagnostics = false;
+  bool print_after_all = false;
+  bool time_passes = false;
+  bool list_passes = false;
+  bool help = false;
+};
+
+// Parses the arguments after argv[0]. Accepts `-flag` and `--flag`, `--passes=a,b` or `--passes a,b`,
+// `-o FILE` or `-o=FILE`, `-` for stdin, and `--` to end option parsing. At most one positional argument.
+// Errors are user errors whose message is meant to be printed after "xla-opt: ".
+absl::StatusOr<OptOptions> ParseOptArgs(std::span<const std::string_view> args);
+
+// The --help text.
+std::string OptHelpText();
+
+}  // namespace xlac
