@@ -16,6 +16,7 @@ constexpr NameKind kAttrKinds[] = {
     {"algorithm", AttrKind::kEnum},  // dot: dot_bf16_bf16_f32; rng-bit-generator: rng_philox
     {"api_version", AttrKind::kEnum},
     {"async_execution_thread", AttrKind::kString},
+    {"async_group_id", AttrKind::kInt},
     {"batch_group_count", AttrKind::kInt},
     {"channel_id", AttrKind::kInt},
     {"collapsed_slice_dims", AttrKind::kIntList},
@@ -47,6 +48,7 @@ constexpr NameKind kAttrKinds[] = {
     {"iota_dimension", AttrKind::kInt},
     {"is_associative", AttrKind::kBool},
     {"is_composite", AttrKind::kBool},
+    {"is_cross_program_prefetch", AttrKind::kBool},
     {"is_host_transfer", AttrKind::kBool},
     {"is_reverse", AttrKind::kBool},
     {"is_stable", AttrKind::kBool},

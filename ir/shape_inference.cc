@@ -49,9 +49,7 @@ Shape StripLayout(const Shape& shape) {
   return result;
 }
 
-bool DimsCompatible(int64_t a, int64_t b) {
-  return a == b || a == Shape::kUnboundedSize || b == Shape::kUnboundedSize;
-}
+bool DimsCompatible(int64_t a, int64_t b) { return a == b || a == Shape::kUnboundedSize || b == Shape::kUnboundedSize; }
 
 bool SameDimensions(const Shape& a, const Shape& b) {
   if (a.rank() != b.rank()) return false;
@@ -125,7 +123,8 @@ std::optional<std::string> ShapeProblem(const Shape& shape) {
   }
   if (!shape.IsArray()) {
     if (!shape.IsToken() && !shape.IsOpaque()) return std::string("invalid element type");
-    if (!shape.dimensions.empty()) return fmt::format("a {} shape has dimensions", PrimitiveTypeName(shape.element_type));
+    if (!shape.dimensions.empty())
+      return fmt::format("a {} shape has dimensions", PrimitiveTypeName(shape.element_type));
     return std::nullopt;
   }
   if (shape.dynamic_dimensions.size() != shape.dimensions.size()) {
@@ -166,8 +165,7 @@ absl::Status ExpectOperandCount(const Instruction& inst, int64_t count) {
 
 absl::Status ExpectMinOperandCount(const Instruction& inst, int64_t count) {
   if (inst.operand_count() < count) {
-    return OpError(inst, "expected at least {} operand{}, got {}", count, count == 1 ? "" : "s",
-                   inst.operand_count());
+    return OpError(inst, "expected at least {} operand{}, got {}", count, count == 1 ? "" : "s", inst.operand_count());
   }
   return absl::OkStatus();
 }
@@ -185,23 +183,40 @@ absl::Status CheckDimIndex(const Instruction& inst, std::string_view attr, int64
 namespace {
 std::string_view AttrKindName(AttrKind kind) {
   switch (kind) {
-    case AttrKind::kInt: return "an integer";
-    case AttrKind::kBool: return "a boolean";
-    case AttrKind::kFloat: return "a float";
-    case AttrKind::kString: return "a string";
-    case AttrKind::kEnum: return "an enum";
-    case AttrKind::kIntList: return "an integer list";
-    case AttrKind::kIntListList: return "a list of integer lists";
-    case AttrKind::kEnumList: return "an enum list";
-    case AttrKind::kWindow: return "a window";
-    case AttrKind::kConvDnums: return "convolution dimension labels";
-    case AttrKind::kPaddingConfig: return "a padding config";
-    case AttrKind::kSlice: return "a slice";
-    case AttrKind::kReplicaGroups: return "replica groups";
-    case AttrKind::kShapeList: return "a shape list";
-    case AttrKind::kLiteral: return "a literal";
-    case AttrKind::kAliasing: return "an aliasing list";
-    case AttrKind::kRaw: return "raw text";
+    case AttrKind::kInt:
+      return "an integer";
+    case AttrKind::kBool:
+      return "a boolean";
+    case AttrKind::kFloat:
+      return "a float";
+    case AttrKind::kString:
+      return "a string";
+    case AttrKind::kEnum:
+      return "an enum";
+    case AttrKind::kIntList:
+      return "an integer list";
+    case AttrKind::kIntListList:
+      return "a list of integer lists";
+    case AttrKind::kEnumList:
+      return "an enum list";
+    case AttrKind::kWindow:
+      return "a window";
+    case AttrKind::kConvDnums:
+      return "convolution dimension labels";
+    case AttrKind::kPaddingConfig:
+      return "a padding config";
+    case AttrKind::kSlice:
+      return "a slice";
+    case AttrKind::kReplicaGroups:
+      return "replica groups";
+    case AttrKind::kShapeList:
+      return "a shape list";
+    case AttrKind::kLiteral:
+      return "a literal";
+    case AttrKind::kAliasing:
+      return "an aliasing list";
+    case AttrKind::kRaw:
+      return "raw text";
   }
   return "a value";
 }
@@ -329,8 +344,7 @@ absl::Status VerifyReducerShape(const Instruction& inst, const ProgramShape& red
     const Shape& acc = *accumulators[i];
     if (!ShapesCompatible(acc, reducer.parameters[i])) {
       return OpError(inst, "reduction computation parameter {} has shape {} but its result {} is {}", i,
-                     Str(reducer.parameters[i]), inputs == 1 ? std::string() : fmt::format("element {}", i),
-                     Str(acc));
+                     Str(reducer.parameters[i]), inputs == 1 ? std::string() : fmt::format("element {}", i), Str(acc));
     }
     if (!ShapesCompatible(acc, *init_values[i], /*ignore_fp_precision=*/true)) {
       return OpError(inst, "reduction computation accumulator {} has shape {} but the init value has shape {}", i,

@@ -316,8 +316,7 @@ absl::StatusOr<Shape> InferCollectiveShape(const Instruction& inst) {
       return StripLayout(inst.operand(0)->shape());
     case Opcode::kCopyStart:
       XLAC_RETURN_IF_ERROR(ExpectOperandCount(inst, 1));
-      return Shape::Tuple(
-          {StripLayout(inst.operand(0)->shape()), StripLayout(inst.operand(0)->shape()), U32Scalar()});
+      return Shape::Tuple({StripLayout(inst.operand(0)->shape()), StripLayout(inst.operand(0)->shape()), U32Scalar()});
     case Opcode::kCopyDone: {
       XLAC_ASSIGN_OR_RETURN(Shape dest, OperandElement(inst, 0));
       XLAC_ASSIGN_OR_RETURN(Shape src, OperandElement(inst, 1));

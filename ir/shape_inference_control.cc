@@ -13,7 +13,8 @@ absl::StatusOr<Shape> InferWhile(const Instruction& inst) {
   XLAC_RETURN_IF_ERROR(ExpectCalledCount(inst, 2));
   XLAC_ASSIGN_OR_RETURN(ProgramShape cond, CalledProgramShape(inst, 0));
   XLAC_ASSIGN_OR_RETURN(ProgramShape body, CalledProgramShape(inst, 1));
-  if (cond.parameters.size() != 1) return OpError(inst, "condition must take 1 parameter, takes {}", cond.parameters.size());
+  if (cond.parameters.size() != 1)
+    return OpError(inst, "condition must take 1 parameter, takes {}", cond.parameters.size());
   if (body.parameters.size() != 1) return OpError(inst, "body must take 1 parameter, takes {}", body.parameters.size());
   const Shape& init = inst.operand(0)->shape();
   if (!ShapesCompatible(cond.result, MakeShape(PrimitiveType::kPred, {}))) {
@@ -68,8 +69,8 @@ absl::StatusOr<Shape> InferCall(const Instruction& inst) {
   XLAC_RETURN_IF_ERROR(ExpectCalledCount(inst, 1));
   XLAC_ASSIGN_OR_RETURN(ProgramShape callee, CalledProgramShape(inst, 0));
   if (static_cast<int64_t>(callee.parameters.size()) != inst.operand_count()) {
-    return OpError(inst, "called computation takes {} parameters but {} operands are passed",
-                   callee.parameters.size(), inst.operand_count());
+    return OpError(inst, "called computation takes {} parameters but {} operands are passed", callee.parameters.size(),
+                   inst.operand_count());
   }
   for (int64_t i = 0; i < inst.operand_count(); ++i) {
     if (!ShapesCompatible(inst.operand(i)->shape(), callee.parameters[i])) {
@@ -78,6 +79,34 @@ absl::StatusOr<Shape> InferCall(const Instruction& inst) {
     }
   }
   return callee.result;
+}
+
+// output_to_operand_aliasing (custom-call, fusion): each aliased output buffer must have its operand's shape.
+absl::Status CheckOutputOperandAliasing(const Instruction& inst) {
+  XLAC_ASSIGN_OR_RETURN(
+      const std::vector<OutputOperandAlias>* aliasing,
+      OptionalAttr<std::vector<OutputOperandAlias>>(inst, "output_to_operand_aliasing", AttrKind::kAliasing));
+  if (aliasing == nullptr) return absl::OkStatus();
+  for (const OutputOperandAlias& alias : *aliasing) {
+    if (alias.operand < 0 || alias.operand >= inst.operand_count()) {
+      return OpError(inst, "output_to_operand_aliasing names operand {} of {}", alias.operand, inst.operand_count());
+    }
+    const Shape* out = inst.shape().Subshape(alias.output_index);
+    const Shape* in = inst.operand(alias.operand)->shape().Subshape(alias.operand_index);
+    if (out == nullptr) {
+      return OpError(inst, "output_to_operand_aliasing output index {} is invalid for {}",
+                     ShapeIndexToString(alias.output_index), Str(inst.shape()));
+    }
+    if (in == nullptr) {
+      return OpError(inst, "output_to_operand_aliasing operand index {} is invalid for {}",
+                     ShapeIndexToString(alias.operand_index), Str(inst.operand(alias.operand)->shape()));
+    }
+    if (!ShapesCompatible(*out, *in)) {
+      return OpError(inst, "aliased output {} {} and operand {} {} differ", ShapeIndexToString(alias.output_index),
+                     Str(*out), alias.operand, Str(*in));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Fusion parameters are numbered like operands but a fusion may pass more operands than it has parameters.
@@ -90,10 +119,11 @@ absl::StatusOr<Shape> InferFusion(const Instruction& inst) {
   }
   for (size_t i = 0; i < fused.parameters.size(); ++i) {
     if (!ShapesCompatible(inst.operand(i)->shape(), fused.parameters[i])) {
-      return OpError(inst, "operand {} has shape {} but fused parameter {} is {}", i, Str(inst.operand(i)->shape()),
-                     i, Str(fused.parameters[i]));
+      return OpError(inst, "operand {} has shape {} but fused parameter {} is {}", i, Str(inst.operand(i)->shape()), i,
+                     Str(fused.parameters[i]));
     }
   }
+  XLAC_RETURN_IF_ERROR(CheckOutputOperandAliasing(inst));
   return fused.result;
 }
 
@@ -275,32 +305,9 @@ absl::StatusOr<Shape> InferSort(const Instruction& inst) {
   return Shape::Tuple(std::move(elements));
 }
 
+// The result is whatever the target produces; only the declared aliasing can be checked against operands.
 absl::StatusOr<Shape> InferCustomCall(const Instruction& inst) {
-  // The result is whatever the target produces; only the declared aliasing can be checked against operands.
-  XLAC_ASSIGN_OR_RETURN(const std::vector<OutputOperandAlias>* aliasing,
-                        OptionalAttr<std::vector<OutputOperandAlias>>(inst, "output_to_operand_aliasing",
-                                                                      AttrKind::kAliasing));
-  if (aliasing != nullptr) {
-    for (const OutputOperandAlias& alias : *aliasing) {
-      if (alias.operand < 0 || alias.operand >= inst.operand_count()) {
-        return OpError(inst, "output_to_operand_aliasing names operand {} of {}", alias.operand, inst.operand_count());
-      }
-      const Shape* out = inst.shape().Subshape(alias.output_index);
-      const Shape* in = inst.operand(alias.operand)->shape().Subshape(alias.operand_index);
-      if (out == nullptr) {
-        return OpError(inst, "output_to_operand_aliasing output index {} is invalid for {}",
-                       ShapeIndexToString(alias.output_index), Str(inst.shape()));
-      }
-      if (in == nullptr) {
-        return OpError(inst, "output_to_operand_aliasing operand index {} is invalid for {}",
-                       ShapeIndexToString(alias.operand_index), Str(inst.operand(alias.operand)->shape()));
-      }
-      if (!ShapesCompatible(*out, *in)) {
-        return OpError(inst, "aliased output {} {} and operand {} {} differ", ShapeIndexToString(alias.output_index),
-                       Str(*out), alias.operand, Str(*in));
-      }
-    }
-  }
+  XLAC_RETURN_IF_ERROR(CheckOutputOperandAliasing(inst));
   return StripLayout(inst.shape());
 }
 
@@ -309,8 +316,8 @@ absl::StatusOr<Shape> AsyncShape(const Instruction& inst, const Shape& context_s
   // async-update/-done may omit calls=; they share the wrapped computation of the async-start they continue.
   const Instruction* owner = &inst;
   for (int depth = 0; owner->called_computations().empty() && depth < 1000; ++depth) {
-    if (owner->operand_count() != 1 || (owner->operand(0)->opcode() != Opcode::kAsyncStart &&
-                                        owner->operand(0)->opcode() != Opcode::kAsyncUpdate)) {
+    if (owner->operand_count() != 1 ||
+        (owner->operand(0)->opcode() != Opcode::kAsyncStart && owner->operand(0)->opcode() != Opcode::kAsyncUpdate)) {
       break;
     }
     owner = owner->operand(0);
@@ -333,8 +340,8 @@ absl::StatusOr<Shape> AsyncShape(const Instruction& inst, const Shape& context_s
 const Instruction* AsyncChainStart(const Instruction& inst) {
   const Instruction* start = &inst;
   for (int depth = 0; start->opcode() != Opcode::kAsyncStart && depth < 1000; ++depth) {
-    if (start->operand_count() != 1 || (start->operand(0)->opcode() != Opcode::kAsyncStart &&
-                                        start->operand(0)->opcode() != Opcode::kAsyncUpdate)) {
+    if (start->operand_count() != 1 ||
+        (start->operand(0)->opcode() != Opcode::kAsyncStart && start->operand(0)->opcode() != Opcode::kAsyncUpdate)) {
       break;
     }
     start = start->operand(0);

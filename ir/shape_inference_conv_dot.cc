@@ -78,8 +78,8 @@ absl::StatusOr<DotDims> ReadDotDims(const Instruction& inst, const Shape& lhs, c
                    d.lhs_contracting.size(), d.rhs_contracting.size());
   }
   if (d.lhs_batch.size() != d.rhs_batch.size()) {
-    return OpError(inst, "lhs and rhs must have the same number of batch dimensions, got {} and {}",
-                   d.lhs_batch.size(), d.rhs_batch.size());
+    return OpError(inst, "lhs and rhs must have the same number of batch dimensions, got {} and {}", d.lhs_batch.size(),
+                   d.rhs_batch.size());
   }
   for (size_t i = 0; i < d.lhs_batch.size(); ++i) {
     if (!DimsCompatible(lhs.dimensions[d.lhs_batch[i]], rhs.dimensions[d.rhs_batch[i]])) {
@@ -282,10 +282,9 @@ absl::StatusOr<Shape> InferConvolution(const Instruction& inst) {
     input_spatial.push_back(lhs.dimensions[dn->input_spatial_dimensions[i]]);
     input_spatial_dynamic.push_back(lhs.dynamic_dimensions[dn->input_spatial_dimensions[i]]);
   }
-  XLAC_ASSIGN_OR_RETURN(
-      Shape windowed,
-      InferWindowOutputShape(inst, MakeShape(lhs.element_type, input_spatial, input_spatial_dynamic), window,
-                             lhs.element_type));
+  XLAC_ASSIGN_OR_RETURN(Shape windowed,
+                        InferWindowOutputShape(inst, MakeShape(lhs.element_type, input_spatial, input_spatial_dynamic),
+                                               window, lhs.element_type));
   std::vector<int64_t> dims(rank);
   std::vector<bool> dynamic(rank, false);
   dims[dn->output_batch_dimension] = input_batch == Shape::kUnboundedSize ? input_batch : input_batch / batch_groups;
@@ -325,8 +324,8 @@ absl::StatusOr<Shape> InferFft(const Instruction& inst) {
         return OpError(inst, "RFFT dimension {} of {} must equal fft_length {}", first + i, Str(in), (*length)[i]);
       }
     }
-    Shape result = ChangeElementType(in, in.element_type == PrimitiveType::kF32 ? PrimitiveType::kC64
-                                                                                 : PrimitiveType::kC128);
+    Shape result =
+        ChangeElementType(in, in.element_type == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128);
     if (length->back() != 0) result.dimensions.back() = length->back() / 2 + 1;
     return result;
   }

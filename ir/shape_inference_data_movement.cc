@@ -14,8 +14,19 @@ absl::StatusOr<Shape> InferBroadcast(const Instruction& inst) {
   const Shape& operand = inst.operand(0)->shape();
   const Shape& out = inst.shape();
   XLAC_RETURN_IF_ERROR(ExpectArray(inst, operand, "the operand"));
-  XLAC_RETURN_IF_ERROR(ExpectArray(inst, out, "the result"));
   XLAC_ASSIGN_OR_RETURN(std::vector<int64_t> dims, OptionalIntList(inst, "dimensions"));
+  if (!IsArrayType(out.element_type)) {
+    // Without a written result shape (the parser asks), XLA reads dimensions= as the sizes of new major dims.
+    std::vector<int64_t> sizes = dims;
+    for (int64_t size : sizes) {
+      if (size < 0) return OpError(inst, "negative broadcast size {}", size);
+    }
+    std::vector<bool> dynamic(sizes.size(), false);
+    sizes.insert(sizes.end(), operand.dimensions.begin(), operand.dimensions.end());
+    dynamic.insert(dynamic.end(), operand.dynamic_dimensions.begin(), operand.dynamic_dimensions.end());
+    return MakeShape(operand.element_type, std::move(sizes), std::move(dynamic));
+  }
+  XLAC_RETURN_IF_ERROR(ExpectArray(inst, out, "the result"));
   if (static_cast<int64_t>(dims.size()) != operand.rank()) {
     return OpError(inst, "dimensions has {} entries but the operand {} has rank {}", dims.size(), Str(operand),
                    operand.rank());
@@ -42,8 +53,8 @@ absl::StatusOr<Shape> InferReshape(const Instruction& inst) {
   std::optional<int64_t> in_count = operand.ElementCount();
   std::optional<int64_t> out_count = out.ElementCount();
   if (in_count && out_count && *in_count != *out_count) {
-    return OpError(inst, "element count mismatch: {} has {} elements but {} has {}", Str(operand), *in_count,
-                   Str(out), *out_count);
+    return OpError(inst, "element count mismatch: {} has {} elements but {} has {}", Str(operand), *in_count, Str(out),
+                   *out_count);
   }
   return ChangeElementType(out, operand.element_type);
 }
@@ -137,8 +148,7 @@ absl::Status CheckStartIndices(const Instruction& inst, const Shape& operand, in
       return OpError(inst, "start indices must be integral, got {}", Str(indices));
     }
     if (indices.dimensions[0] != operand.rank()) {
-      return OpError(inst, "start index vector {} must have one entry per dimension of {}", Str(indices),
-                     Str(operand));
+      return OpError(inst, "start index vector {} must have one entry per dimension of {}", Str(indices), Str(operand));
     }
     return absl::OkStatus();
   }
@@ -227,8 +237,8 @@ absl::StatusOr<Shape> InferConcatenate(const Instruction& inst) {
     }
     for (int64_t d = 0; d < first.rank(); ++d) {
       if (d != dim && !DimsCompatible(first.dimensions[d], shape.dimensions[d])) {
-        return OpError(inst, "operands differ in dimension {}, which is not the concatenation dimension: {} and {}",
-                       d, Str(first), Str(shape));
+        return OpError(inst, "operands differ in dimension {}, which is not the concatenation dimension: {} and {}", d,
+                       Str(first), Str(shape));
       }
       if (shape.dynamic_dimensions[d]) result.dynamic_dimensions[d] = true;
     }
@@ -262,7 +272,8 @@ absl::StatusOr<Shape> InferPad(const Instruction& inst) {
   Shape result = ChangeElementType(operand, HigherPrecisionElementType(operand, value));
   for (int64_t i = 0; i < operand.rank(); ++i) {
     const PaddingDimension& p = config->dimensions[i];
-    if (p.interior_padding < 0) return OpError(inst, "negative interior padding {} in dimension {}", p.interior_padding, i);
+    if (p.interior_padding < 0)
+      return OpError(inst, "negative interior padding {} in dimension {}", p.interior_padding, i);
     int64_t d = operand.dimensions[i];
     if (d == Shape::kUnboundedSize) continue;
     std::optional<int64_t> size = CheckedMul(std::max<int64_t>(d - 1, 0), p.interior_padding);

@@ -10,13 +10,39 @@ bool IsSignedOrFloat(PrimitiveType t) { return IsSignedIntegralType(t) || IsFloa
 
 bool IsUnaryElementwise(Opcode op) {
   switch (op) {
-    case Opcode::kFloor: case Opcode::kCeil: case Opcode::kRoundNearestAfz: case Opcode::kRoundNearestEven:
-    case Opcode::kCos: case Opcode::kSin: case Opcode::kTan: case Opcode::kExp: case Opcode::kExpm1:
-    case Opcode::kLog: case Opcode::kLog1p: case Opcode::kLogistic: case Opcode::kRsqrt: case Opcode::kSqrt:
-    case Opcode::kCbrt: case Opcode::kTanh: case Opcode::kErf: case Opcode::kAcos: case Opcode::kAcosh:
-    case Opcode::kAsin: case Opcode::kAsinh: case Opcode::kAtan: case Opcode::kAtanh: case Opcode::kCosh:
-    case Opcode::kSinh: case Opcode::kReal: case Opcode::kImag: case Opcode::kAbs: case Opcode::kClz:
-    case Opcode::kPopulationCount: case Opcode::kNegate: case Opcode::kSign: case Opcode::kNot:
+    case Opcode::kFloor:
+    case Opcode::kCeil:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kCos:
+    case Opcode::kSin:
+    case Opcode::kTan:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kRsqrt:
+    case Opcode::kSqrt:
+    case Opcode::kCbrt:
+    case Opcode::kTanh:
+    case Opcode::kErf:
+    case Opcode::kAcos:
+    case Opcode::kAcosh:
+    case Opcode::kAsin:
+    case Opcode::kAsinh:
+    case Opcode::kAtan:
+    case Opcode::kAtanh:
+    case Opcode::kCosh:
+    case Opcode::kSinh:
+    case Opcode::kReal:
+    case Opcode::kImag:
+    case Opcode::kAbs:
+    case Opcode::kClz:
+    case Opcode::kPopulationCount:
+    case Opcode::kNegate:
+    case Opcode::kSign:
+    case Opcode::kNot:
     case Opcode::kIsFinite:
       return true;
     default:
@@ -26,10 +52,24 @@ bool IsUnaryElementwise(Opcode op) {
 
 bool IsBinaryElementwise(Opcode op) {
   switch (op) {
-    case Opcode::kAdd: case Opcode::kMaximum: case Opcode::kMinimum: case Opcode::kMultiply: case Opcode::kCompare:
-    case Opcode::kSubtract: case Opcode::kAtan2: case Opcode::kPower: case Opcode::kDivide: case Opcode::kRemainder:
-    case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic: case Opcode::kShiftRightLogical:
-    case Opcode::kMulhi: case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kComplex:
+    case Opcode::kAdd:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kMultiply:
+    case Opcode::kCompare:
+    case Opcode::kSubtract:
+    case Opcode::kAtan2:
+    case Opcode::kPower:
+    case Opcode::kDivide:
+    case Opcode::kRemainder:
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kMulhi:
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+    case Opcode::kComplex:
       return true;
     default:
       return false;
@@ -150,7 +190,8 @@ absl::StatusOr<Shape> InferBinary(const Instruction& inst) {
   if (!SameElementTypeIgnoringFpPrecision(lhs, rhs)) {
     return OpError(inst, "operands have different element types: {} and {}", Str(lhs), Str(rhs));
   }
-  if (!SameDimensions(lhs, rhs)) return OpError(inst, "operands have incompatible shapes: {} and {}", Str(lhs), Str(rhs));
+  if (!SameDimensions(lhs, rhs))
+    return OpError(inst, "operands have incompatible shapes: {} and {}", Str(lhs), Str(rhs));
   Shape result = ChangeElementType(lhs, HigherPrecisionElementType(lhs, rhs));
   for (int64_t i = 0; i < rhs.rank(); ++i) {
     if (rhs.dynamic_dimensions[i]) result.dynamic_dimensions[i] = true;
@@ -165,11 +206,12 @@ absl::StatusOr<Shape> InferBinary(const Instruction& inst) {
     XLAC_ASSIGN_OR_RETURN(std::optional<std::string> type, OptionalText(inst, "type"));
     if (type) {
       PrimitiveType t = rhs.element_type;
-      bool ok = IsFloatingPointType(t)     ? (*type == "FLOAT" || *type == "TOTALORDER")
-                : IsComplexType(t)         ? *type == "FLOAT"
-                : IsSignedIntegralType(t)  ? *type == "SIGNED"
-                                           : *type == "UNSIGNED";
-      if (!ok) return OpError(inst, "comparison type {} does not suit operands of type {}", *type, PrimitiveTypeName(t));
+      bool ok = IsFloatingPointType(t)    ? (*type == "FLOAT" || *type == "TOTALORDER")
+                : IsComplexType(t)        ? *type == "FLOAT"
+                : IsSignedIntegralType(t) ? *type == "SIGNED"
+                                          : *type == "UNSIGNED";
+      if (!ok)
+        return OpError(inst, "comparison type {} does not suit operands of type {}", *type, PrimitiveTypeName(t));
     }
     result.element_type = PrimitiveType::kPred;
   } else if (op == Opcode::kComplex) {
@@ -193,8 +235,7 @@ absl::StatusOr<Shape> InferSelect(const Instruction& inst) {
   XLAC_RETURN_IF_ERROR(ExpectArray(inst, on_true, "on_true"));
   XLAC_RETURN_IF_ERROR(ExpectArray(inst, on_false, "on_false"));
   if (!ShapesCompatible(on_true, on_false, /*ignore_fp_precision=*/true)) {
-    return OpError(inst, "on_true and on_false must have the same shape, got {} and {}", Str(on_true),
-                   Str(on_false));
+    return OpError(inst, "on_true and on_false must have the same shape, got {} and {}", Str(on_true), Str(on_false));
   }
   if (!IsPredType(pred.element_type)) return OpError(inst, "predicate must be pred, got {}", Str(pred));
   // A scalar predicate selects whole arrays (XLA allows it since it adopted StableHLO semantics).

@@ -72,8 +72,7 @@ absl::StatusOr<Shape> InferGather(const Instruction& inst) {
   }
   XLAC_RETURN_IF_ERROR(CheckDimList(inst, "start_index_map", start_index_map, operand.rank(), /*sorted=*/false));
   XLAC_RETURN_IF_ERROR(CheckDimList(inst, "collapsed_slice_dims", collapsed, operand.rank(), /*sorted=*/true));
-  XLAC_RETURN_IF_ERROR(
-      CheckDimList(inst, "operand_batching_dims", operand_batching, operand.rank(), /*sorted=*/true));
+  XLAC_RETURN_IF_ERROR(CheckDimList(inst, "operand_batching_dims", operand_batching, operand.rank(), /*sorted=*/true));
   XLAC_RETURN_IF_ERROR(
       CheckDisjoint(inst, "operand_batching_dims", operand_batching, "collapsed_slice_dims", collapsed));
   XLAC_RETURN_IF_ERROR(CheckDimList(inst, "start_indices_batching_dims", indices_batching, expanded_rank,
@@ -86,8 +85,8 @@ absl::StatusOr<Shape> InferGather(const Instruction& inst) {
                    operand_batching.size(), indices_batching.size());
   }
   if (static_cast<int64_t>(slice_sizes->size()) != operand.rank()) {
-    return OpError(inst, "slice_sizes has {} entries but the operand {} has rank {}", slice_sizes->size(),
-                   Str(operand), operand.rank());
+    return OpError(inst, "slice_sizes has {} entries but the operand {} has rank {}", slice_sizes->size(), Str(operand),
+                   operand.rank());
   }
   if (slice_sizes->size() != offset_dims.size() + collapsed.size() + operand_batching.size()) {
     return OpError(inst,
@@ -102,10 +101,12 @@ absl::StatusOr<Shape> InferGather(const Instruction& inst) {
     }
   }
   for (int64_t d : collapsed) {
-    if ((*slice_sizes)[d] > 1) return OpError(inst, "collapsed dimension {} has slice size {} > 1", d, (*slice_sizes)[d]);
+    if ((*slice_sizes)[d] > 1)
+      return OpError(inst, "collapsed dimension {} has slice size {} > 1", d, (*slice_sizes)[d]);
   }
   for (int64_t d : operand_batching) {
-    if ((*slice_sizes)[d] > 1) return OpError(inst, "batching dimension {} has slice size {} > 1", d, (*slice_sizes)[d]);
+    if ((*slice_sizes)[d] > 1)
+      return OpError(inst, "batching dimension {} has slice size {} > 1", d, (*slice_sizes)[d]);
   }
 
   std::vector<int64_t> dims;
@@ -163,13 +164,10 @@ absl::StatusOr<Shape> InferScatter(const Instruction& inst) {
     XLAC_RETURN_IF_ERROR(
         CheckDimList(inst, "update_window_dims", update_window_dims, updates.rank(), /*sorted=*/false));
     XLAC_RETURN_IF_ERROR(CheckDimList(inst, "inserted_window_dims", inserted, operand.rank(), /*sorted=*/true));
-    XLAC_RETURN_IF_ERROR(
-        CheckDimList(inst, "input_batching_dims", input_batching, operand.rank(), /*sorted=*/true));
-    XLAC_RETURN_IF_ERROR(
-        CheckDisjoint(inst, "input_batching_dims", input_batching, "inserted_window_dims", inserted));
+    XLAC_RETURN_IF_ERROR(CheckDimList(inst, "input_batching_dims", input_batching, operand.rank(), /*sorted=*/true));
+    XLAC_RETURN_IF_ERROR(CheckDisjoint(inst, "input_batching_dims", input_batching, "inserted_window_dims", inserted));
     if (update_window_dims.size() + inserted.size() + input_batching.size() != static_cast<size_t>(operand.rank())) {
-      return OpError(inst,
-                     "window of {} update, {} inserted and {} batching dims does not match operand {} of rank {}",
+      return OpError(inst, "window of {} update, {} inserted and {} batching dims does not match operand {} of rank {}",
                      update_window_dims.size(), inserted.size(), input_batching.size(), Str(operand), operand.rank());
     }
     if (static_cast<int64_t>(to_operand.size()) != expanded[index_vector_dim]) {

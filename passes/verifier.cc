@@ -18,9 +18,7 @@
 namespace xlac {
 namespace verifier_internal {
 namespace {
-Layout NormalizedLayout(const Shape& shape) {
-  return shape.layout ? *shape.layout : Layout::Default(shape.rank());
-}
+Layout NormalizedLayout(const Shape& shape) { return shape.layout ? *shape.layout : Layout::Default(shape.rank()); }
 }  // namespace
 
 // Layout equality for arrays (recursing through tuples); absent layouts count as the default descending one.
@@ -142,6 +140,7 @@ class Verifier {
   void VerifyComputation(const Computation& comp);
   bool VerifyInstructionStructure(const Computation& comp, const Instruction& inst);
   void VerifyNoCycles(const Computation& comp);
+  void VerifyCallGraphIsAcyclic();
   void VerifyInstructionShape(const Instruction& inst);
   void VerifyLayoutsOfPassThrough(const Instruction& inst);
 
@@ -177,6 +176,7 @@ bool Verifier::Run() {
     }
     VerifyComputation(*comp);
   }
+  VerifyCallGraphIsAcyclic();
   for (const auto& comp : module_.computations()) {
     for (const auto& inst : comp->instructions()) {
       if (bad_instructions_.count(inst.get())) continue;
@@ -225,8 +225,8 @@ void Verifier::VerifyComputation(const Computation& comp) {
     }
   }
   if (!broken && comp.parameter_count() != count) {
-    Error(comp.loc(), fmt::format("computation '{}' lists {} parameters but has {} parameter instructions",
-                                  comp.name(), comp.parameter_count(), count));
+    Error(comp.loc(), fmt::format("computation '{}' lists {} parameters but has {} parameter instructions", comp.name(),
+                                  comp.parameter_count(), count));
     broken = true;
   }
   if (broken) broken_computations_.insert(&comp);
@@ -250,7 +250,8 @@ bool Verifier::VerifyInstructionStructure(const Computation& comp, const Instruc
   // XLA uniquifies names across the module when it loads text; we keep names as written, so only a clash within one
   // computation (which the text could not have expressed) is an error.
   bool inserted = instruction_names_.emplace(inst.name(), &inst).second;
-  if (!inserted) InstError(inst, fmt::format("name is used by more than one instruction in computation '{}'", comp.name()));
+  if (!inserted)
+    InstError(inst, fmt::format("name is used by more than one instruction in computation '{}'", comp.name()));
 
   std::optional<int> arity = OpcodeArity(inst.opcode());
   // A sparse dot carries one metadata operand per sparsity descriptor.
@@ -319,12 +320,61 @@ void Verifier::VerifyNoCycles(const Computation& comp) {
       ++next;
       uint8_t& s = state[dep];
       if (s == kActive) {
-        InstError(*dep, fmt::format("is part of a cycle in computation '{}' (through '{}')", comp.name(), inst->name()));
+        InstError(*dep,
+                  fmt::format("is part of a cycle in computation '{}' (through '{}')", comp.name(), inst->name()));
         return;
       }
       if (s == kUnvisited) {
         s = kActive;
         stack.push_back({dep, 0});
+      }
+    }
+  }
+}
+
+// HLO has no recursion: a computation may not (transitively) call itself.
+void Verifier::VerifyCallGraphIsAcyclic() {
+  enum : uint8_t { kUnvisited = 0, kActive = 1, kDone = 2 };
+  std::unordered_map<const Computation*, uint8_t> state;
+  for (const auto& seed : module_.computations()) {
+    if (state[seed.get()] != kUnvisited) continue;
+    // Frames walk (instruction, callee) positions of one computation.
+    struct Frame {
+      const Computation* comp;
+      size_t inst = 0;
+      size_t callee = 0;
+    };
+    std::vector<Frame> stack = {{seed.get()}};
+    state[seed.get()] = kActive;
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const Computation* next = nullptr;
+      const Instruction* caller = nullptr;
+      while (f.inst < f.comp->instructions().size()) {
+        const Instruction& inst = *f.comp->instructions()[f.inst];
+        if (f.callee < inst.called_computations().size()) {
+          next = inst.called_computations()[f.callee++];
+          caller = &inst;
+          break;
+        }
+        ++f.inst;
+        f.callee = 0;
+      }
+      if (next == nullptr) {
+        state[f.comp] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      if (!module_computations_.count(next)) continue;  // reported by the structure checks
+      uint8_t& s = state[next];
+      if (s == kActive) {
+        InstError(*caller,
+                  fmt::format("calls computation '{}', which is already on the call stack (recursion)", next->name()));
+        return;
+      }
+      if (s == kUnvisited) {
+        s = kActive;
+        stack.push_back({next});
       }
     }
   }
@@ -344,9 +394,9 @@ void Verifier::VerifyInstructionShape(const Instruction& inst) {
   }
   const bool exact = RequiresExactShape(inst.opcode());
   if (!ShapesCompatible(inst.shape(), *inferred, /*ignore_fp_precision=*/!exact)) {
-    Error(inst.loc(), fmt::format("instruction '{}' has shape {} but its {} imply {}", inst.name(), Str(inst.shape()),
-                                  ShapeComesFromCallee(inst.opcode()) ? "called computations" : "operands",
-                                  Str(*inferred)));
+    Error(inst.loc(),
+          fmt::format("instruction '{}' has shape {} but its {} imply {}", inst.name(), Str(inst.shape()),
+                      ShapeComesFromCallee(inst.opcode()) ? "called computations" : "operands", Str(*inferred)));
     return;
   }
   if (options_.check_layouts) VerifyLayoutsOfPassThrough(inst);
@@ -382,9 +432,9 @@ void Verifier::VerifyLayoutsOfPassThrough(const Instruction& inst) {
     case Opcode::kConditional:
       for (const Computation* branch : inst.called_computations()) {
         if (!LayoutsMatch(inst.shape(), branch->root()->shape(), false)) {
-          Error(inst.loc(), fmt::format("instruction '{}' has layout {} but branch '{}' returns {}", inst.name(),
-                                        StrWithLayout(inst.shape()), branch->name(),
-                                        StrWithLayout(branch->root()->shape())));
+          Error(inst.loc(),
+                fmt::format("instruction '{}' has layout {} but branch '{}' returns {}", inst.name(),
+                            StrWithLayout(inst.shape()), branch->name(), StrWithLayout(branch->root()->shape())));
           return;
         }
       }

@@ -111,10 +111,10 @@ void VerifySourceTargetPairs(const Instruction& inst, const Module& module, Repo
       }
       size_t& count = (k == 0 ? sources : targets)[pair[k]];
       if (++count > allowed) {
-        r.InstError(inst, allowed == 1 ? fmt::format("{} {} appears more than once in source_target_pairs", role,
-                                                     pair[k])
-                                       : fmt::format("{} {} appears more than {} times in source_target_pairs", role,
-                                                     pair[k], allowed));
+        r.InstError(
+            inst, allowed == 1
+                      ? fmt::format("{} {} appears more than once in source_target_pairs", role, pair[k])
+                      : fmt::format("{} {} appears more than {} times in source_target_pairs", role, pair[k], allowed));
         return;
       }
     }
@@ -125,8 +125,8 @@ void VerifySourceTargetPairs(const Instruction& inst, const Module& module, Repo
 void VerifyAsyncPairs(const Instruction& inst, Reporter& r) {
   auto single_user = [&](std::initializer_list<Opcode> allowed) {
     if (inst.user_count() != 1) {
-      r.InstError(inst, fmt::format("{} must have exactly one user, has {}", OpcodeName(inst.opcode()),
-                                    inst.user_count()));
+      r.InstError(inst,
+                  fmt::format("{} must have exactly one user, has {}", OpcodeName(inst.opcode()), inst.user_count()));
       return;
     }
     const Instruction* user = inst.users()[0];
@@ -199,8 +199,8 @@ void VerifyExecutionThreads(const Instruction& inst, Reporter& r) {
   for (const Computation* callee : inst.called_computations()) {
     if (callee->execution_thread() != expected) {
       r.InstError(inst, fmt::format("calls computation '{}' on execution thread \"{}\" but {} \"{}\"", callee->name(),
-                                    callee->execution_thread(),
-                                    is_async ? "async_execution_thread is" : "it runs on", expected));
+                                    callee->execution_thread(), is_async ? "async_execution_thread is" : "it runs on",
+                                    expected));
       return;
     }
   }
@@ -256,23 +256,76 @@ void VerifyLayoutConstraints(const Instruction& inst, const VerifierOptions& opt
 // XLA's LayoutAssignment::InstructionCanChangeLayout == false: the result keeps the layout of same-rank operands.
 bool PreservesLayout(Opcode op) {
   switch (op) {
-    case Opcode::kAbs: case Opcode::kAdd: case Opcode::kAddDependency: case Opcode::kAnd: case Opcode::kAtan2:
-    case Opcode::kBitcastConvert: case Opcode::kCeil: case Opcode::kClamp: case Opcode::kClz: case Opcode::kCompare:
-    case Opcode::kComplex: case Opcode::kConcatenate: case Opcode::kConvert: case Opcode::kCos:
-    case Opcode::kAllGather: case Opcode::kAllGatherStart: case Opcode::kAllGatherDone: case Opcode::kAllToAll:
-    case Opcode::kCollectivePermute: case Opcode::kDivide: case Opcode::kDynamicSlice:
-    case Opcode::kDynamicUpdateSlice: case Opcode::kErf: case Opcode::kExp: case Opcode::kExpm1: case Opcode::kFft:
-    case Opcode::kFloor: case Opcode::kImag: case Opcode::kIsFinite: case Opcode::kLog: case Opcode::kLog1p:
-    case Opcode::kLogistic: case Opcode::kMap: case Opcode::kMaximum: case Opcode::kMinimum:
-    case Opcode::kMultiply: case Opcode::kNegate: case Opcode::kNot: case Opcode::kOr: case Opcode::kXor:
-    case Opcode::kPad: case Opcode::kPower: case Opcode::kReal: case Opcode::kReducePrecision:
-    case Opcode::kReduceWindow: case Opcode::kRemainder: case Opcode::kReverse: case Opcode::kRoundNearestAfz:
-    case Opcode::kRoundNearestEven: case Opcode::kRsqrt: case Opcode::kScatter: case Opcode::kSelect:
-    case Opcode::kSelectAndScatter: case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic:
-    case Opcode::kShiftRightLogical: case Opcode::kSign: case Opcode::kSin: case Opcode::kSlice: case Opcode::kSort:
-    case Opcode::kSqrt: case Opcode::kCbrt: case Opcode::kSubtract: case Opcode::kTan: case Opcode::kTanh:
-    case Opcode::kPopulationCount: case Opcode::kTriangularSolve: case Opcode::kCholesky:
-    case Opcode::kSetDimensionSize: case Opcode::kStochasticConvert:
+    case Opcode::kAbs:
+    case Opcode::kAdd:
+    case Opcode::kAddDependency:
+    case Opcode::kAnd:
+    case Opcode::kAtan2:
+    case Opcode::kBitcastConvert:
+    case Opcode::kCeil:
+    case Opcode::kClamp:
+    case Opcode::kClz:
+    case Opcode::kCompare:
+    case Opcode::kComplex:
+    case Opcode::kConcatenate:
+    case Opcode::kConvert:
+    case Opcode::kCos:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllGatherDone:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectivePermute:
+    case Opcode::kDivide:
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kErf:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kFft:
+    case Opcode::kFloor:
+    case Opcode::kImag:
+    case Opcode::kIsFinite:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kMap:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kMultiply:
+    case Opcode::kNegate:
+    case Opcode::kNot:
+    case Opcode::kOr:
+    case Opcode::kXor:
+    case Opcode::kPad:
+    case Opcode::kPower:
+    case Opcode::kReal:
+    case Opcode::kReducePrecision:
+    case Opcode::kReduceWindow:
+    case Opcode::kRemainder:
+    case Opcode::kReverse:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kRsqrt:
+    case Opcode::kScatter:
+    case Opcode::kSelect:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kSign:
+    case Opcode::kSin:
+    case Opcode::kSlice:
+    case Opcode::kSort:
+    case Opcode::kSqrt:
+    case Opcode::kCbrt:
+    case Opcode::kSubtract:
+    case Opcode::kTan:
+    case Opcode::kTanh:
+    case Opcode::kPopulationCount:
+    case Opcode::kTriangularSolve:
+    case Opcode::kCholesky:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kStochasticConvert:
       return true;
     default:
       return false;
@@ -293,8 +346,7 @@ void VerifyLayoutPreserved(const Instruction& inst, Reporter& r) {
     if (a.minor_to_major != b.minor_to_major || a.dim_level_types != b.dim_level_types ||
         (!ignore_element_size && a.element_size_in_bits != b.element_size_in_bits)) {
       r.InstError(inst, fmt::format("{} cannot change layouts, but its result {} differs from operand '{}' {}",
-                                    OpcodeName(inst.opcode()), StrWithLayout(out), operand->name(),
-                                    StrWithLayout(in)));
+                                    OpcodeName(inst.opcode()), StrWithLayout(out), operand->name(), StrWithLayout(in)));
       return;
     }
   }

@@ -162,54 +162,102 @@ constexpr Keyword kKeywords[] = {
 
 std::string_view TokKindDescription(TokKind kind) {
   switch (kind) {
-    case TokKind::kEof: return "end of input";
-    case TokKind::kError: return "invalid token";
-    case TokKind::kEqual: return "'='";
-    case TokKind::kComma: return "','";
-    case TokKind::kColon: return "':'";
-    case TokKind::kAsterisk: return "'*'";
-    case TokKind::kQuestionMark: return "'?'";
-    case TokKind::kOctothorp: return "'#'";
-    case TokKind::kPlus: return "'+'";
-    case TokKind::kTilde: return "'~'";
-    case TokKind::kLsquare: return "'['";
-    case TokKind::kRsquare: return "']'";
-    case TokKind::kLbrace: return "'{'";
-    case TokKind::kRbrace: return "'}'";
-    case TokKind::kLparen: return "'('";
-    case TokKind::kRparen: return "')'";
-    case TokKind::kArrow: return "'->'";
-    case TokKind::kLeq: return "'<='";
-    case TokKind::kDots: return "'...'";
-    case TokKind::kw_true: return "'true'";
-    case TokKind::kw_false: return "'false'";
-    case TokKind::kw_inf: return "'inf'";
-    case TokKind::kw_HloModule: return "'HloModule'";
-    case TokKind::kw_ENTRY: return "'ENTRY'";
-    case TokKind::kw_ROOT: return "'ROOT'";
-    case TokKind::kw_FileNames: return "'FileNames'";
-    case TokKind::kw_FunctionNames: return "'FunctionNames'";
-    case TokKind::kw_FileLocations: return "'FileLocations'";
-    case TokKind::kw_StackFrames: return "'StackFrames'";
-    case TokKind::kw_maximal: return "'maximal'";
-    case TokKind::kw_replicated: return "'replicated'";
-    case TokKind::kw_manual: return "'manual'";
-    case TokKind::kw_last_tile_dim_replicate: return "'last_tile_dim_replicate'";
-    case TokKind::kw_shard_as: return "'shard_as'";
-    case TokKind::kw_shard_like: return "'shard_like'";
-    case TokKind::kw_unknown: return "'unknown'";
-    case TokKind::kw_unreduced: return "'unreduced'";
-    case TokKind::kNegInf: return "'-inf'";
-    case TokKind::kPrimitiveType: return "primitive type";
-    case TokKind::kName: return "name";
-    case TokKind::kAttributeName: return "attribute name";
-    case TokKind::kDimLabels: return "dim labels";
-    case TokKind::kDxD: return "NxM pattern";
-    case TokKind::kPad: return "padding pattern";
-    case TokKind::kIdent: return "identifier";
-    case TokKind::kString: return "string";
-    case TokKind::kInt: return "integer";
-    case TokKind::kDecimal: return "decimal";
+    case TokKind::kEof:
+      return "end of input";
+    case TokKind::kError:
+      return "invalid token";
+    case TokKind::kEqual:
+      return "'='";
+    case TokKind::kComma:
+      return "','";
+    case TokKind::kColon:
+      return "':'";
+    case TokKind::kAsterisk:
+      return "'*'";
+    case TokKind::kQuestionMark:
+      return "'?'";
+    case TokKind::kOctothorp:
+      return "'#'";
+    case TokKind::kPlus:
+      return "'+'";
+    case TokKind::kTilde:
+      return "'~'";
+    case TokKind::kLsquare:
+      return "'['";
+    case TokKind::kRsquare:
+      return "']'";
+    case TokKind::kLbrace:
+      return "'{'";
+    case TokKind::kRbrace:
+      return "'}'";
+    case TokKind::kLparen:
+      return "'('";
+    case TokKind::kRparen:
+      return "')'";
+    case TokKind::kArrow:
+      return "'->'";
+    case TokKind::kLeq:
+      return "'<='";
+    case TokKind::kDots:
+      return "'...'";
+    case TokKind::kw_true:
+      return "'true'";
+    case TokKind::kw_false:
+      return "'false'";
+    case TokKind::kw_inf:
+      return "'inf'";
+    case TokKind::kw_HloModule:
+      return "'HloModule'";
+    case TokKind::kw_ENTRY:
+      return "'ENTRY'";
+    case TokKind::kw_ROOT:
+      return "'ROOT'";
+    case TokKind::kw_FileNames:
+      return "'FileNames'";
+    case TokKind::kw_FunctionNames:
+      return "'FunctionNames'";
+    case TokKind::kw_FileLocations:
+      return "'FileLocations'";
+    case TokKind::kw_StackFrames:
+      return "'StackFrames'";
+    case TokKind::kw_maximal:
+      return "'maximal'";
+    case TokKind::kw_replicated:
+      return "'replicated'";
+    case TokKind::kw_manual:
+      return "'manual'";
+    case TokKind::kw_last_tile_dim_replicate:
+      return "'last_tile_dim_replicate'";
+    case TokKind::kw_shard_as:
+      return "'shard_as'";
+    case TokKind::kw_shard_like:
+      return "'shard_like'";
+    case TokKind::kw_unknown:
+      return "'unknown'";
+    case TokKind::kw_unreduced:
+      return "'unreduced'";
+    case TokKind::kNegInf:
+      return "'-inf'";
+    case TokKind::kPrimitiveType:
+      return "primitive type";
+    case TokKind::kName:
+      return "name";
+    case TokKind::kAttributeName:
+      return "attribute name";
+    case TokKind::kDimLabels:
+      return "dim labels";
+    case TokKind::kDxD:
+      return "NxM pattern";
+    case TokKind::kPad:
+      return "padding pattern";
+    case TokKind::kIdent:
+      return "identifier";
+    case TokKind::kString:
+      return "string";
+    case TokKind::kInt:
+      return "integer";
+    case TokKind::kDecimal:
+      return "decimal";
   }
   return "token";
 }
@@ -269,8 +317,16 @@ TokKind Lexer::LexToken() {
       case '\n':
       case '\r':
         continue;
-      case '0': case '1': case '2': case '3': case '4':
-      case '5': case '6': case '7': case '8': case '9':
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9':
       case '-':
       case '?': {
         if (c == '-' && Peek() == '>') {
@@ -285,26 +341,40 @@ TokKind Lexer::LexToken() {
         }
         return kind;
       }
-      case '=': return TokKind::kEqual;
+      case '=':
+        return TokKind::kEqual;
       case '<':
         if (Peek() == '=') {
           ++pos_;
           return TokKind::kLeq;
         }
         return Error("unexpected character '<' (expected '<=')", tok_.begin);
-      case ',': return TokKind::kComma;
-      case '%': return LexPercent();
-      case ':': return TokKind::kColon;
-      case '*': return TokKind::kAsterisk;
-      case '#': return TokKind::kOctothorp;
-      case '+': return TokKind::kPlus;
-      case '~': return TokKind::kTilde;
-      case '[': return TokKind::kLsquare;
-      case ']': return TokKind::kRsquare;
-      case '{': return TokKind::kLbrace;
-      case '}': return TokKind::kRbrace;
-      case '(': return TokKind::kLparen;
-      case ')': return TokKind::kRparen;
+      case ',':
+        return TokKind::kComma;
+      case '%':
+        return LexPercent();
+      case ':':
+        return TokKind::kColon;
+      case '*':
+        return TokKind::kAsterisk;
+      case '#':
+        return TokKind::kOctothorp;
+      case '+':
+        return TokKind::kPlus;
+      case '~':
+        return TokKind::kTilde;
+      case '[':
+        return TokKind::kLsquare;
+      case ']':
+        return TokKind::kRsquare;
+      case '{':
+        return TokKind::kLbrace;
+      case '}':
+        return TokKind::kRbrace;
+      case '(':
+        return TokKind::kLparen;
+      case ')':
+        return TokKind::kRparen;
       case '/': {
         if (Peek() == '*') {
           size_t comment_start = tok_.begin;
@@ -465,8 +535,8 @@ TokKind Lexer::LexNumberOrPattern() {
       }
       pos_ = digits_end;
       if (negative) {
-        tok_.int_val = magnitude == uint64_t{1} << 63 ? std::numeric_limits<int64_t>::min()
-                                                       : -static_cast<int64_t>(magnitude);
+        tok_.int_val =
+            magnitude == uint64_t{1} << 63 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(magnitude);
       } else {
         tok_.int_val = static_cast<int64_t>(magnitude);
         tok_.int_exceeds_int64 = magnitude > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());

@@ -519,8 +519,8 @@ bool Parser::ParseSliceRanges(std::vector<SliceRange>* out) {
     std::vector<int64_t> values;
     if (!ParseInt64List(TokKind::kLsquare, TokKind::kRsquare, TokKind::kColon, &values)) return false;
     if (values.size() != 2 && values.size() != 3) {
-      return Error(range_pos, fmt::format("expects [start:limit:step] or [start:limit], but sees {} elements",
-                                          values.size()));
+      return Error(range_pos,
+                   fmt::format("expects [start:limit:step] or [start:limit], but sees {} elements", values.size()));
     }
     out->push_back(SliceRange{values[0], values[1], values.size() == 3 ? values[2] : 1});
     return true;

@@ -12,28 +12,98 @@ namespace xlac::hlo {
 
 bool CanInferShape(Opcode opcode) {
   switch (opcode) {
-    case Opcode::kAbs: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin: case Opcode::kAsinh:
-    case Opcode::kAtan: case Opcode::kAdd: case Opcode::kAddDependency: case Opcode::kAfterAll:
-    case Opcode::kAtan2: case Opcode::kAtanh: case Opcode::kBatchNormGrad: case Opcode::kBatchNormInference:
-    case Opcode::kBatchNormTraining: case Opcode::kBroadcast: case Opcode::kCall: case Opcode::kCeil:
-    case Opcode::kCholesky: case Opcode::kClamp: case Opcode::kClz: case Opcode::kCompare: case Opcode::kComplex:
-    case Opcode::kConcatenate: case Opcode::kConditional: case Opcode::kConvolution: case Opcode::kCopy:
-    case Opcode::kCos: case Opcode::kCosh: case Opcode::kOptimizationBarrier: case Opcode::kDivide:
-    case Opcode::kDomain: case Opcode::kDot: case Opcode::kErf: case Opcode::kExp: case Opcode::kExpm1:
-    case Opcode::kFft: case Opcode::kFloor: case Opcode::kGather: case Opcode::kGetDimensionSize:
-    case Opcode::kSetDimensionSize: case Opcode::kGetTupleElement: case Opcode::kImag: case Opcode::kIsFinite:
-    case Opcode::kLog: case Opcode::kLog1p: case Opcode::kLogistic: case Opcode::kAnd: case Opcode::kNot:
-    case Opcode::kOr: case Opcode::kXor: case Opcode::kMap: case Opcode::kMaximum: case Opcode::kMinimum:
-    case Opcode::kMulhi: case Opcode::kMultiply: case Opcode::kNegate: case Opcode::kPad:
-    case Opcode::kPartitionId: case Opcode::kPopulationCount: case Opcode::kPower: case Opcode::kRaggedDot:
-    case Opcode::kReal: case Opcode::kReduce: case Opcode::kRemainder: case Opcode::kReplicaId:
-    case Opcode::kReverse: case Opcode::kRoundNearestAfz: case Opcode::kRoundNearestEven: case Opcode::kRsqrt:
-    case Opcode::kScan: case Opcode::kScaledDot: case Opcode::kScatter: case Opcode::kSelect:
-    case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic: case Opcode::kShiftRightLogical:
-    case Opcode::kSign: case Opcode::kSin: case Opcode::kSinh: case Opcode::kSqrt: case Opcode::kCbrt:
-    case Opcode::kReduceWindow: case Opcode::kSelectAndScatter: case Opcode::kSort: case Opcode::kSubtract:
-    case Opcode::kTan: case Opcode::kTanh: case Opcode::kTranspose: case Opcode::kTriangularSolve:
-    case Opcode::kTuple: case Opcode::kWhile: case Opcode::kTopK:
+    case Opcode::kAbs:
+    case Opcode::kAcos:
+    case Opcode::kAcosh:
+    case Opcode::kAsin:
+    case Opcode::kAsinh:
+    case Opcode::kAtan:
+    case Opcode::kAdd:
+    case Opcode::kAddDependency:
+    case Opcode::kAfterAll:
+    case Opcode::kAtan2:
+    case Opcode::kAtanh:
+    case Opcode::kBatchNormGrad:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBroadcast:
+    case Opcode::kCall:
+    case Opcode::kCeil:
+    case Opcode::kCholesky:
+    case Opcode::kClamp:
+    case Opcode::kClz:
+    case Opcode::kCompare:
+    case Opcode::kComplex:
+    case Opcode::kConcatenate:
+    case Opcode::kConditional:
+    case Opcode::kConvolution:
+    case Opcode::kCopy:
+    case Opcode::kCos:
+    case Opcode::kCosh:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kDivide:
+    case Opcode::kDomain:
+    case Opcode::kDot:
+    case Opcode::kErf:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kFft:
+    case Opcode::kFloor:
+    case Opcode::kGather:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kGetTupleElement:
+    case Opcode::kImag:
+    case Opcode::kIsFinite:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kAnd:
+    case Opcode::kNot:
+    case Opcode::kOr:
+    case Opcode::kXor:
+    case Opcode::kMap:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kMulhi:
+    case Opcode::kMultiply:
+    case Opcode::kNegate:
+    case Opcode::kPad:
+    case Opcode::kPartitionId:
+    case Opcode::kPopulationCount:
+    case Opcode::kPower:
+    case Opcode::kRaggedDot:
+    case Opcode::kReal:
+    case Opcode::kReduce:
+    case Opcode::kRemainder:
+    case Opcode::kReplicaId:
+    case Opcode::kReverse:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kRsqrt:
+    case Opcode::kScan:
+    case Opcode::kScaledDot:
+    case Opcode::kScatter:
+    case Opcode::kSelect:
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kSign:
+    case Opcode::kSin:
+    case Opcode::kSinh:
+    case Opcode::kSqrt:
+    case Opcode::kCbrt:
+    case Opcode::kReduceWindow:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kSort:
+    case Opcode::kSubtract:
+    case Opcode::kTan:
+    case Opcode::kTanh:
+    case Opcode::kTranspose:
+    case Opcode::kTriangularSolve:
+    case Opcode::kTuple:
+    case Opcode::kWhile:
+    case Opcode::kTopK:
       return true;
     default:
       return false;
@@ -69,15 +139,21 @@ Shape WithLayouts(Shape shape) {
 }
 
 std::string AllowedAttributes(const OpSchema& schema, bool sugar_start) {
-  std::vector<std::string> names = {"backend_config",        "control-predecessors", "frontend_attributes",
-                                    "metadata",              "origin",               "parameter_replication",
-                                    "sharding",              "statistics"};
+  std::vector<std::string> names = {"backend_config",
+                                    "control-predecessors",
+                                    "frontend_attributes",
+                                    "metadata",
+                                    "origin",
+                                    "parameter_replication",
+                                    "sharding",
+                                    "statistics"};
   for (const OpAttrSpec& a : schema.attrs) names.emplace_back(a.name);
   for (const CompAttrSpec& c : schema.computations) names.emplace_back(c.name);
   if (schema.result_accuracy) names.emplace_back("result_accuracy");
   if (sugar_start) {
     names.emplace_back("async_execution_thread");
     names.emplace_back("output_to_operand_aliasing");
+    names.emplace_back("async_group_id");
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -91,6 +167,7 @@ static const OpSchema& EffectiveSchema(const PendingInstruction& inst) {
   static const OpSchema kSugarUpdateDone = [] {
     OpSchema s;
     s.attrs.push_back(OpAttrSpec{"async_execution_thread", false, {}, false});
+    s.attrs.push_back(OpAttrSpec{"async_group_id", false, {}, false});
     return s;
   }();
   if (!IsSugar(inst)) return GetOpSchema(inst.opcode);
@@ -306,14 +383,15 @@ bool Parser::ParseOneInstructionAttribute(PendingInstruction* inst, absl::flat_h
 
   const OpAttrSpec* spec = FindAttrSpec(schema, name);
   OpAttrSpec async_spec;
-  if (spec == nullptr && sugar_start && (name == "async_execution_thread" || name == "output_to_operand_aliasing")) {
+  if (spec == nullptr && sugar_start &&
+      (name == "async_execution_thread" || name == "output_to_operand_aliasing" || name == "async_group_id")) {
     async_spec.name = name;
     spec = &async_spec;
   }
   if (spec == nullptr) {
-    std::string op_name = IsSugar(*inst) ? fmt::format("{} ({})", OpcodeName(inst->opcode),
-                                                       OpcodeName(*inst->async_wrapped_opcode))
-                                         : std::string(OpcodeName(inst->opcode));
+    std::string op_name =
+        IsSugar(*inst) ? fmt::format("{} ({})", OpcodeName(inst->opcode), OpcodeName(*inst->async_wrapped_opcode))
+                       : std::string(OpcodeName(inst->opcode));
     return Error(name_pos, fmt::format("unexpected attribute \"{}\" for {}. Allowed attributes: {}", name, op_name,
                                        AllowedAttributes(schema, sugar_start)));
   }
@@ -417,8 +495,8 @@ bool Parser::CheckInstruction(PendingInstruction* inst) {
         return Error(inst->operands[0].pos, "the first operand must be a scalar of PRED or S32");
       }
       if (static_cast<size_t>(n) != num_branches + 1) {
-        return Error(inst->operands_pos, fmt::format("conditional has {} branch computations but {} branch operands",
-                                                     num_branches, n - 1));
+        return Error(inst->operands_pos,
+                     fmt::format("conditional has {} branch computations but {} branch operands", num_branches, n - 1));
       }
       break;
     }
@@ -482,7 +560,8 @@ bool Parser::CheckInstruction(PendingInstruction* inst) {
                                                        "to_apply, but to_apply has {} parameters",
                                                        n, body->parameter_count()));
         }
-        if (n < inst->attrs.Find("num_carries")->get<int64_t>() || inst->attrs.Find("num_carries")->get<int64_t>() < 0) {
+        if (n < inst->attrs.Find("num_carries")->get<int64_t>() ||
+            inst->attrs.Find("num_carries")->get<int64_t>() < 0) {
           return Error(attr_at("num_carries"), "num_carries must be between 0 and the number of operands");
         }
       }
@@ -531,9 +610,9 @@ bool Parser::CheckInstruction(PendingInstruction* inst) {
         const AttrValue* theirs = operand->FindAttr("channel_id");
         if ((mine == nullptr) != (theirs == nullptr) ||
             (mine != nullptr && mine->get<int64_t>() != theirs->get<int64_t>())) {
-          return Error(mine != nullptr ? attr_at("channel_id") : inst->opcode_pos,
-                       fmt::format("channel_id of {} does not match that of its operand {}", OpcodeName(op),
-                                   operand->name()));
+          return Error(
+              mine != nullptr ? attr_at("channel_id") : inst->opcode_pos,
+              fmt::format("channel_id of {} does not match that of its operand {}", OpcodeName(op), operand->name()));
         }
       }
       break;
@@ -564,26 +643,26 @@ bool Parser::CheckInstruction(PendingInstruction* inst) {
       }
     } else if (const auto* calls = comps_of("calls")) {
       if (operand->called_computations().empty() || calls->front() != operand->called_computation(0)) {
-        return Error(attr_at("calls"),
-                     fmt::format("expect async_wrapped_computation to be {}, but got {}",
-                                 operand->called_computations().empty() ? "none" : operand->called_computation(0)->name(),
-                                 calls->front()->name()));
+        return Error(
+            attr_at("calls"),
+            fmt::format("expect async_wrapped_computation to be {}, but got {}",
+                        operand->called_computations().empty() ? "none" : operand->called_computation(0)->name(),
+                        calls->front()->name()));
       }
     }
     if (const AttrValue* thread = inst->attrs.Find("async_execution_thread")) {
       std::string expected = AsyncThreadOf(operand);
       if (thread->get<std::string>() != expected) {
-        return Error(attr_at("async_execution_thread"),
-                     fmt::format("expect async_execution_thread to be {}, but got {}", expected,
-                                 thread->get<std::string>()));
+        return Error(
+            attr_at("async_execution_thread"),
+            fmt::format("expect async_execution_thread to be {}, but got {}", expected, thread->get<std::string>()));
       }
     }
   }
   return true;
 }
 
-Instruction* Parser::BuildInstruction(PendingInstruction* pending, const std::string& written_name,
-                                      size_t name_pos) {
+Instruction* Parser::BuildInstruction(PendingInstruction* pending, const std::string& written_name, size_t name_pos) {
   std::vector<Instruction*> operands;
   operands.reserve(pending->operands.size());
   for (const ParsedOperand& operand : pending->operands) operands.push_back(operand.inst);

@@ -40,8 +40,8 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
       elements.emplace_back();
       if (!ParseLiteral(shape.tuple_shapes[i], &elements.back())) return false;
     }
-    if (!Expect(TokKind::kRparen, fmt::format("at the end of a tuple literal with {} elements",
-                                              shape.tuple_shapes.size()))) {
+    if (!Expect(TokKind::kRparen,
+                fmt::format("at the end of a tuple literal with {} elements", shape.tuple_shapes.size()))) {
       return false;
     }
     *out = Literal::CreateTuple(std::move(elements));
@@ -92,8 +92,8 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
         return TokenError(fmt::format("expects nested array in rank {}, but sees {}", rank, nest));
       }
       if (++seen[rank - 1] > shape.dimensions[rank - 1]) {
-        return TokenError(fmt::format("expects {} elements on the minor-most dimension, but sees more",
-                                      shape.dimensions[rank - 1]));
+        return TokenError(
+            fmt::format("expects {} elements on the minor-most dimension, but sees more", shape.dimensions[rank - 1]));
       }
     }
     if (static_cast<int64_t>(bytes.size()) > options_.max_literal_bytes - width) {
@@ -120,8 +120,8 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
                                        TypeName(t), largest));
         }
         const int total = f.exponent_bits + f.mantissa_bits;
-        *bits = (negative ? uint64_t{1} << total : 0) |
-                (((uint64_t{1} << f.exponent_bits) - 1) << f.mantissa_bits) | payload;
+        *bits = (negative ? uint64_t{1} << total : 0) | (((uint64_t{1} << f.exponent_bits) - 1) << f.mantissa_bits) |
+                payload;
         return true;
       }
       if (payload != kDoubleQuietBit) {
@@ -169,8 +169,8 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
         if (nest == 0) return TokenError("unexpected '}' token");
         --nest;
         if (seen[nest] != shape.dimensions[nest]) {
-          return TokenError(fmt::format("expects {} elements in the {}th element, but sees {}",
-                                        shape.dimensions[nest], index_string(nest), seen[nest]));
+          return TokenError(fmt::format("expects {} elements in the {}th element, but sees {}", shape.dimensions[nest],
+                                        index_string(nest), seen[nest]));
         }
         seen[nest] = 0;
         Next();
@@ -201,15 +201,15 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
           if (i == 1 && !Expect(TokKind::kComma, "after the real part of a complex literal")) return false;
           if (kind() != TokKind::kInt && kind() != TokKind::kDecimal && kind() != TokKind::kw_inf &&
               kind() != TokKind::kNegInf) {
-            return TokenError(fmt::format("expects a floating-point value for the {} part of a complex number",
-                                          names[i]));
+            return TokenError(
+                fmt::format("expects a floating-point value for the {} part of a complex number", names[i]));
           }
           if (!ParseDouble(&parts[i])) return false;
         }
         if (!Expect(TokKind::kRparen, "after a complex number")) return false;
         const PrimitiveType component = ComplexComponentType(type);
-        const double limit = component == PrimitiveType::kF32 ? std::numeric_limits<float>::max()
-                                                              : std::numeric_limits<double>::max();
+        const double limit =
+            component == PrimitiveType::kF32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
         for (int i = 0; i < 2; ++i) {
           if (std::isfinite(parts[i]) && std::abs(parts[i]) > limit) {
             return Error(at, fmt::format("{} part {} is out of range for literal's primitive type {}", names[i],
@@ -234,7 +234,8 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
         if (IsPredType(type) || IsIntegralType(type)) {
           uint64_t bits;
           if (kind() == TokKind::kw_true || kind() == TokKind::kw_false) {
-            if (!IsPredType(type)) return TokenError(fmt::format("expects integer for primitive type: {}", TypeName(type)));
+            if (!IsPredType(type))
+              return TokenError(fmt::format("expects integer for primitive type: {}", TypeName(type)));
             bits = kind() == TokKind::kw_true ? 1 : 0;
           } else if (kind() != TokKind::kInt) {
             return TokenError(fmt::format("expects integer for primitive type: {}", TypeName(type)));
@@ -243,27 +244,28 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
           } else {
             const int64_t value = tok().int_val;
             const bool exceeds = tok().int_exceeds_int64;
-            const std::string printed =
-                exceeds ? std::to_string(static_cast<uint64_t>(value)) : std::to_string(value);
+            const std::string printed = exceeds ? std::to_string(static_cast<uint64_t>(value)) : std::to_string(value);
             if (IsUnsignedIntegralType(type)) {
               // As in XLA, the value is reinterpreted as uint64 (so u64 accepts -1) and checked against the max.
               const int bit_width = BitWidth(type);
-              const uint64_t max = bit_width >= 64 ? std::numeric_limits<uint64_t>::max()
-                                                   : (uint64_t{1} << bit_width) - 1;
+              const uint64_t max =
+                  bit_width >= 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << bit_width) - 1;
               if (static_cast<uint64_t>(value) > max) {
-                return TokenError(fmt::format("value {} is out of range for literal's primitive type {}, namely "
-                                              "[0, {}]",
-                                              printed, TypeName(type), max));
+                return TokenError(
+                    fmt::format("value {} is out of range for literal's primitive type {}, namely "
+                                "[0, {}]",
+                                printed, TypeName(type), max));
               }
             } else {
               const int bit_width = BitWidth(type);
-              const int64_t max = bit_width >= 64 ? std::numeric_limits<int64_t>::max()
-                                                  : (int64_t{1} << (bit_width - 1)) - 1;
+              const int64_t max =
+                  bit_width >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bit_width - 1)) - 1;
               const int64_t min = -max - 1;
               if (exceeds || value < min || value > max) {
-                return TokenError(fmt::format("value {} is out of range for literal's primitive type {}, namely "
-                                              "[{}, {}]",
-                                              printed, TypeName(type), min, max));
+                return TokenError(
+                    fmt::format("value {} is out of range for literal's primitive type {}, namely "
+                                "[{}, {}]",
+                                printed, TypeName(type), min, max));
               }
             }
             bits = static_cast<uint64_t>(value);
@@ -280,8 +282,7 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
           if (!float_bits(type, value, at, &bits)) return false;
           AppendBits(&bytes, bits, width);
         } else {
-          return TokenError(fmt::format("expects a complex value (real, imag) for primitive type: {}",
-                                        TypeName(type)));
+          return TokenError(fmt::format("expects a complex value (real, imag) for primitive type: {}", TypeName(type)));
         }
         break;
       }

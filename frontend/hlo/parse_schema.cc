@@ -54,10 +54,10 @@ std::array<OpSchema, kNumOpcodes> BuildSchemas() {
   auto at = [&](Opcode op) -> OpSchema& { return s[static_cast<size_t>(op)]; };
 
   // Unary ops that carry a result accuracy (XLA's create_unary_instruction_with_result_accuracy).
-  for (Opcode op : {Opcode::kAcos, Opcode::kAcosh, Opcode::kAsin, Opcode::kAsinh, Opcode::kAtan, Opcode::kAtanh,
-                    Opcode::kExpm1, Opcode::kLog, Opcode::kLog1p, Opcode::kLogistic, Opcode::kSqrt, Opcode::kCbrt,
-                    Opcode::kRsqrt, Opcode::kTanh, Opcode::kErf, Opcode::kSin, Opcode::kSinh, Opcode::kCos,
-                    Opcode::kCosh, Opcode::kTan, Opcode::kExp}) {
+  for (Opcode op : {Opcode::kAcos,  Opcode::kAcosh, Opcode::kAsin,  Opcode::kAsinh,    Opcode::kAtan, Opcode::kAtanh,
+                    Opcode::kExpm1, Opcode::kLog,   Opcode::kLog1p, Opcode::kLogistic, Opcode::kSqrt, Opcode::kCbrt,
+                    Opcode::kRsqrt, Opcode::kTanh,  Opcode::kErf,   Opcode::kSin,      Opcode::kSinh, Opcode::kCos,
+                    Opcode::kCosh,  Opcode::kTan,   Opcode::kExp}) {
     at(op).result_accuracy = true;
   }
 
@@ -78,14 +78,17 @@ std::array<OpSchema, kNumOpcodes> BuildSchemas() {
     at(op).attrs = {Req("source_target_pairs"), Opt("channel_id"), Opt("slice_sizes")};
   }
 
-  at(Opcode::kAsyncStart).attrs = {Opt("async_execution_thread"), Opt("output_to_operand_aliasing")};
+  // async_group_id= was printed on async ops by XLA versions of 2022-2023.
+  at(Opcode::kAsyncStart).attrs = {Opt("async_execution_thread"), Opt("output_to_operand_aliasing"),
+                                   Opt("async_group_id")};
   at(Opcode::kAsyncStart).computations = {ReqComp("calls")};
   for (Opcode op : {Opcode::kAsyncUpdate, Opcode::kAsyncDone}) {
-    at(op).attrs = {Opt("async_execution_thread")};
+    at(op).attrs = {Opt("async_execution_thread"), Opt("async_group_id")};
     at(op).computations = {OptComp("calls")};
   }
 
-  at(Opcode::kCopyStart).attrs = {Opt("cross_program_prefetch_index")};
+  // is_cross_program_prefetch= is the spelling of XLA versions before cross_program_prefetch_index=.
+  at(Opcode::kCopyStart).attrs = {Opt("cross_program_prefetch_index"), Opt("is_cross_program_prefetch")};
   at(Opcode::kReshape).attrs = {Opt("inferred_dimension")};
   at(Opcode::kSort).attrs = {Req("dimensions"), Opt("is_stable")};
   at(Opcode::kSort).computations = {ReqComp("to_apply")};
@@ -173,14 +176,10 @@ std::array<OpSchema, kNumOpcodes> BuildSchemas() {
                                Req("start_index_map"),       Req("index_vector_dim"),
                                Req("slice_sizes"),           Opt("indices_are_sorted"),
                                Opt("operand_batching_dims"), Opt("start_indices_batching_dims")};
-  at(Opcode::kScatter).attrs = {Req("update_window_dims"),
-                                Req("inserted_window_dims"),
-                                Req("scatter_dims_to_operand_dims"),
-                                Req("index_vector_dim"),
-                                Opt("indices_are_sorted"),
-                                Opt("unique_indices"),
-                                Opt("input_batching_dims"),
-                                Opt("scatter_indices_batching_dims")};
+  at(Opcode::kScatter).attrs = {Req("update_window_dims"),           Req("inserted_window_dims"),
+                                Req("scatter_dims_to_operand_dims"), Req("index_vector_dim"),
+                                Opt("indices_are_sorted"),           Opt("unique_indices"),
+                                Opt("input_batching_dims"),          Opt("scatter_indices_batching_dims")};
   at(Opcode::kScatter).computations = {ReqComp("to_apply")};
   at(Opcode::kDomain).attrs = {Req("domain")};
   at(Opcode::kGetDimensionSize).attrs = {Req("dimensions")};

@@ -84,9 +84,7 @@ bool Parser::ParseShape(Shape* out) {
 
 namespace {
 
-bool IsIdent(const Parser& p, std::string_view text) {
-  return p.kind() == TokKind::kIdent && p.tok().str == text;
-}
+bool IsIdent(const Parser& p, std::string_view text) { return p.kind() == TokKind::kIdent && p.tok().str == text; }
 
 }  // namespace
 

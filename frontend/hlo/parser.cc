@@ -103,8 +103,8 @@ bool Parser::Expect(TokKind k, std::string_view context) {
     Next();
     return true;
   }
-  return TokenError(fmt::format("expects {} {}, but sees {}", TokKindDescription(k), context,
-                                Describe(tok(), lexer_.text())));
+  return TokenError(
+      fmt::format("expects {} {}, but sees {}", TokKindDescription(k), context, Describe(tok(), lexer_.text())));
 }
 
 bool Parser::DepthExceeded() {
@@ -136,9 +136,8 @@ std::unique_ptr<Module> Parser::ParseModule() {
   ModuleConfig config;
   if (kind() == TokKind::kw_HloModule) {
     if (!ParseHloModuleHeader(&config, &name)) return fail();
-  } else if (!(kind() == TokKind::kw_ENTRY ||
-               ((kind() == TokKind::kIdent || kind() == TokKind::kName) &&
-                (LookAhead() == TokKind::kLbrace || LookAhead() == TokKind::kLparen)))) {
+  } else if (!(kind() == TokKind::kw_ENTRY || ((kind() == TokKind::kIdent || kind() == TokKind::kName) &&
+                                               (LookAhead() == TokKind::kLbrace || LookAhead() == TokKind::kLparen)))) {
     TokenError(fmt::format("expects 'HloModule' or a computation, but sees {}", Describe(tok(), lexer_.text())));
     return fail();
   }
@@ -392,8 +391,8 @@ bool Parser::ParseComputation(Computation** entry, size_t* entry_pos) {
     if (!ParseAttributeName(&attr)) return false;
     if (!seen.insert(attr).second) return Error(attr_pos, fmt::format("attribute {} already exists", attr));
     if (attr != "execution_thread") {
-      return Error(attr_pos, fmt::format("unexpected attribute \"{}\" on a computation; allowed: execution_thread",
-                                         attr));
+      return Error(attr_pos,
+                   fmt::format("unexpected attribute \"{}\" on a computation; allowed: execution_thread", attr));
     }
     std::string thread;
     if (!ParseString(&thread)) return false;
@@ -515,8 +514,8 @@ bool Parser::CheckModule(Module* module) {
 
   const Computation* entry = module->entry_computation();
   const ModuleConfig& config = module->config();
-  const Shape& result_shape = config.entry_computation_layout.has_value() ? config.entry_computation_layout->result
-                                                                          : entry->root()->shape();
+  const Shape& result_shape =
+      config.entry_computation_layout.has_value() ? config.entry_computation_layout->result : entry->root()->shape();
   auto param_shape = [&](int64_t number) -> const Shape* {
     if (number < 0) return nullptr;
     if (config.entry_computation_layout.has_value()) {
@@ -540,13 +539,13 @@ bool Parser::CheckModule(Module* module) {
     seen_outputs.push_back(alias.output_index);
     const Shape* param = param_shape(alias.parameter_number);
     if (param == nullptr) {
-      return Error(at, fmt::format("input_output_alias: the entry computation has no parameter {}",
-                                   alias.parameter_number));
+      return Error(
+          at, fmt::format("input_output_alias: the entry computation has no parameter {}", alias.parameter_number));
     }
     if (param->Subshape(alias.parameter_index) == nullptr) {
-      return Error(at, fmt::format("input_output_alias: parameter index {} is invalid for parameter {} of shape {}",
-                                   ShapeIndexToString(alias.parameter_index), alias.parameter_number,
-                                   ShapeToString(*param)));
+      return Error(
+          at, fmt::format("input_output_alias: parameter index {} is invalid for parameter {} of shape {}",
+                          ShapeIndexToString(alias.parameter_index), alias.parameter_number, ShapeToString(*param)));
     }
   }
   return true;

@@ -565,7 +565,8 @@ bool UsesAsyncSyntaxSugar(const Instruction& inst, const HloPrintOptions& option
   if (StoresWrappedInline(inst)) return AsyncWrappedOpcode(inst).has_value();
   if (!options.syntax_sugar_async_ops) return false;
   const Computation* wrapped = AsyncWrappedComputation(inst);
-  return wrapped != nullptr && CanExpandIntoSingleInstruction(*wrapped);
+  // An async op cannot wrap another one (XLA checks this); refusing it here also keeps printing non-recursive.
+  return wrapped != nullptr && CanExpandIntoSingleInstruction(*wrapped) && !IsAsyncOpcode(wrapped->root()->opcode());
 }
 
 std::string AsyncSugarOpcodeName(const Instruction& inst) {

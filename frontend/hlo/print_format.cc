@@ -176,6 +176,8 @@ std::string ConvDnumsToString(const ConvolutionDimensionNumbers& d) {
   auto labels = [](int64_t a, char a_label, int64_t b, char b_label, const std::vector<int64_t>& spatial) {
     int64_t len = std::max(a, b);
     for (int64_t s : spatial) len = std::max(len, s);
+    // Dimension numbers come from parsed labels, so they are small; the cap only bounds hostile IR.
+    len = std::min<int64_t>(len, int64_t{1} << 16);
     std::vector<std::string> out(static_cast<size_t>(std::max<int64_t>(len + 1, 0)), "?");
     auto set = [&](int64_t i, std::string v) {
       if (i >= 0 && i < static_cast<int64_t>(out.size())) out[i] = std::move(v);

@@ -184,7 +184,7 @@ void AppendLiteral(const Literal& literal, bool print_shape, std::string& out) {
     out += hlo_print::PrintShape(shape, /*print_layout=*/true);
     out += " ";
   }
-  if (literal.is_unknown()) {
+  if (literal.is_unknown() || !shape.IsArray()) {
     out += "{...}";
     return;
   }

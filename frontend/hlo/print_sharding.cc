@@ -1,5 +1,6 @@
 // Shardings, op metadata, iota device lists and replica groups, following xla/hlo/ir/hlo_sharding.cc,
 // tile_assignment.cc, collective_device_list.cc and hlo_op_metadata.cc.
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -145,9 +146,20 @@ void AppendSharding(const Sharding& s, bool include_metadata, std::string& out) 
 std::string IotaListToString(const IotaList& iota) {
   std::vector<int64_t> reshape = iota.reshape_dims;
   std::vector<int64_t> perm = iota.transpose_perm;
-  if (perm.size() != reshape.size()) {
+  if (perm.empty()) {
     perm.resize(reshape.size());
     std::iota(perm.begin(), perm.end(), 0);
+  }
+  // Only a true permutation can be canonicalized; anything else (rejected by the verifier) prints as stored.
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  bool is_permutation = perm.size() == reshape.size();
+  for (size_t i = 0; is_permutation && i < sorted.size(); ++i) is_permutation = sorted[i] == static_cast<int64_t>(i);
+  if (!is_permutation) {
+    std::string out = absl::StrCat("[", absl::StrJoin(iota.dims, ","), "]<=[", absl::StrJoin(iota.reshape_dims, ","),
+                                   "]");
+    if (!iota.transpose_perm.empty()) absl::StrAppend(&out, "T(", absl::StrJoin(iota.transpose_perm, ","), ")");
+    return out;
   }
   CanonicalizeIotaDims(reshape, perm);
   if (reshape.empty()) {

@@ -165,19 +165,17 @@ std::vector<const Computation*> ComputationPostOrder(const Module& module) {
   return order;
 }
 
-bool IsCalledByFusion(const Computation& comp) {
-  if (comp.is_fusion_computation()) return true;
-  const Module* module = comp.parent();
-  if (module == nullptr) return false;
-  for (const auto& c : module->computations()) {
-    for (const auto& inst : c->instructions()) {
+// Computations called by fusions: XLA's schedule (and hence program-order printing) excludes them.
+absl::flat_hash_set<const Computation*> FusionComputations(const Module& module) {
+  absl::flat_hash_set<const Computation*> out;
+  for (const auto& comp : module.computations()) {
+    if (comp->is_fusion_computation()) out.insert(comp.get());
+    for (const auto& inst : comp->instructions()) {
       if (inst->opcode() != Opcode::kFusion) continue;
-      for (const Computation* callee : inst->called_computations()) {
-        if (callee == &comp) return true;
-      }
+      for (const Computation* callee : inst->called_computations()) out.insert(callee);
     }
   }
-  return false;
+  return out;
 }
 
 // Async computations that the syntax sugar prints inline (XLA skips them at module level).
@@ -187,7 +185,7 @@ absl::flat_hash_set<const Computation*> SugaredAsyncComputations(const Module& m
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
       const Computation* wrapped = hlo_print::AsyncWrappedComputation(*inst);
-      if (wrapped != nullptr && hlo_print::CanExpandIntoSingleInstruction(*wrapped)) out.insert(wrapped);
+      if (wrapped != nullptr && hlo_print::UsesAsyncSyntaxSugar(*inst, options)) out.insert(wrapped);
     }
   }
   return out;
@@ -304,7 +302,9 @@ std::string ModuleHeader(const Module& module, const HloPrintOptions& options) {
         "}");
   } else if (const Computation* entry = module.entry_computation(); entry != nullptr && entry->root() != nullptr) {
     std::vector<Shape> parameters;
-    for (const Instruction* p : entry->parameters()) parameters.push_back(p->shape());
+    for (const Instruction* p : entry->parameters()) {
+      if (p != nullptr) parameters.push_back(p->shape());  // numbering holes only occur in invalid modules
+    }
     absl::StrAppend(&out, ", entry_computation_layout={", ComputationLayoutToString(parameters, entry->root()->shape()),
                     "}");
   }
@@ -349,6 +349,7 @@ std::string ComputationText(const Computation& comp, const HloPrintOptions& opti
     std::vector<std::string> params;
     for (int64_t i = 0; i < comp.parameter_count(); ++i) {
       const Instruction* p = comp.parameter(i);
+      if (p == nullptr) continue;
       params.push_back(absl::StrCat(p->name(), ": ", PrintShape(p->shape(), /*print_layout=*/false)));
     }
     std::string result = comp.root() != nullptr ? PrintShape(comp.root()->shape(), /*print_layout=*/false) : "()";
@@ -419,7 +420,8 @@ std::string PrintInstruction(const Instruction& inst, const HloPrintOptions& opt
 
 std::string PrintComputation(const Computation& computation, const HloPrintOptions& options) {
   const Module* module = computation.parent();
-  bool scheduled = module != nullptr && module->config().is_scheduled && !IsCalledByFusion(computation);
+  bool scheduled = module != nullptr && module->config().is_scheduled &&
+                   !FusionComputations(*module).contains(&computation);
   return ComputationText(computation, options, scheduled);
 }
 
@@ -427,10 +429,12 @@ std::string PrintModule(const Module& module, const HloPrintOptions& options) {
   std::string out = ModuleHeader(module, options);
   out += "\n\n";
   absl::flat_hash_set<const Computation*> sugared = SugaredAsyncComputations(module, options);
+  absl::flat_hash_set<const Computation*> fusions;
+  if (module.config().is_scheduled) fusions = FusionComputations(module);
   for (const Computation* comp : ComputationPostOrder(module)) {
     if (sugared.contains(comp)) continue;
     if (comp == module.entry_computation()) out += "ENTRY ";
-    out += PrintComputation(*comp, options);
+    out += ComputationText(*comp, options, module.config().is_scheduled && !fusions.contains(comp));
     out += "\n\n";
   }
   return out;

@@ -16,9 +16,15 @@
 
 namespace {
 
-[[noreturn]] void Fail(const char* what, const std::string& diagnostics, std::string_view text) {
-  std::fprintf(stderr, "hlo_parser_fuzzer: %s\n%s\n--- text ---\n%.*s\n--- end ---\n", what, diagnostics.c_str(),
-               static_cast<int>(text.size()), text.data());
+[[noreturn]] void Fail(const char* what, std::string_view input, std::string_view printed = {},
+                       const std::string& diagnostics = {}) {
+  std::fprintf(stderr, "hlo_parser_fuzzer: %s\n--- input ---\n%.*s\n", what, static_cast<int>(input.size()),
+               input.data());
+  if (!printed.empty()) {
+    std::fprintf(stderr, "--- printed ---\n%.*s\n--- re-parse ---\n%s", static_cast<int>(printed.size()),
+                 printed.data(), diagnostics.c_str());
+  }
+  std::fprintf(stderr, "--- end ---\n");
   std::abort();
 }
 
@@ -40,13 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xlac::DiagnosticEngine diags;
   std::unique_ptr<xlac::Module> module = xlac::ParseHloModule(file, diags, options);
   if (module == nullptr) {
-    if (!diags.has_errors()) Fail("parse failed without reporting an error", "", text);
+    if (!diags.has_errors()) Fail("parse failed without reporting an error", text);
     return 0;
   }
 
   xlac::DiagnosticEngine verify_diags;
   if (!xlac::VerifyModule(*module, verify_diags) && !verify_diags.has_errors()) {
-    Fail("verification failed without reporting an error", "", text);
+    Fail("verification failed without reporting an error", text);
   }
 
   // Printing must work on any parsed module, verified or not.
@@ -54,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xlac::SourceFile printed_file("printed.hlo", printed);
   xlac::DiagnosticEngine reparse_diags;
   if (xlac::ParseHloModule(printed_file, reparse_diags, options) == nullptr) {
-    Fail("printed module does not parse again", reparse_diags.Render(printed_file), printed);
+    Fail("printed module does not parse again", text, printed, reparse_diags.Render(printed_file));
   }
   return 0;
 }

@@ -127,9 +127,9 @@ ENTRY main {
   p1 = f32[4] parameter(1)
   se1 = f32[4] custom-call(p0), custom_call_target="rand", custom_call_has_side_effect=true
   se2 = f32[4] custom-call(p0), custom_call_target="rand", custom_call_has_side_effect=true
-  u1 = f32[4] constant({...})
-  u2 = f32[4] constant({...})
-  ROOT t = (f32[4], f32[4], f32[4], f32[4], f32[4], f32[4]) tuple(p0, p1, se1, se2, u1, u2)
+  elided1 = f32[4] constant({...})
+  elided2 = f32[4] constant({...})
+  ROOT t = (f32[4], f32[4], f32[4], f32[4], f32[4], f32[4]) tuple(p0, p1, se1, se2, elided1, elided2)
 }
 )");
   ASSERT_NE(module, nullptr);

@@ -603,7 +603,10 @@ TEST(HloPrinter, Shardings) {
   iota.shard_group_is_shard_as = true;
   EXPECT_EQ(ShardingToString(iota), "{devices=[2,2,2]<=[8] last_tile_dims={manual, replicated} shard_as 3}");
   Sharding with_metadata = Sharding::Manual();
-  with_metadata.metadata = {OpMetadata{.op_name = "a"}, OpMetadata{.op_type = "t"}};
+  OpMetadata named, typed;
+  named.op_name = "a";
+  typed.op_type = "t";
+  with_metadata.metadata = {named, typed};
   EXPECT_EQ(ShardingToString(with_metadata), "{manual metadata={{op_name=\"a\"}, {op_type=\"t\"}}}");
   EXPECT_EQ(ShardingToString(with_metadata, false), "{manual}");
   std::vector<Sharding> elements(6, Sharding::Replicated());

@@ -147,8 +147,8 @@ TEST(ExpectedDiagnosticsTest, MatchesAndReportsMismatches) {
   EXPECT_FALSE(clean.has_errors());
   // Severity must match too.
   DiagnosticEngine wrong_severity;
-  EXPECT_FALSE(CheckExpectedDiagnostics({expected[0]}, {{Severity::kNote, {3, 7}, "unknown opcode 'foo'"}},
-                                        wrong_severity));
+  EXPECT_FALSE(
+      CheckExpectedDiagnostics({expected[0]}, {{Severity::kNote, {3, 7}, "unknown opcode 'foo'"}}, wrong_severity));
 }
 
 constexpr std::string_view kGood = R"(HloModule m
@@ -245,9 +245,10 @@ TEST(RunOptTest, SplitInputFileReportsWholeFileLines) {
 }
 
 TEST(RunOptTest, VerifyDiagnostics) {
-  std::string text = "HloModule m\n\nENTRY main {\n  p = f32[4] parameter(0)\n"
-                     "  // expected-error@+1 {{frobnicate}}\n"
-                     "  ROOT r = f32[4] frobnicate(p)\n}\n";
+  std::string text =
+      "HloModule m\n\nENTRY main {\n  p = f32[4] parameter(0)\n"
+      "  // expected-error@+1 {{frobnicate}}\n"
+      "  ROOT r = f32[4] frobnicate(p)\n}\n";
   OptOptions options;
   options.verify_diagnostics = true;
   RunResult ok = RunText(options, text);
@@ -299,9 +300,8 @@ TEST(RunOptTest, PrintAfterAllGoesToErr) {
 class OptMainTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("xla_opt_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("xla_opt_test_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

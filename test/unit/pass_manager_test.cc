@@ -142,9 +142,8 @@ TEST(PassManagerTest, VerificationCanBeTurnedOff) {
 TEST(PassManagerTest, PassErrorsNameThePass) {
   std::vector<std::string> log;
   PassManager pm;
-  pm.AddPass({"failing", "fails", [](Module&) -> absl::StatusOr<bool> {
-                return absl::FailedPreconditionError("cannot handle this");
-              }});
+  pm.AddPass({"failing", "fails",
+              [](Module&) -> absl::StatusOr<bool> { return absl::FailedPreconditionError("cannot handle this"); }});
   pm.AddPass(RecordingPass("after", log, false));
   auto module = Parse();
   ASSERT_NE(module, nullptr);

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,11 +75,11 @@ class ShapeInferenceTest : public ::testing::Test {
 
 AttrValue Ints(std::vector<int64_t> v) { return AttrValue::IntList(std::move(v)); }
 
-#define EXPECT_ERROR_CONTAINS(text, needle)                                 \
-  do {                                                                      \
-    std::string _t = (text);                                                \
-    EXPECT_NE(_t.find("error: "), std::string::npos) << _t;                 \
-    EXPECT_NE(_t.find(needle), std::string::npos) << "got: " << _t;         \
+#define EXPECT_ERROR_CONTAINS(text, needle)                         \
+  do {                                                              \
+    std::string _t = (text);                                        \
+    EXPECT_NE(_t.find("error: "), std::string::npos) << _t;         \
+    EXPECT_NE(_t.find(needle), std::string::npos) << "got: " << _t; \
   } while (0)
 
 // ---------------------------------------------------------------- elementwise
@@ -176,15 +177,14 @@ TEST_F(ShapeInferenceTest, Conversions) {
   EXPECT_EQ(Infer(Make(Opcode::kBitcastConvert, Arr(PrimitiveType::kU8, {4, 4}), {f})), "u8[4,4]");
   EXPECT_EQ(Infer(Make(Opcode::kBitcastConvert, F32({4}), {u8})), "f32[4]");
   EXPECT_EQ(Infer(Make(Opcode::kBitcastConvert, Arr(PrimitiveType::kS32, {4}), {f})), "s32[4]");
-  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kBitcastConvert, F32({4}), {u8_bad})),
-                        "must equal the bit-width ratio 4");
+  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kBitcastConvert, F32({4}), {u8_bad})), "must equal the bit-width ratio 4");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kBitcastConvert, Arr(PrimitiveType::kF64, {2}), {c})),
                         "between complex and real");
-  EXPECT_EQ(Infer(Make(Opcode::kReducePrecision, {}, {f}, {{"exponent_bits", AttrValue::Int(5)},
-                                                             {"mantissa_bits", AttrValue::Int(2)}})),
+  EXPECT_EQ(Infer(Make(Opcode::kReducePrecision, {}, {f},
+                       {{"exponent_bits", AttrValue::Int(5)}, {"mantissa_bits", AttrValue::Int(2)}})),
             "f32[4]");
-  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kReducePrecision, {}, {f}, {{"exponent_bits", AttrValue::Int(0)},
-                                                                       {"mantissa_bits", AttrValue::Int(2)}})),
+  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kReducePrecision, {}, {f},
+                                   {{"exponent_bits", AttrValue::Int(0)}, {"mantissa_bits", AttrValue::Int(2)}})),
                         "exponent_bits must be >= 1");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kReducePrecision, {}, {f}, {{"exponent_bits", AttrValue::Int(5)}})),
                         "missing required attribute 'mantissa_bits'");
@@ -206,6 +206,8 @@ TEST_F(ShapeInferenceTest, Broadcast) {
   Instruction* s = Param(Scalar(PrimitiveType::kS32));
   EXPECT_EQ(Infer(Make(Opcode::kBroadcast, Arr(PrimitiveType::kS32, {5, 5}), {s}, {{"dimensions", Ints({})}})),
             "s32[5,5]");
+  // With no result shape written, dimensions= lists the sizes of new major dims (XLA's parser-side inference).
+  EXPECT_EQ(Infer(Make(Opcode::kBroadcast, Shape(), {v}, {{"dimensions", Ints({4, 2})}})), "f32[4,2,3]");
 }
 
 TEST_F(ShapeInferenceTest, ReshapeTransposeReverse) {
@@ -258,8 +260,7 @@ TEST_F(ShapeInferenceTest, ConcatenateAndPad) {
   EXPECT_EQ(Infer(Make(Opcode::kConcatenate, {}, {a, b, a}, {{"dimensions", Ints({1})}})), "f32[2,11]");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kConcatenate, {}, {a, b}, {{"dimensions", Ints({0})}})),
                         "operands differ in dimension 1");
-  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kConcatenate, {}, {a, c}, {{"dimensions", Ints({0})}})),
-                        "different ranks");
+  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kConcatenate, {}, {a, c}, {{"dimensions", Ints({0})}})), "different ranks");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kConcatenate, {}, {a, b}, {{"dimensions", Ints({2})}})),
                         "dimension 2 out of range for rank 2");
 
@@ -275,8 +276,8 @@ TEST_F(ShapeInferenceTest, ConcatenateAndPad) {
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kPad, {}, {v, v}, {{"padding", padding({{0, 0, 0}})}})),
                         "padding value must be a scalar");
   // Overflowing padding is an error, not undefined behaviour.
-  EXPECT_ERROR_CONTAINS(
-      Infer(Make(Opcode::kPad, {}, {v, zero}, {{"padding", padding({{0, 0, int64_t{1} << 62}})}})), "overflows");
+  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kPad, {}, {v, zero}, {{"padding", padding({{0, 0, int64_t{1} << 62}})}})),
+                        "overflows");
 }
 
 TEST_F(ShapeInferenceTest, SourcesAndTuples) {
@@ -285,9 +286,9 @@ TEST_F(ShapeInferenceTest, SourcesAndTuples) {
   EXPECT_ERROR_CONTAINS(
       Infer(Make(Opcode::kIota, Arr(PrimitiveType::kS32, {4}), {}, {{"iota_dimension", AttrValue::Int(1)}})),
       "iota_dimension 1 out of range for rank 1");
-  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kIota, Arr(PrimitiveType::kPred, {4}), {},
-                                   {{"iota_dimension", AttrValue::Int(0)}})),
-                        "element type must be integral");
+  EXPECT_ERROR_CONTAINS(
+      Infer(Make(Opcode::kIota, Arr(PrimitiveType::kPred, {4}), {}, {{"iota_dimension", AttrValue::Int(0)}})),
+      "element type must be integral");
   Instruction* a = Param(F32({2}));
   Instruction* t = Make(Opcode::kTuple, {}, {a, Param(Shape::Token())});
   EXPECT_EQ(Infer(t), "(f32[2], token[])");
@@ -376,20 +377,20 @@ TEST_F(ShapeInferenceTest, VariadicScatter) {
   Instruction* indices = Param(Arr(PrimitiveType::kS32, {2}));
   Instruction* up0 = Param(F32({2, 4}));
   Instruction* up1 = Param(Arr(PrimitiveType::kS32, {2, 4}));
-  Computation* reducer = Comp(
-      "pair", {Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32), Scalar(PrimitiveType::kF32),
-               Scalar(PrimitiveType::kS32)},
-      [](Computation* c, std::vector<Instruction*> p) {
-        return c->AddInstruction(Instruction::Create(
-            Opcode::kTuple, "t", Shape::Tuple({Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32)}),
-            {p[2], p[3]}));
-      });
+  Computation* reducer =
+      Comp("pair",
+           {Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32), Scalar(PrimitiveType::kF32),
+            Scalar(PrimitiveType::kS32)},
+           [](Computation* c, std::vector<Instruction*> p) {
+             return c->AddInstruction(Instruction::Create(
+                 Opcode::kTuple, "t", Shape::Tuple({Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32)}),
+                 {p[2], p[3]}));
+           });
   Attrs attrs = {{"update_window_dims", Ints({1})},
                  {"inserted_window_dims", Ints({0})},
                  {"scatter_dims_to_operand_dims", Ints({0})},
                  {"index_vector_dim", AttrValue::Int(1)}};
-  EXPECT_EQ(Infer(Make(Opcode::kScatter, {}, {op0, op1, indices, up0, up1}, attrs, {reducer})),
-            "(f32[3,4], s32[3,4])");
+  EXPECT_EQ(Infer(Make(Opcode::kScatter, {}, {op0, op1, indices, up0, up1}, attrs, {reducer})), "(f32[3,4], s32[3,4])");
   Computation* single = BinaryComp(PrimitiveType::kF32);
   EXPECT_EQ(Infer(Make(Opcode::kScatter, {}, {op0, indices, up0}, attrs, {single})), "f32[3,4]");
   Instruction* up_bad = Param(F32({3, 4}));
@@ -456,9 +457,8 @@ TEST_F(ShapeInferenceTest, RaggedDot) {
                  {"rhs_group_dims", Ints({0})}};
   EXPECT_EQ(Infer(Make(Opcode::kRaggedDot, F32({}), {lhs, rhs, groups}, attrs)), "f32[11,7]");
   Instruction* rhs2 = Param(F32({5, 7}));
-  Attrs contracting = {{"lhs_contracting_dims", Ints({1})},
-                       {"rhs_contracting_dims", Ints({0})},
-                       {"lhs_ragged_dims", Ints({1})}};
+  Attrs contracting = {
+      {"lhs_contracting_dims", Ints({1})}, {"rhs_contracting_dims", Ints({0})}, {"lhs_ragged_dims", Ints({1})}};
   EXPECT_EQ(Infer(Make(Opcode::kRaggedDot, F32({}), {lhs, rhs2, groups}, contracting)), "f32[3,11,7]");
 }
 
@@ -530,9 +530,8 @@ TEST_F(ShapeInferenceTest, FftAndLinearAlgebra) {
   Instruction* cplx = Param(Arr(PrimitiveType::kC64, {8, 9}));
   EXPECT_EQ(Infer(Make(Opcode::kFft, {}, {real}, {{"fft_type", AttrValue::Enum("RFFT")}, {"fft_length", Ints({16})}})),
             "c64[8,9]");
-  EXPECT_EQ(
-      Infer(Make(Opcode::kFft, {}, {cplx}, {{"fft_type", AttrValue::Enum("IRFFT")}, {"fft_length", Ints({16})}})),
-      "f32[8,16]");
+  EXPECT_EQ(Infer(Make(Opcode::kFft, {}, {cplx}, {{"fft_type", AttrValue::Enum("IRFFT")}, {"fft_length", Ints({16})}})),
+            "f32[8,16]");
   EXPECT_EQ(Infer(Make(Opcode::kFft, {}, {cplx}, {{"fft_type", AttrValue::Enum("FFT")}, {"fft_length", Ints({9})}})),
             "c64[8,9]");
   EXPECT_ERROR_CONTAINS(
@@ -562,9 +561,8 @@ TEST_F(ShapeInferenceTest, BatchNorm) {
   EXPECT_EQ(Infer(Make(Opcode::kBatchNormGrad, {}, {x, v, v, v, x}, feature1)), "(f32[2,3,5], f32[3], f32[3])");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kBatchNormTraining, {}, {x, w, v}, feature1)),
                         "operand 1 has size 5 but the feature count is 3");
-  EXPECT_ERROR_CONTAINS(
-      Infer(Make(Opcode::kBatchNormTraining, {}, {x, v, v}, {{"feature_index", AttrValue::Int(3)}})),
-      "feature_index 3 out of range for rank 3");
+  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kBatchNormTraining, {}, {x, v, v}, {{"feature_index", AttrValue::Int(3)}})),
+                        "feature_index 3 out of range for rank 3");
 }
 
 // ---------------------------------------------------------------- called computations
@@ -583,17 +581,16 @@ TEST_F(ShapeInferenceTest, ReduceAndReduceWindow) {
                         "dimensions entry 2 out of range for rank 2");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kReduce, {}, {a, zero}, {{"dimensions", Ints({0})}})),
                         "expected 1 called computation, got 0");
-  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kReduce, {}, {a, izero}, {{"dimensions", Ints({0})}}, {add})),
-                        "init value");
-  Computation* argmax = Comp(
-      "argmax",
-      {Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32), Scalar(PrimitiveType::kF32),
-       Scalar(PrimitiveType::kS32)},
-      [](Computation* c, std::vector<Instruction*> p) {
-        return c->AddInstruction(Instruction::Create(
-            Opcode::kTuple, "t", Shape::Tuple({Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32)}),
-            {p[0], p[1]}));
-      });
+  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kReduce, {}, {a, izero}, {{"dimensions", Ints({0})}}, {add})), "init value");
+  Computation* argmax =
+      Comp("argmax",
+           {Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32), Scalar(PrimitiveType::kF32),
+            Scalar(PrimitiveType::kS32)},
+           [](Computation* c, std::vector<Instruction*> p) {
+             return c->AddInstruction(Instruction::Create(
+                 Opcode::kTuple, "t", Shape::Tuple({Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32)}),
+                 {p[0], p[1]}));
+           });
   EXPECT_EQ(Infer(Make(Opcode::kReduce, {}, {a, b, zero, izero}, {{"dimensions", Ints({0})}}, {argmax})),
             "(f32[6], s32[6])");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kReduce, {}, {a, b, zero, izero}, {{"dimensions", Ints({0})}}, {add})),
@@ -609,8 +606,8 @@ TEST_F(ShapeInferenceTest, ReduceAndReduceWindow) {
 
   Computation* ge = Comp("ge", {Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kF32)},
                          [](Computation* c, std::vector<Instruction*> p) {
-                           return c->AddInstruction(Instruction::Create(
-                               Opcode::kCompare, "ge", Scalar(PrimitiveType::kPred), {p[0], p[1]}));
+                           return c->AddInstruction(
+                               Instruction::Create(Opcode::kCompare, "ge", Scalar(PrimitiveType::kPred), {p[0], p[1]}));
                          });
   Instruction* source = Param(F32({2, 2}));
   EXPECT_EQ(Infer(Make(Opcode::kSelectAndScatter, {}, {a, source, zero}, {{"window", AttrValue::Of(w)}}, {ge, add})),
@@ -628,8 +625,8 @@ TEST_F(ShapeInferenceTest, SortMapCallFusion) {
                            {Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kF32), Scalar(PrimitiveType::kS32),
                             Scalar(PrimitiveType::kS32)},
                            [](Computation* c, std::vector<Instruction*> p) {
-                             return c->AddInstruction(Instruction::Create(
-                                 Opcode::kCompare, "lt", Scalar(PrimitiveType::kPred), {p[0], p[1]}));
+                             return c->AddInstruction(Instruction::Create(Opcode::kCompare, "lt",
+                                                                          Scalar(PrimitiveType::kPred), {p[0], p[1]}));
                            });
   EXPECT_EQ(Infer(Make(Opcode::kSort, {}, {keys, vals}, {{"dimensions", Ints({0})}}, {less})), "(f32[5], s32[5])");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kSort, {}, {keys}, {{"dimensions", Ints({0})}}, {less})),
@@ -652,14 +649,17 @@ TEST_F(ShapeInferenceTest, SortMapCallFusion) {
   });
   EXPECT_EQ(Infer(Make(Opcode::kFusion, {}, {x, x}, {}, {vec_add})), "f32[5]");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kFusion, {}, {x, vals}, {}, {vec_add})), "operand 1 has shape s32[5]");
+  Instruction* aliased =
+      Make(Opcode::kFusion, F32({5}), {x, x, vals},
+           {{"output_to_operand_aliasing", AttrValue::Of(std::vector<OutputOperandAlias>{{{}, 2, {}}})}}, {vec_add});
+  EXPECT_ERROR_CONTAINS(Infer(aliased), "aliased output {} f32[5] and operand 2 s32[5] differ");
   EXPECT_EQ(Infer(Make(Opcode::kCustomCall, Shape::Tuple({F32({1}), Shape::Token()}), {x})), "(f32[1], token[])");
 }
 
 TEST_F(ShapeInferenceTest, WhileAndConditional) {
   Shape state = Shape::Tuple({Scalar(PrimitiveType::kS32), F32({3})});
   Computation* cond = Comp("cond", {state}, [&](Computation* c, std::vector<Instruction*> p) {
-    return c->AddInstruction(
-        Instruction::CreateConstant("t", Literal(Scalar(PrimitiveType::kPred))));
+    return c->AddInstruction(Instruction::CreateConstant("t", Literal(Scalar(PrimitiveType::kPred))));
   });
   Computation* body = Comp("body", {state}, [](Computation*, std::vector<Instruction*> p) { return p[0]; });
   Instruction* init = Param(state);
@@ -723,24 +723,24 @@ TEST_F(ShapeInferenceTest, Collectives) {
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kAllGather, F32({2, 9}), {a},
                                    {{"dimensions", Ints({1})}, {"replica_groups", AttrValue::Of(groups)}})),
                         "shapes imply 3 shards but replica groups have 4 members");
-  EXPECT_EQ(Infer(Make(Opcode::kAllGatherStart, Shape::Tuple({F32({2, 3}), F32({4, 3})}), {a},
-                       {{"dimensions", Ints({0})}})),
-            "(f32[2,3], f32[4,3])");
+  EXPECT_EQ(
+      Infer(Make(Opcode::kAllGatherStart, Shape::Tuple({F32({2, 3}), F32({4, 3})}), {a}, {{"dimensions", Ints({0})}})),
+      "(f32[2,3], f32[4,3])");
   Instruction* big = Param(F32({8, 3}));
   EXPECT_EQ(Infer(Make(Opcode::kReduceScatter, F32({2, 3}), {big}, {{"dimensions", Ints({0})}})), "f32[2,3]");
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kReduceScatter, F32({3, 3}), {big}, {{"dimensions", Ints({0})}})),
                         "not divisible by the shard count 3");
   EXPECT_EQ(Infer(Make(Opcode::kAllToAll, {}, {a}, {{"dimensions", Ints({0})}})), "f32[2,3]");
-  EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kAllToAll, {}, {a},
-                                   {{"dimensions", Ints({1})}, {"replica_groups", AttrValue::Of(groups)}})),
-                        "split dimension size 3 is not divisible by the split count 4");
+  EXPECT_ERROR_CONTAINS(
+      Infer(Make(Opcode::kAllToAll, {}, {a}, {{"dimensions", Ints({1})}, {"replica_groups", AttrValue::Of(groups)}})),
+      "split dimension size 3 is not divisible by the split count 4");
   EXPECT_EQ(Infer(Make(Opcode::kAllToAll, {}, {a, a})), "(f32[2,3], f32[2,3])");
   EXPECT_EQ(Infer(Make(Opcode::kCollectivePermute, {}, {a})), "f32[2,3]");
-  EXPECT_EQ(Infer(Make(Opcode::kCollectivePermuteStart,
-                       Shape::Tuple({F32({2, 3}), F32({2, 3}), Arr(PrimitiveType::kU32, {}),
-                                     Arr(PrimitiveType::kU32, {})}),
-                       {a})),
-            "(f32[2,3], f32[2,3], u32[], u32[])");
+  EXPECT_EQ(
+      Infer(Make(Opcode::kCollectivePermuteStart,
+                 Shape::Tuple({F32({2, 3}), F32({2, 3}), Arr(PrimitiveType::kU32, {}), Arr(PrimitiveType::kU32, {})}),
+                 {a})),
+      "(f32[2,3], f32[2,3], u32[], u32[])");
   Instruction* cps = Param(Shape::Tuple({F32({2, 3}), F32({2, 3})}));
   EXPECT_EQ(Infer(Make(Opcode::kCollectivePermuteDone, {}, {cps})), "f32[2,3]");
   EXPECT_EQ(Infer(Make(Opcode::kAllReduceDone, {}, {a})), "f32[2,3]");
@@ -800,6 +800,150 @@ TEST_F(ShapeInferenceTest, MalformedInputIsAnErrorNotACrash) {
   // A called computation without a root.
   comps_.push_back(std::make_unique<Computation>("empty"));
   EXPECT_ERROR_CONTAINS(Infer(Make(Opcode::kCall, {}, {a}, {}, {comps_.back().get()})), "has no root");
+}
+
+// Every opcode against arbitrary operands, attributes and callees: inference must return a shape or an error, never
+// crash or trip a sanitizer. Deterministic (fixed seed) so failures reproduce.
+TEST_F(ShapeInferenceTest, ArbitraryInputsNeverCrash) {
+  std::mt19937_64 rng(12345);
+  auto pick = [&](int64_t n) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(n)); };
+  const std::vector<int64_t> interesting = {0,
+                                            1,
+                                            2,
+                                            3,
+                                            4,
+                                            -1,
+                                            -7,
+                                            int64_t{1} << 40,
+                                            std::numeric_limits<int64_t>::max(),
+                                            std::numeric_limits<int64_t>::min()};
+  auto number = [&]() { return pick(3) == 0 ? interesting[pick(interesting.size())] : pick(5); };
+  const std::vector<PrimitiveType> types = {PrimitiveType::kF32, PrimitiveType::kS32, PrimitiveType::kPred,
+                                            PrimitiveType::kC64, PrimitiveType::kU8,  PrimitiveType::kBF16};
+  std::function<Shape(int)> shape = [&](int depth) -> Shape {
+    switch (pick(depth > 0 ? 6 : 5)) {
+      case 0:
+        return Shape::Token();
+      case 5: {
+        std::vector<Shape> elements;
+        for (int64_t i = pick(3); i > 0; --i) elements.push_back(shape(depth - 1));
+        return Shape::Tuple(std::move(elements));
+      }
+      default: {
+        std::vector<int64_t> dims;
+        for (int64_t i = pick(4); i > 0; --i) dims.push_back(pick(5));
+        return Arr(types[pick(types.size())], dims);
+      }
+    }
+  };
+  auto ints = [&]() {
+    std::vector<int64_t> v;
+    for (int64_t i = pick(4); i > 0; --i) v.push_back(number());
+    return v;
+  };
+  const std::vector<std::string> int_list_names = {"dimensions",
+                                                   "dynamic_slice_sizes",
+                                                   "lhs_contracting_dims",
+                                                   "rhs_contracting_dims",
+                                                   "lhs_batch_dims",
+                                                   "rhs_batch_dims",
+                                                   "offset_dims",
+                                                   "collapsed_slice_dims",
+                                                   "start_index_map",
+                                                   "slice_sizes",
+                                                   "update_window_dims",
+                                                   "inserted_window_dims",
+                                                   "scatter_dims_to_operand_dims",
+                                                   "fft_length",
+                                                   "operand_batching_dims",
+                                                   "start_indices_batching_dims",
+                                                   "lhs_ragged_dims",
+                                                   "rhs_group_dims"};
+  const std::vector<std::string> int_names = {
+      "index",         "iota_dimension", "feature_group_count", "batch_group_count", "k",
+      "exponent_bits", "mantissa_bits",  "index_vector_dim",    "feature_index",     "channel_id"};
+  auto window = [&]() {
+    Window w;
+    for (int64_t i = pick(4); i > 0; --i) {
+      w.dimensions.push_back(WindowDimension{number(), number(), number(), number(), number(), number(), false});
+    }
+    return w;
+  };
+  // A pool of callees, some malformed.
+  std::vector<Computation*> pool = {BinaryComp(PrimitiveType::kF32), BinaryComp(PrimitiveType::kS32)};
+  pool.push_back(Comp("tuple_root", {F32({2})}, [](Computation* c, std::vector<Instruction*> p) {
+    return c->AddInstruction(Instruction::Create(Opcode::kTuple, "t", Shape::Tuple({F32({2})}), {p[0]}));
+  }));
+  comps_.push_back(std::make_unique<Computation>("rootless"));
+  pool.push_back(comps_.back().get());
+
+  int inferred = 0;
+  for (int iteration = 0; iteration < 20000; ++iteration) {
+    const Opcode op = static_cast<Opcode>(iteration % kNumOpcodes);
+    std::vector<Instruction*> operands;
+    for (int64_t i = pick(5); i > 0; --i) operands.push_back(Param(shape(2)));
+    Attrs attrs;
+    for (int64_t i = pick(4); i > 0; --i) {
+      switch (pick(8)) {
+        case 0:
+          attrs.push_back({int_names[pick(int_names.size())], AttrValue::Int(number())});
+          break;
+        case 1:
+          attrs.push_back({"window", AttrValue::Of(window())});
+          break;
+        case 2: {
+          ConvolutionDimensionNumbers dn;
+          dn.input_batch_dimension = number();
+          dn.input_feature_dimension = number();
+          dn.input_spatial_dimensions = ints();
+          dn.kernel_input_feature_dimension = number();
+          dn.kernel_output_feature_dimension = number();
+          dn.kernel_spatial_dimensions = ints();
+          dn.output_batch_dimension = number();
+          dn.output_feature_dimension = number();
+          dn.output_spatial_dimensions = ints();
+          attrs.push_back({"dim_labels", AttrValue::Of(dn)});
+          break;
+        }
+        case 3: {
+          std::vector<SliceRange> ranges;
+          for (int64_t j = pick(4); j > 0; --j) ranges.push_back({number(), number(), number()});
+          attrs.push_back({"slice", AttrValue::Of(ranges)});
+          break;
+        }
+        case 4: {
+          PaddingConfig config;
+          for (int64_t j = pick(4); j > 0; --j) config.dimensions.push_back({number(), number(), number()});
+          attrs.push_back({"padding", AttrValue::Of(config)});
+          break;
+        }
+        case 5: {
+          ReplicaGroups groups;
+          if (pick(2)) {
+            groups.iota = IotaList{ints(), ints(), {}};
+          } else {
+            groups.groups = {ints(), ints()};
+          }
+          attrs.push_back({"replica_groups", AttrValue::Of(groups)});
+          break;
+        }
+        case 6:
+          attrs.push_back({int_list_names[pick(int_list_names.size())], AttrValue::Int(number())});
+          break;
+        default:
+          attrs.push_back({int_list_names[pick(int_list_names.size())], Ints(ints())});
+          break;
+      }
+    }
+    if (pick(4) == 0) attrs.push_back({"sparsity", AttrValue::Raw(pick(2) ? "L.1@2:4" : "R.9@0:-1_x")});
+    std::vector<Computation*> called;
+    for (int64_t i = pick(4); i > 0; --i) called.push_back(pool[pick(pool.size())]);
+    Instruction* inst = Make(op, shape(2), operands, attrs, called);
+    absl::StatusOr<Shape> result = InferShape(*inst);
+    if (result.ok()) ++inferred;
+  }
+  // The sweep is not vacuous: some random combinations are valid.
+  EXPECT_GT(inferred, 1000);
 }
 
 }  // namespace

@@ -250,8 +250,7 @@ TEST(VerifierTest, CalledComputationsMustExistAndMatchTheirCallers) {
     module->AddEntryComputation(b.Take(call));
     Result r = Verify(*module);
     EXPECT_FALSE(r.ok);
-    EXPECT_TRUE(r.Has("instruction 'call': calls computation 'outsider', which is not in the module"))
-        << r.Messages();
+    EXPECT_TRUE(r.Has("instruction 'call': calls computation 'outsider', which is not in the module")) << r.Messages();
   }
   // A while whose body takes two parameters.
   {
@@ -283,6 +282,29 @@ TEST(VerifierTest, CalledComputationsMustExistAndMatchTheirCallers) {
   }
 }
 
+TEST(VerifierTest, RejectsRecursion) {
+  auto module = std::make_unique<Module>("m");
+  CompBuilder a("a");
+  Instruction* pa = a.Param(0, F32({2}));
+  Instruction* call_b = a.Op(Opcode::kCall, F32({2}), {pa}, "call_b");
+  Computation* comp_a = module->AddComputation(a.Take(call_b));
+  CompBuilder b("b");
+  Instruction* pb = b.Param(0, F32({2}));
+  Instruction* call_a = b.Op(Opcode::kCall, F32({2}), {pb}, "call_a");
+  call_a->set_called_computations({comp_a});
+  Computation* comp_b = module->AddComputation(b.Take(call_a));
+  call_b->set_called_computations({comp_b});
+  CompBuilder main("main");
+  Instruction* p = main.Param(0, F32({2}));
+  Instruction* call = main.Op(Opcode::kCall, F32({2}), {p}, "call");
+  call->set_called_computations({comp_a});
+  module->AddEntryComputation(main.Take(call));
+  Result r = Verify(*module);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.Has("instruction 'call_a': calls computation 'a', which is already on the call stack (recursion)"))
+      << r.Messages();
+}
+
 TEST(VerifierTest, ReduceChecksItsReducerSignature) {
   auto module = std::make_unique<Module>("m");
   Computation* adder = AddScalarAdder(*module);
@@ -295,8 +317,9 @@ TEST(VerifierTest, ReduceChecksItsReducerSignature) {
   module->AddEntryComputation(b.Take(reduce));
   Result r = Verify(*module);
   EXPECT_FALSE(r.ok);
-  EXPECT_TRUE(r.Has("instruction 'reduce': reduce: reduction computation accumulator 0 has shape f32[] but the init "
-                    "value has shape s32[]"))
+  EXPECT_TRUE(
+      r.Has("instruction 'reduce': reduce: reduction computation accumulator 0 has shape f32[] but the init "
+            "value has shape s32[]"))
       << r.Messages();
 }
 
@@ -348,8 +371,9 @@ TEST(VerifierTest, EntryComputationLayoutMustMatch) {
 
   layout.parameters = {F32({2}), F32({5})};
   module->mutable_config().entry_computation_layout = layout;
-  EXPECT_TRUE(Verify(*module).Has("entry parameter 1 'main.p1' has shape f32[2] but entry_computation_layout "
-                                  "declares f32[5]"));
+  EXPECT_TRUE(
+      Verify(*module).Has("entry parameter 1 'main.p1' has shape f32[2] but entry_computation_layout "
+                          "declares f32[5]"));
 
   // Layouts only matter when asked for.
   layout.parameters = {F32({2}), F32({2})};
@@ -439,6 +463,93 @@ TEST(VerifierTest, ReplicaGroupsMustPartitionTheIds) {
   EXPECT_TRUE(Verify(*module).ok);
 }
 
+TEST(VerifierTest, CalleesRunOnTheCallersThread) {
+  auto module = std::make_unique<Module>("m");
+  Computation* adder = AddScalarAdder(*module);
+  adder->set_execution_thread("parallel");
+  CompBuilder b("main");
+  Instruction* x = b.Param(0, Scalar(PrimitiveType::kF32));
+  Instruction* call = b.Op(Opcode::kCall, Scalar(PrimitiveType::kF32), {x, x}, "call");
+  call->set_called_computations({adder});
+  module->AddEntryComputation(b.Take(call));
+  EXPECT_TRUE(Verify(*module).Has(
+      "instruction 'call': calls computation 'adder' on execution thread \"parallel\" but it runs on \"main\""));
+  adder->set_execution_thread("main");
+  EXPECT_TRUE(Verify(*module).ok);
+}
+
+TEST(VerifierTest, WhileShardingsMustAgree) {
+  auto module = std::make_unique<Module>("m");
+  CompBuilder body("body");
+  Instruction* bp = body.Param(0, Scalar(PrimitiveType::kS32));
+  bp->set_sharding(Sharding::Replicated());
+  Computation* body_comp = module->AddComputation(body.Take(bp));
+  CompBuilder cond("cond");
+  Instruction* cp = cond.Param(0, Scalar(PrimitiveType::kS32));
+  cp->set_sharding(Sharding::Maximal(0));
+  Computation* cond_comp = module->AddComputation(
+      cond.Take(cond.Add(Instruction::CreateConstant("t", Literal(Scalar(PrimitiveType::kPred))))));
+  CompBuilder b("main");
+  Instruction* init = b.Param(0, Scalar(PrimitiveType::kS32));
+  Instruction* w = b.Op(Opcode::kWhile, Scalar(PrimitiveType::kS32), {init}, "w");
+  w->set_called_computations({cond_comp, body_comp});
+  module->AddEntryComputation(b.Take(w));
+  EXPECT_TRUE(Verify(*module).Has("instruction 'w': inconsistent while sharding")) << Verify(*module).Messages();
+  cp->set_sharding(Sharding::Replicated());
+  EXPECT_TRUE(Verify(*module).ok) << Verify(*module).Messages();
+}
+
+TEST(VerifierTest, CollectivePermutePairs) {
+  auto module = std::make_unique<Module>("m");
+  CompBuilder b("main");
+  Instruction* p = b.Param(0, F32({4}));
+  Instruction* cp = b.Op(Opcode::kCollectivePermute, F32({4}), {p}, "cp");
+  cp->SetAttr("source_target_pairs", AttrValue::IntListList({{0, 1}, {1, 0}}));
+  module->AddEntryComputation(b.Take(cp));
+  EXPECT_TRUE(Verify(*module).ok);
+  cp->SetAttr("source_target_pairs", AttrValue::IntListList({{0, 1}, {2, 1}}));
+  EXPECT_TRUE(Verify(*module).Has("instruction 'cp': target 1 appears more than once in source_target_pairs"));
+  module->mutable_config().replica_count = 2;
+  cp->SetAttr("source_target_pairs", AttrValue::IntListList({{0, 1}, {1, 2}}));
+  EXPECT_TRUE(Verify(*module).Has("target 2 in source_target_pairs is out of range [0, 2)"));
+}
+
+TEST(VerifierTest, AllReducesAgreeOnLayoutConstraints) {
+  auto module = std::make_unique<Module>("m");
+  Computation* adder = AddScalarAdder(*module);
+  CompBuilder b("main");
+  Instruction* p = b.Param(0, F32({2}));
+  Instruction* a1 = b.Op(Opcode::kAllReduce, F32({2}), {p}, "a1");
+  Instruction* a2 = b.Op(Opcode::kAllReduce, F32({2}), {a1}, "a2");
+  a1->set_called_computations({adder});
+  a2->set_called_computations({adder});
+  a2->SetAttr("constrain_layout", AttrValue::Bool(true));
+  module->AddEntryComputation(b.Take(a2));
+  EXPECT_TRUE(Verify(*module).Has("instruction 'a2': constrain_layout differs from all-reduce 'a1'"));
+}
+
+TEST(VerifierTest, ElementwiseOpsKeepLayoutsWhenLayoutsAreChecked) {
+  auto module = std::make_unique<Module>("m");
+  CompBuilder b("main");
+  Shape col_major = F32({2, 3});
+  col_major.layout = Layout{};
+  col_major.layout->minor_to_major = {0, 1};
+  Shape row_major = F32({2, 3});
+  row_major.layout = Layout::Default(2);
+  Instruction* p = b.Param(0, col_major, "p");
+  Instruction* neg = b.Op(Opcode::kNegate, row_major, {p}, "neg");
+  Instruction* t = b.Op(Opcode::kTranspose, Shape::Array(PrimitiveType::kF32, {3, 2}), {neg}, "t");
+  t->SetAttr("dimensions", AttrValue::IntList({1, 0}));
+  module->AddEntryComputation(b.Take(t));
+  EXPECT_TRUE(Verify(*module).ok);
+  Result r = Verify(*module, {.check_layouts = true});
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(
+      r.Has("instruction 'neg': negate cannot change layouts, but its result f32[2,3]{1,0} differs from "
+            "operand 'p' f32[2,3]{0,1}"))
+      << r.Messages();
+}
+
 // ---------------------------------------------------------------- corpus sweep
 
 std::filesystem::path CorpusDir() {
@@ -471,11 +582,14 @@ const std::map<std::string, std::string>& KnownUnverifiedModules() {
        kIgnoredShape},
       {"hlo/pass_tests/service__hlo_verifier_test/HloVerifierTest.ChannelVerifierAsyncSend.hlo",
        "send operands are (token, data), reversed"},
-      {"hlo/pass_tests/service__instruction_fusion_test/InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__2.hlo",
+      {"hlo/pass_tests/service__instruction_fusion_test/"
+       "InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__2.hlo",
        kIgnoredShape},
-      {"hlo/pass_tests/service__instruction_fusion_test/InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__3.hlo",
+      {"hlo/pass_tests/service__instruction_fusion_test/"
+       "InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__3.hlo",
        kIgnoredShape},
-      {"hlo/pass_tests/service__instruction_fusion_test/InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__4.hlo",
+      {"hlo/pass_tests/service__instruction_fusion_test/"
+       "InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__4.hlo",
        kIgnoredShape},
       {"hlo/pass_tests/service__latency_hiding_scheduler_test/LatencyHidingSchedulerTest.OutOfOrderStartAndDone.hlo",
        kIgnoredShape},

@@ -100,9 +100,10 @@ std::vector<ExpectedDiagnostic> ParseExpectedDiagnostics(const SourceFile& file,
         problems.Error(directive_loc, "bad line offset after '" + directive + "@' (use @+N, @-N, @N or @unknown)");
         continue;
       }
-      if (expected.line != 0 && (expected.line <= file.line_offset() || expected.line > file.line_offset() + num_lines)) {
-        problems.Error(directive_loc, "'" + directive + "' refers to line " + std::to_string(expected.line) +
-                                          ", outside this input");
+      if (expected.line != 0 &&
+          (expected.line <= file.line_offset() || expected.line > file.line_offset() + num_lines)) {
+        problems.Error(directive_loc,
+                       "'" + directive + "' refers to line " + std::to_string(expected.line) + ", outside this input");
         continue;
       }
       while (rest.starts_with(" ") || rest.starts_with("\t")) rest.remove_prefix(1);
@@ -119,8 +120,8 @@ std::vector<ExpectedDiagnostic> ParseExpectedDiagnostics(const SourceFile& file,
   return result;
 }
 
-bool CheckExpectedDiagnostics(const std::vector<ExpectedDiagnostic>& expected,
-                              const std::vector<Diagnostic>& produced, DiagnosticEngine& problems) {
+bool CheckExpectedDiagnostics(const std::vector<ExpectedDiagnostic>& expected, const std::vector<Diagnostic>& produced,
+                              DiagnosticEngine& problems) {
   std::vector<bool> matched(expected.size(), false);
   bool ok = true;
   for (const Diagnostic& diag : produced) {
@@ -141,8 +142,8 @@ bool CheckExpectedDiagnostics(const std::vector<ExpectedDiagnostic>& expected,
   for (size_t i = 0; i < expected.size(); ++i) {
     if (matched[i]) continue;
     const ExpectedDiagnostic& e = expected[i];
-    problems.Error(e.directive_loc, "expected " + std::string(SeverityName(e.severity)) + " \"" + e.substring +
-                                        "\" was not produced");
+    problems.Error(e.directive_loc,
+                   "expected " + std::string(SeverityName(e.severity)) + " \"" + e.substring + "\" was not produced");
     ok = false;
   }
   return ok;

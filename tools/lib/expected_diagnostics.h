@@ -29,7 +29,7 @@ std::vector<ExpectedDiagnostic> ParseExpectedDiagnostics(const SourceFile& file,
 
 // Matches `produced` against `expected`. Each unmatched expectation and each unexpected diagnostic is reported to
 // `problems` (as errors at the relevant location). Returns true iff everything matched and `problems` got nothing.
-bool CheckExpectedDiagnostics(const std::vector<ExpectedDiagnostic>& expected,
-                              const std::vector<Diagnostic>& produced, DiagnosticEngine& problems);
+bool CheckExpectedDiagnostics(const std::vector<ExpectedDiagnostic>& expected, const std::vector<Diagnostic>& produced,
+                              DiagnosticEngine& problems);
 
 }  // namespace xlac

@@ -32,7 +32,8 @@ absl::Status SetPasses(std::string_view list, OptOptions& options) {
   size_t start = 0;
   while (true) {
     size_t comma = list.find(',', start);
-    std::string_view name = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view name =
+        list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (name.empty()) return absl::InvalidArgumentError("empty pass name in --passes=" + std::string(list));
     options.passes.emplace_back(name);
     if (comma == std::string_view::npos) break;
