@@ -415,22 +415,23 @@ absl::StatusOr<Shape> InferWindowOutputShape(const Instruction& inst, const Shap
 }  // namespace shape_inference_internal
 
 absl::StatusOr<Shape> InferShape(const Instruction& inst) {
-  using namespace shape_inference_internal;
+  namespace internal = shape_inference_internal;
   // Malformed operand shapes are reported where those operands are defined; here they only stop inference. The
   // instruction's own shape is not validated: the rules that read it only copy it or index it after checks.
   for (int64_t i = 0; i < inst.operand_count(); ++i) {
-    if (inst.operand(i) == nullptr) return OpError(inst, "operand {} is null", i);
-    if (std::optional<std::string> problem = ShapeProblem(inst.operand(i)->shape())) {
-      return OpError(inst, "operand {} has a malformed shape: {}", i, *problem);
+    if (inst.operand(i) == nullptr) return internal::OpError(inst, "operand {} is null", i);
+    if (std::optional<std::string> problem = internal::ShapeProblem(inst.operand(i)->shape())) {
+      return internal::OpError(inst, "operand {} has a malformed shape: {}", i, *problem);
     }
   }
   // Each family reports kUnimplemented for opcodes it does not own; the first one that claims the opcode wins.
-  for (auto family : {InferElementwiseShape, InferDataMovementShape, InferGatherScatterShape, InferConvDotShape,
-                      InferControlShape, InferCollectiveShape}) {
+  for (auto family :
+       {internal::InferElementwiseShape, internal::InferDataMovementShape, internal::InferGatherScatterShape,
+        internal::InferConvDotShape, internal::InferControlShape, internal::InferCollectiveShape}) {
     absl::StatusOr<Shape> result = family(inst);
     if (result.ok() || result.status().code() != absl::StatusCode::kUnimplemented) return result;
   }
-  return NotImplemented(inst);
+  return internal::NotImplemented(inst);
 }
 
 }  // namespace xlac

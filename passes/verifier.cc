@@ -46,9 +46,14 @@ bool LayoutsMatch(const Shape& a, const Shape& b, bool ignore_tiles_and_memory_s
 
 namespace {
 
-using namespace verifier_internal;
 using shape_inference_internal::ShapeProblem;
 using shape_inference_internal::ShapesCompatible;
+using verifier_internal::LayoutsMatch;
+using verifier_internal::Reporter;
+using verifier_internal::Str;
+using verifier_internal::StrWithLayout;
+using verifier_internal::VerifyInstructionInvariants;
+using verifier_internal::VerifyModuleConfig;
 
 // Ops whose result XLA compares exactly with what their operands/callees imply (they only move data around); all
 // other ops may change floating-point precision (mixed-precision HLO), as XLA's verifier allows in its tests.

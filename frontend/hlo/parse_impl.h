@@ -123,7 +123,7 @@ class Parser {
   bool ParseInt64List(TokKind start, TokKind end, TokKind delim, std::vector<int64_t>* out);
   bool ParseInt64ListList(std::vector<std::vector<int64_t>>* out);  // {{1,2},{3}}
   bool ParseShapeIndex(std::vector<int64_t>* out);
-  // Generic "{ (','? name=value)* }" with a per-name callback; `seen` detects duplicates.
+  // Generic "{ (','? name=value)* }" with a per-name callback; duplicate names are errors.
   bool ParseSubAttributes(std::string_view what,
                           const std::function<bool(const std::string& name, size_t name_pos)>& parse_value);
 
@@ -184,8 +184,6 @@ class Parser {
   const HloParseOptions& options() const { return options_; }
 
  private:
-  friend class DepthGuard;
-
   bool ParseHloModuleHeader(ModuleConfig* config, std::string* name);
   bool ParseModuleAttribute(const std::string& name, size_t name_pos, ModuleConfig* config);
   bool ParseStackFrameIndex();
@@ -213,7 +211,6 @@ class Parser {
   Lexer lexer_;
   size_t prev_end_ = 0;
   int depth_ = 0;
-  bool depth_error_reported_ = false;
 
   std::vector<Scope> scopes_;
   // Computations in the order they are added to the module (nested ones before their callers).

@@ -1,0 +1,186 @@
+// Array-level elementwise ops: unary and binary arithmetic, compare, select, clamp, complex/real/imag, is-finite.
+#include <cmath>
+
+#include "runtime/interpreter/kernels.h"
+
+namespace xlac::interp {
+namespace {
+
+// Index of operand element for result element i: scalars broadcast.
+inline int64_t At(const Literal& lit, int64_t i) { return lit.element_count() == 1 ? 0 : i; }
+
+absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x) {
+  PrimitiveType type = x.shape().element_type;
+  Opcode op = inst.opcode();
+  Literal result(inst.shape());
+  int64_t n = result.element_count();
+  PrimitiveType out_type = inst.shape().element_type;
+  // Ops whose result type differs from the operand's.
+  if (op == Opcode::kIsFinite) {
+    return DispatchKind(KindOf(type), [&](auto tag) -> absl::StatusOr<Literal> {
+      using C = decltype(tag);
+      if constexpr (kIsFloat<C>) {
+        for (int64_t i = 0; i < n; ++i) StoreOne<bool>(result, i, std::isfinite(LoadOne<C>(x, i)));
+        return std::move(result);
+      } else {
+        return Error(inst, "is-finite needs a floating-point operand, got {}", PrimitiveTypeName(type));
+      }
+    });
+  }
+  if (IsComplexType(type) && (op == Opcode::kAbs || op == Opcode::kReal || op == Opcode::kImag)) {
+    auto run = [&](auto tag) {
+      using C = decltype(tag);
+      for (int64_t i = 0; i < n; ++i) {
+        C v = LoadOne<C>(x, i);
+        auto r = op == Opcode::kAbs ? std::abs(v) : op == Opcode::kReal ? v.real() : v.imag();
+        if constexpr (std::is_same_v<C, c64>) StoreOne<float>(result, i, r);
+        else StoreOne<double>(result, i, r);
+      }
+    };
+    if (type == PrimitiveType::kC64) run(c64{});
+    else run(c128{});
+    return result;
+  }
+  if (op == Opcode::kReal) return x;
+  if (op == Opcode::kImag) return result;  // zeros of the real type
+  if (out_type != type) {
+    return Error(inst, "result type {} differs from operand type {}", PrimitiveTypeName(out_type),
+                 PrimitiveTypeName(type));
+  }
+  return DispatchKind(KindOf(type), [&](auto tag) -> absl::StatusOr<Literal> {
+    using C = decltype(tag);
+    UnaryFn<C> fn = GetUnaryFn<C>(op);
+    if (fn == nullptr) return Unsupported(inst, "not defined for element type {}", PrimitiveTypeName(type));
+    std::vector<C> v = LoadAll<C>(x);
+    for (auto& e : v) e = fn(e, type);
+    StoreAll<C>(result, v);
+    return std::move(result);
+  });
+}
+
+absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, const Literal& b) {
+  PrimitiveType type = a.shape().element_type;
+  Opcode op = inst.opcode();
+  if (b.shape().element_type != type) {
+    return Error(inst, "operand types differ: {} and {}", PrimitiveTypeName(type),
+                 PrimitiveTypeName(b.shape().element_type));
+  }
+  Literal result(inst.shape());
+  int64_t n = result.element_count();
+  if (op == Opcode::kComplex) {
+    auto run = [&](auto tag) {
+      using R = decltype(tag);
+      for (int64_t i = 0; i < n; ++i) {
+        StoreOne(result, i, std::complex<R>(LoadOne<R>(a, At(a, i)), LoadOne<R>(b, At(b, i))));
+      }
+    };
+    if (type == PrimitiveType::kF32) run(float{});
+    else if (type == PrimitiveType::kF64) run(double{});
+    else return Error(inst, "complex needs f32 or f64 parts, got {}", PrimitiveTypeName(type));
+    return result;
+  }
+  if (inst.shape().element_type != type) {
+    return Error(inst, "result type {} differs from operand type {}", PrimitiveTypeName(inst.shape().element_type),
+                 PrimitiveTypeName(type));
+  }
+  return DispatchKind(KindOf(type), [&](auto tag) -> absl::StatusOr<Literal> {
+    using C = decltype(tag);
+    BinaryFn<C> fn = GetBinaryFn<C>(op);
+    if (fn == nullptr) return Unsupported(inst, "not defined for element type {}", PrimitiveTypeName(type));
+    std::vector<C> va = LoadAll<C>(a);
+    std::vector<C> vb = LoadAll<C>(b);
+    std::vector<C> out(static_cast<size_t>(n));
+    bool sa = va.size() == 1, sb = vb.size() == 1;
+    for (int64_t i = 0; i < n; ++i) out[i] = fn(va[sa ? 0 : i], vb[sb ? 0 : i], type);
+    StoreAll<C>(result, out);
+    return std::move(result);
+  });
+}
+
+absl::StatusOr<Literal> EvalCompare(const Instruction& inst, const Literal& a, const Literal& b) {
+  PrimitiveType type = a.shape().element_type;
+  std::optional<CompareDirection> dir = ParseDirection(TextAttr(inst, "direction"));
+  if (!dir) return Error(inst, "bad comparison direction '{}'", std::string(TextAttr(inst, "direction")));
+  bool total = TextAttr(inst, "type") == "TOTALORDER";
+  Literal result(inst.shape());
+  int64_t n = result.element_count();
+  return DispatchKind(KindOf(type), [&](auto tag) -> absl::StatusOr<Literal> {
+    using C = decltype(tag);
+    CompareFn<C> fn = GetCompareFn<C>(*dir, total);
+    if (fn == nullptr) return Unsupported(inst, "direction not defined for {}", PrimitiveTypeName(type));
+    std::vector<C> va = LoadAll<C>(a);
+    std::vector<C> vb = LoadAll<C>(b);
+    bool sa = va.size() == 1, sb = vb.size() == 1;
+    uint8_t* out = result.mutable_raw_data();
+    for (int64_t i = 0; i < n; ++i) out[i] = fn(va[sa ? 0 : i], vb[sb ? 0 : i]) ? 1 : 0;
+    return std::move(result);
+  });
+}
+
+absl::StatusOr<Literal> EvalSelect(const Instruction& inst, const Literal& pred, const Literal& t, const Literal& f) {
+  if (inst.shape().IsTuple()) {
+    // Legacy tuple select: a scalar predicate picks a whole operand.
+    return LoadOne<bool>(pred, 0) ? t : f;
+  }
+  Literal result(inst.shape());
+  int64_t n = result.element_count();
+  int64_t width = ByteWidth(inst.shape().element_type);
+  for (int64_t i = 0; i < n; ++i) {
+    bool p = LoadOne<bool>(pred, At(pred, i));
+    const Literal& src = p ? t : f;
+    CopyElement(src, At(src, i), result, i, width);
+  }
+  return result;
+}
+
+absl::StatusOr<Literal> EvalClamp(const Instruction& inst, const Literal& lo, const Literal& x, const Literal& hi) {
+  PrimitiveType type = x.shape().element_type;
+  Literal result(inst.shape());
+  int64_t n = result.element_count();
+  return DispatchKind(KindOf(type), [&](auto tag) -> absl::StatusOr<Literal> {
+    using C = decltype(tag);
+    if constexpr (kIsComplex<C>) {
+      return Unsupported(inst, "clamp is not defined for complex types");
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        C l = LoadOne<C>(lo, At(lo, i)), v = LoadOne<C>(x, At(x, i)), h = LoadOne<C>(hi, At(hi, i));
+        C r;
+        if constexpr (kIsFloat<C>) {
+          if (std::isnan(l)) {
+            StoreOne<C>(result, i, l);
+            continue;
+          }
+          if (std::isnan(v)) {
+            StoreOne<C>(result, i, v);
+            continue;
+          }
+          if (std::isnan(h)) {
+            StoreOne<C>(result, i, h);
+            continue;
+          }
+        }
+        C m = (v < l) ? l : v;  // std::max(value, low)
+        r = (m < h) ? m : h;    // std::min(high, m)
+        StoreOne<C>(result, i, r);
+      }
+      return std::move(result);
+    }
+  });
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalElementwise(const Instruction& inst, Operands operands) {
+  Opcode op = inst.opcode();
+  switch (op) {
+    case Opcode::kCompare: return EvalCompare(inst, *operands[0], *operands[1]);
+    case Opcode::kSelect: return EvalSelect(inst, *operands[0], *operands[1], *operands[2]);
+    case Opcode::kClamp: return EvalClamp(inst, *operands[0], *operands[1], *operands[2]);
+    default: break;
+  }
+  if (IsElementwiseUnary(op)) return EvalUnary(inst, *operands[0]);
+  if (IsElementwiseBinary(op)) return EvalBinary(inst, *operands[0], *operands[1]);
+  return Unsupported(inst, "not an elementwise op");
+}
+
+}  // namespace xlac::interp

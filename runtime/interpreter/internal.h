@@ -1,0 +1,223 @@
+// Shared machinery of the reference interpreter; not part of its API.
+//
+// Values are Literals (row-major logical storage, see ir/literal.h). Arithmetic happens in a small set of
+// "compute types", one per NumKind:
+//   pred -> bool, signed ints -> int64_t, unsigned ints -> uint64_t, f32 and every narrower float -> float,
+//   f64 -> double, c64 -> complex<float>, c128 -> complex<double>.
+// Loading widens exactly; storing narrows the way XLA's evaluator does (integers wrap to their width, floats round
+// to nearest even in the element type). Every op result is stored, so bf16/f16/f8 values are rounded after every
+// op, as XLA's evaluator does by computing in float and converting back.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "fmt/format.h"
+#include "ir/instruction.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "runtime/interpreter/interpreter.h"
+
+namespace xlac::interp {
+
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
+
+enum class NumKind : uint8_t { kPred, kSigned, kUnsigned, kFloat, kDouble, kC64, kC128 };
+// Only valid for array element types.
+NumKind KindOf(PrimitiveType type);
+
+// Calls f(C{}) with the compute type of `kind`.
+template <typename F>
+decltype(auto) DispatchKind(NumKind kind, F&& f) {
+  switch (kind) {
+    case NumKind::kPred: return f(bool{});
+    case NumKind::kSigned: return f(int64_t{});
+    case NumKind::kUnsigned: return f(uint64_t{});
+    case NumKind::kFloat: return f(float{});
+    case NumKind::kDouble: return f(double{});
+    case NumKind::kC64: return f(c64{});
+    case NumKind::kC128: break;
+  }
+  return f(c128{});
+}
+
+template <typename C>
+inline constexpr bool kIsComplex = std::is_same_v<C, c64> || std::is_same_v<C, c128>;
+template <typename C>
+inline constexpr bool kIsFloat = std::is_same_v<C, float> || std::is_same_v<C, double>;
+template <typename C>
+inline constexpr bool kIsInt = std::is_same_v<C, int64_t> || std::is_same_v<C, uint64_t>;
+
+// Element access in compute type C (C must be the compute type of the literal's element type).
+template <typename C>
+C LoadOne(const Literal& lit, int64_t i);
+template <typename C>
+void StoreOne(Literal& lit, int64_t i, C v);
+template <typename C>
+std::vector<C> LoadAll(const Literal& lit);
+template <typename C>
+void StoreAll(Literal& lit, const std::vector<C>& values);
+// `v` rounded/wrapped to what element type `type` can hold, in compute type C.
+template <typename C>
+C Normalize(C v, PrimitiveType type);
+
+// float <-> narrow float bits (fast paths for bf16/f16).
+float NarrowToFloat(PrimitiveType type, uint64_t bits);
+uint64_t FloatToNarrow(PrimitiveType type, float v);
+
+// Integer-type limits as int64/uint64 (sub-byte types included).
+int64_t SignedMin(PrimitiveType type);
+int64_t SignedMax(PrimitiveType type);
+uint64_t UnsignedMax(PrimitiveType type);
+
+// ---- shapes and indices ----
+
+int64_t ElementCount(const Shape& shape);
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
+// Advances `index` in row-major order within `dims`; false after the last index.
+bool NextIndex(std::vector<int64_t>& index, const std::vector<int64_t>& dims);
+// Copies one element's storage bytes (types must match).
+inline void CopyElement(const Literal& src, int64_t si, Literal& dst, int64_t di, int64_t width) {
+  std::memcpy(dst.mutable_raw_data() + di * width, src.raw_data() + si * width, static_cast<size_t>(width));
+}
+// An array literal of `type` and `dims` (no layout).
+Literal MakeArray(PrimitiveType type, std::vector<int64_t> dims);
+// Scalar literals.
+Literal ScalarS64(PrimitiveType type, int64_t v);
+// The i-th element of an integral index literal (unsigned values above int64 max saturate).
+int64_t IndexValue(const Literal& lit, int64_t i);
+// Physical (layout) order: element at physical position p is logical linear index PhysicalToLogical(shape)[p].
+std::vector<int64_t> PhysicalToLogical(const Shape& shape);
+bool HasNonDefaultLayout(const Shape& shape);
+
+// ---- attributes (the module is verified, so kinds are trusted; absent attributes take defaults) ----
+
+const std::vector<int64_t>& IntList(const Instruction& inst, std::string_view name);
+int64_t IntAttr(const Instruction& inst, std::string_view name, int64_t fallback);
+bool BoolAttr(const Instruction& inst, std::string_view name, bool fallback);
+std::string_view TextAttr(const Instruction& inst, std::string_view name);
+const Window* WindowAttr(const Instruction& inst);
+
+template <typename... Args>
+absl::Status Error(const Instruction& inst, fmt::format_string<Args...> format, Args&&... args) {
+  return absl::InvalidArgumentError(fmt::format("{} ({}): {}", inst.name(), OpcodeName(inst.opcode()),
+                                                fmt::format(format, std::forward<Args>(args)...)));
+}
+template <typename... Args>
+absl::Status Unsupported(const Instruction& inst, fmt::format_string<Args...> format, Args&&... args) {
+  return absl::UnimplementedError(fmt::format("{} ({}): {}", inst.name(), OpcodeName(inst.opcode()),
+                                              fmt::format(format, std::forward<Args>(args)...)));
+}
+
+// ---- devices and collectives ----
+
+class CollectiveHub;
+
+struct DeviceContext {
+  int64_t device_id = 0;
+  int64_t replica_id = 0;
+  int64_t partition_id = 0;
+  int64_t num_replicas = 1;
+  int64_t num_partitions = 1;
+  const InterpreterOptions* options = nullptr;
+  CollectiveHub* hub = nullptr;
+  uint64_t rng_counter = 0;  // advanced by every `rng` op
+};
+
+using Operands = absl::Span<const Literal* const>;
+
+// Evaluates computations for one device. Not thread-safe; each device thread has its own.
+class Evaluator {
+ public:
+  Evaluator(const Module& module, DeviceContext& device);
+  ~Evaluator();
+
+  absl::StatusOr<Literal> Call(const Computation& comp, Operands args);
+  DeviceContext& device() { return device_; }
+  const Module& module() const { return module_; }
+  // How many times this device has executed `inst` before (used to match collectives across devices).
+  int64_t NextOccurrence(const Instruction& inst);
+
+ private:
+  struct Plan;
+  const Plan& GetPlan(const Computation& comp);
+  absl::StatusOr<Literal> EvalInstruction(const Instruction& inst, Operands operands);
+  absl::StatusOr<Literal> EvalControl(const Instruction& inst, Operands operands);
+  absl::StatusOr<Literal> EvalAsync(const Instruction& inst, Operands operands);
+
+  const Module& module_;
+  DeviceContext& device_;
+  absl::flat_hash_map<const Computation*, std::unique_ptr<Plan>> plans_;
+  absl::flat_hash_map<const Instruction*, int64_t> occurrences_;
+  absl::flat_hash_map<const Instruction*, std::unique_ptr<Instruction>> inline_async_ops_;
+  int depth_ = 0;
+};
+
+// Applies a computation over scalars to single elements of literals: the engine of reduce, reduce-window, scatter,
+// select-and-scatter, sort, map and all-reduce. Single-op computations (add, max, compare, ...) take a fast path
+// that skips building literals; both paths compute exactly the same values.
+class ScalarComputation {
+ public:
+  ScalarComputation(Evaluator& ev, const Computation& comp);
+  struct In {
+    const Literal* lit;
+    int64_t index;
+  };
+  struct Out {
+    Literal* lit;
+    int64_t index;
+  };
+  // args.size() == number of parameters; outs.size() == number of result elements (1 for a scalar result).
+  absl::Status Apply(absl::Span<const In> args, absl::Span<const Out> outs);
+  // For a computation returning pred[] (comparators, select of select-and-scatter).
+  absl::StatusOr<bool> ApplyPred(absl::Span<const In> args);
+
+ private:
+  Evaluator& ev_;
+  const Computation& comp_;
+  std::vector<Literal> arg_literals_;
+  std::vector<const Literal*> arg_ptrs_;
+  struct Fast;
+  std::shared_ptr<const Fast> fast_;
+};
+
+// ---- op families (each returns the result literal of `inst` given its operand values) ----
+
+absl::StatusOr<Literal> EvalElementwise(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalConvert(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalDataMovement(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalReduce(const Instruction& inst, Operands operands, Evaluator& ev);
+absl::StatusOr<Literal> EvalReduceWindow(const Instruction& inst, Operands operands, Evaluator& ev);
+absl::StatusOr<Literal> EvalSelectAndScatter(const Instruction& inst, Operands operands, Evaluator& ev);
+absl::StatusOr<Literal> EvalMap(const Instruction& inst, Operands operands, Evaluator& ev);
+absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalGather(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalScatter(const Instruction& inst, Operands operands, Evaluator& ev);
+absl::StatusOr<Literal> EvalSort(const Instruction& inst, Operands operands, Evaluator& ev);
+absl::StatusOr<Literal> EvalTopK(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalRng(const Instruction& inst, Operands operands, DeviceContext& device);
+absl::StatusOr<Literal> EvalRngBitGenerator(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalFft(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalLinalg(const Instruction& inst, Operands operands);  // cholesky, triangular-solve
+absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operands, Evaluator& ev);
+
+// Element-wise conversion of a whole array literal to `type` with XLA's convert semantics.
+absl::StatusOr<Literal> ConvertLiteral(const Literal& lit, PrimitiveType type);
+
+// Deterministic pseudo-random fill (see MakeRandomLiteral).
+void FillRandom(Literal& lit, uint64_t seed);
+uint64_t HashString(std::string_view s, uint64_t seed);
+
+}  // namespace xlac::interp

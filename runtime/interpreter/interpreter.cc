@@ -1,0 +1,1 @@
+#include "runtime/interpreter/interpreter.h"

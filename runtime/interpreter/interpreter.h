@@ -1,0 +1,48 @@
+// The reference interpreter: evaluates an HLO module directly, following XLA's operation semantics. It is the
+// oracle every compiled result is checked against, so it favours obvious correctness over speed.
+//
+// Precondition: the module verifies (passes/verifier.h). Depends only on ir/ (never on LLVM).
+//
+// Numerics follow XLA's HloEvaluator: bf16/f16/f8 ops compute in f32 and round to the element type after every op;
+// integer arithmetic wraps; x/0 is -1 (signed) or all ones (unsigned), x%0 is x, INT_MIN/-1 is INT_MIN and
+// INT_MIN%-1 is 0; float->int converts saturate with NaN->0; reductions accumulate sequentially in row-major order
+// with the accumulator as the reducer's first argument; dot and convolution convert operands to the result type and
+// accumulate in its compute type (f32 for narrow floats, 64-bit for integers). Where XLA's evaluator deviates from
+// what compiled XLA does (it saturates integer convolutions), the interpreter wraps like compiled code.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+
+namespace xlac::interp {
+
+struct InterpreterOptions {
+  // Devices = replicas x partitions; each runs the entry computation on its own thread, with real rendezvous for
+  // collectives. 0 means "take the module's replica_count / num_partitions".
+  int64_t num_replicas = 0;
+  int64_t num_partitions = 0;
+  // Seed for rng ops and for values of elided `{...}` constants.
+  uint64_t seed = 42;
+  // How long a device waits at a collective before reporting which devices never arrived.
+  int64_t collective_timeout_ms = 30000;
+  // Largest result (bytes) a single instruction may produce; larger ones fail instead of exhausting memory.
+  int64_t max_result_bytes = int64_t{4} << 30;
+};
+
+// Runs the entry computation on every device. `arguments[d]` are device d's parameters (d = replica *
+// num_partitions + partition); a single argument list is broadcast to all devices. Returns one result literal per
+// device. Errors (unsupported op, mismatched collective, bad arguments) are statuses with readable messages.
+absl::StatusOr<std::vector<Literal>> Evaluate(const Module& module, const std::vector<std::vector<Literal>>& arguments,
+                                              const InterpreterOptions& options = {});
+
+// Deterministic pseudo-random values of `shape` (tuples recursively), the same for the same (shape, seed) on every
+// platform: floats uniform in [-1, 1) rounded to the element type, complex parts likewise, signed and unsigned
+// integers uniform in [0, 8), pred uniform. Elided `{...}` constants get these values with a seed derived from
+// options.seed and the constant's name; tools use it to make reproducible inputs.
+Literal MakeRandomLiteral(const Shape& shape, uint64_t seed);
+
+}  // namespace xlac::interp
