@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,11 +49,20 @@ void AppendExtraAttributes(const Instruction& inst, const HloPrintOptions& optio
 // (statistics, result_accuracy, parameter_replication); the instruction printer skips them.
 bool IsPrintedWithExtraAttributes(std::string_view name);
 
+// Async ops (print_async.cc).
+// The async-start of an async chain (the instruction itself for an async-start).
+const Instruction* AsyncChainStart(const Instruction& inst);
+// True if the chain's wrapped instruction is stored inline on the async ops (the parser's representation of
+// `op-start` syntax): its attributes sit on the async-start and its called computations are the wrapped op's.
+bool StoresWrappedInline(const Instruction& inst);
 // The computation an async op wraps (through its chain to the async-start), or nullptr.
 const Computation* AsyncWrappedComputation(const Instruction& inst);
+// The opcode an async op wraps: its wrapped computation's root, or the inline one.
+std::optional<Opcode> AsyncWrappedOpcode(const Instruction& inst);
 // True if `comp` is only parameters plus a root (XLA's CanExpandIntoSingleInstruction).
 bool CanExpandIntoSingleInstruction(const Computation& comp);
-// True if `inst` is an async op printed with the `<wrapped-opcode>-start` syntax sugar under `options`.
+// True if `inst` is an async op printed with the `<wrapped-opcode>-start` syntax sugar under `options`: where XLA
+// uses it and the text parses back to the same module (see print_async.cc).
 bool UsesAsyncSyntaxSugar(const Instruction& inst, const HloPrintOptions& options);
 // "custom-call-start", "all-gather-done", ...; only valid when UsesAsyncSyntaxSugar.
 std::string AsyncSugarOpcodeName(const Instruction& inst);

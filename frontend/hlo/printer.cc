@@ -110,61 +110,6 @@ std::vector<Computation*> XlaCalledComputationOrder(const Instruction& inst) {
   return called;
 }
 
-// XLA's HloComputation::MakeEmbeddedComputationsList: computations reachable from `comp`'s instructions (in
-// program order), callees before callers.
-std::vector<const Computation*> EmbeddedComputations(const Computation& comp) {
-  absl::flat_hash_set<const Computation*> visited;
-  std::vector<const Computation*> post_order;
-  struct Frame {
-    const Computation* comp;
-    size_t next;
-  };
-  std::vector<Frame> stack;
-  auto process = [&](const std::vector<Computation*>& called) {
-    for (auto it = called.rbegin(); it != called.rend(); ++it) {
-      if (*it != nullptr && visited.insert(*it).second) stack.push_back({*it, 0});
-    }
-  };
-  for (const auto& inst : comp.instructions()) {
-    process(XlaCalledComputationOrder(*inst));
-    while (!stack.empty()) {
-      Frame& top = stack.back();
-      if (top.next == top.comp->instructions().size()) {
-        post_order.push_back(top.comp);
-        stack.pop_back();
-      } else {
-        const Instruction* next = top.comp->instructions()[top.next++].get();
-        process(XlaCalledComputationOrder(*next));  // may invalidate `top`
-      }
-    }
-  }
-  return post_order;
-}
-
-// XLA's HloModule::MakeComputationPostOrder over the computations in module order.
-std::vector<const Computation*> ComputationPostOrder(const Module& module) {
-  absl::flat_hash_set<const Computation*> called;
-  for (const auto& comp : module.computations()) {
-    for (const auto& inst : comp->instructions()) {
-      for (const Computation* c : inst->called_computations()) called.insert(c);
-    }
-  }
-  absl::flat_hash_set<const Computation*> added;
-  std::vector<const Computation*> order;
-  for (const auto& comp : module.computations()) {
-    if (called.contains(comp.get())) continue;
-    for (const Computation* embedded : EmbeddedComputations(*comp)) {
-      if (added.insert(embedded).second) order.push_back(embedded);
-    }
-    if (added.insert(comp.get()).second) order.push_back(comp.get());
-  }
-  // Computations only reachable through call cycles (invalid, but printable).
-  for (const auto& comp : module.computations()) {
-    if (added.insert(comp.get()).second) order.push_back(comp.get());
-  }
-  return order;
-}
-
 // Computations called by fusions: XLA's schedule (and hence program-order printing) excludes them.
 absl::flat_hash_set<const Computation*> FusionComputations(const Module& module) {
   absl::flat_hash_set<const Computation*> out;
@@ -178,15 +123,115 @@ absl::flat_hash_set<const Computation*> FusionComputations(const Module& module)
   return out;
 }
 
-// Async computations that the syntax sugar prints inline (XLA skips them at module level).
+// The order a computation's instructions print in: program order for the scheduled computations of a scheduled
+// module, XLA's post order otherwise.
+class PrintOrder {
+ public:
+  explicit PrintOrder(const Module* module) {
+    if (module != nullptr && module->config().is_scheduled) {
+      scheduled_ = true;
+      fusions_ = FusionComputations(*module);
+    }
+  }
+  std::vector<const Instruction*> operator()(const Computation& comp) const {
+    if (scheduled_ && !fusions_.contains(&comp)) {
+      std::vector<const Instruction*> order;
+      for (const auto& inst : comp.instructions()) order.push_back(inst.get());
+      return order;
+    }
+    return InstructionPostOrder(comp);
+  }
+
+ private:
+  bool scheduled_ = false;
+  absl::flat_hash_set<const Computation*> fusions_;
+};
+
+// XLA's HloComputation::MakeEmbeddedComputationsList: computations reachable from `comp`'s instructions, callees
+// before callers, each instruction's callees visited first to last. Two deliberate differences:
+//  - Instructions are visited in print order, not in the order they were created. XLA's text is printed in post
+//    order, so for text XLA printed the two agree; visiting in creation order would make the computation order
+//    depend on how the text was written, and printing the parse of printed text would not reproduce it.
+//  - A callee is expanded when the depth-first walk reaches it. XLA marks callees visited when it stacks them, so
+//    a computation called both by an instruction and by a sibling callee of it (a condition shared by a while
+//    and a nested while of its body) is emitted after that sibling, its caller, and the text does not parse
+//    back. Where XLA's order is callee-before-caller the two orders are the same.
+std::vector<const Computation*> EmbeddedComputations(const Computation& comp, const PrintOrder& print_order) {
+  absl::flat_hash_set<const Computation*> visited;
+  std::vector<const Computation*> post_order;
+  struct Frame {
+    const Computation* comp;
+    std::vector<const Instruction*> instructions;
+    size_t next_instruction = 0;
+    std::vector<Computation*> callees;  // of the instruction before next_instruction
+    size_t next_callee = 0;
+  };
+  std::vector<Frame> stack;
+  stack.push_back(Frame{&comp, print_order(comp), 0, {}, 0});
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next_callee < top.callees.size()) {
+      const Computation* callee = top.callees[top.next_callee++];
+      if (callee != nullptr && visited.insert(callee).second) {
+        stack.push_back(Frame{callee, print_order(*callee), 0, {}, 0});  // invalidates `top`
+      }
+      continue;
+    }
+    if (top.next_instruction < top.instructions.size()) {
+      top.callees = XlaCalledComputationOrder(*top.instructions[top.next_instruction++]);
+      top.next_callee = 0;
+      continue;
+    }
+    if (stack.size() > 1) post_order.push_back(top.comp);  // `comp` itself is not embedded in itself
+    stack.pop_back();
+  }
+  return post_order;
+}
+
+// XLA's HloModule::MakeComputationPostOrder over the computations in module order.
+std::vector<const Computation*> ComputationPostOrder(const Module& module, const PrintOrder& print_order) {
+  absl::flat_hash_set<const Computation*> called;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      for (const Computation* c : inst->called_computations()) called.insert(c);
+    }
+  }
+  absl::flat_hash_set<const Computation*> added;
+  std::vector<const Computation*> order;
+  for (const auto& comp : module.computations()) {
+    if (called.contains(comp.get())) continue;
+    for (const Computation* embedded : EmbeddedComputations(*comp, print_order)) {
+      if (added.insert(embedded).second) order.push_back(embedded);
+    }
+    if (added.insert(comp.get()).second) order.push_back(comp.get());
+  }
+  // Computations only reachable through call cycles (invalid, but printable).
+  for (const auto& comp : module.computations()) {
+    if (added.insert(comp.get()).second) order.push_back(comp.get());
+  }
+  return order;
+}
+
+// Wrapped computations of async ops printed with the syntax sugar, which XLA leaves out of the module text. One
+// that something else also refers to (another caller, or being the entry) is printed all the same: the sugared
+// async op then no longer refers to it, and every other reference still resolves.
 absl::flat_hash_set<const Computation*> SugaredAsyncComputations(const Module& module, const HloPrintOptions& options) {
-  absl::flat_hash_set<const Computation*> out;
-  if (!options.syntax_sugar_async_ops) return out;
+  absl::flat_hash_set<const Computation*> sugared;
+  absl::flat_hash_set<const Computation*> needed;
+  if (module.entry_computation() != nullptr) needed.insert(module.entry_computation());
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
       const Computation* wrapped = hlo_print::AsyncWrappedComputation(*inst);
-      if (wrapped != nullptr && hlo_print::UsesAsyncSyntaxSugar(*inst, options)) out.insert(wrapped);
+      const bool sugar = wrapped != nullptr && hlo_print::UsesAsyncSyntaxSugar(*inst, options);
+      if (sugar) sugared.insert(wrapped);
+      for (const Computation* callee : inst->called_computations()) {
+        if (!(sugar && callee == wrapped)) needed.insert(callee);
+      }
     }
+  }
+  absl::flat_hash_set<const Computation*> out;
+  for (const Computation* comp : sugared) {
+    if (!needed.contains(comp)) out.insert(comp);
   }
   return out;
 }
@@ -342,7 +387,7 @@ std::string ModuleHeader(const Module& module, const HloPrintOptions& options) {
   return out;
 }
 
-std::string ComputationText(const Computation& comp, const HloPrintOptions& options, bool scheduled) {
+std::string ComputationText(const Computation& comp, const HloPrintOptions& options, const PrintOrder& print_order) {
   std::string out = NameRef(comp.name(), options);
   out += " ";
   if (options.print_computation_signature) {
@@ -356,13 +401,7 @@ std::string ComputationText(const Computation& comp, const HloPrintOptions& opti
     absl::StrAppend(&out, "(", absl::StrJoin(params, ", "), ") -> ", result, " ");
   }
   out += "{\n";
-  std::vector<const Instruction*> order;
-  if (scheduled) {
-    for (const auto& inst : comp.instructions()) order.push_back(inst.get());
-  } else {
-    order = InstructionPostOrder(comp);
-  }
-  for (const Instruction* inst : order) {
+  for (const Instruction* inst : print_order(comp)) {
     out += "  ";
     if (inst == comp.root()) out += "ROOT ";
     out += PrintInstruction(*inst, options);
@@ -419,22 +458,18 @@ std::string PrintInstruction(const Instruction& inst, const HloPrintOptions& opt
 }
 
 std::string PrintComputation(const Computation& computation, const HloPrintOptions& options) {
-  const Module* module = computation.parent();
-  bool scheduled = module != nullptr && module->config().is_scheduled &&
-                   !FusionComputations(*module).contains(&computation);
-  return ComputationText(computation, options, scheduled);
+  return ComputationText(computation, options, PrintOrder(computation.parent()));
 }
 
 std::string PrintModule(const Module& module, const HloPrintOptions& options) {
   std::string out = ModuleHeader(module, options);
   out += "\n\n";
   absl::flat_hash_set<const Computation*> sugared = SugaredAsyncComputations(module, options);
-  absl::flat_hash_set<const Computation*> fusions;
-  if (module.config().is_scheduled) fusions = FusionComputations(module);
-  for (const Computation* comp : ComputationPostOrder(module)) {
+  const PrintOrder print_order(&module);
+  for (const Computation* comp : ComputationPostOrder(module, print_order)) {
     if (sugared.contains(comp)) continue;
     if (comp == module.entry_computation()) out += "ENTRY ";
-    out += ComputationText(*comp, options, module.config().is_scheduled && !fusions.contains(comp));
+    out += ComputationText(*comp, options, print_order);
     out += "\n\n";
   }
   return out;

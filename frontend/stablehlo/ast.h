@@ -71,7 +71,7 @@ struct Attr {
   // Integers that do not fit int64 but fit uint64 (ui64 max) lex with this set and int_value holding the bits.
   bool int_is_unsigned_big = false;
   double float_value = 0;
-  std::string str;      // kString / kSymbol / kKeyword / kEnum value / kOpaque text
+  std::string str;      // kString / kSymbol / kKeyword / kEnum value; the source text of a {dictionary}
   std::string dialect;  // kEnum category, kDict dialect attribute name ("stablehlo.gather"), "" for plain dicts
   std::optional<Type> type;  // the `: type` of kInt/kFloat/kDense, the type of kType, the element type of kDenseArray
   std::vector<AttrPtr> elements;                      // kArray, kDenseArray

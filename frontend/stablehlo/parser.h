@@ -1,22 +1,62 @@
 // Parser for StableHLO MLIR text (pretty and generic op forms), producing the same HLO IR as the HLO parser, as
-// XLA's StableHLO -> HLO translation maps it.
+// XLA's StableHLO -> HLO translation (MHLO export) maps it.
+//
+// Mapping conventions:
+//  - Each func.func becomes a computation (named after the function); func.call becomes `call` with to_apply.
+//    Functions return their single result directly and several (or none) as a tuple. The entry computation is
+//    @main, or the only function nothing calls; a file of several argument-less test functions without @main gets a
+//    synthesized entry `main` that calls each of them and returns the tuple of their results.
+//  - Regions become called computations (reduce bodies, sort comparators, scatter updates, while cond/body,
+//    if/case branches, ...). Values a region uses from outside are cloned into it when they are constant
+//    expressions; while/if/case pass other captured values as extra tuple elements, as XLA's export does.
+//  - Multi-result ops produce a tuple-shaped instruction plus get-tuple-element for each result.
+//  - mhlo.sharding strings on arguments, results and ops become shardings; mhlo.num_partitions / mhlo.num_replicas
+//    become the module config; loc(...) becomes OpMetadata (op_name / source_file / source_line / source_column)
+//    while each instruction's SourceLoc is the line/column of the op statement in the file.
+//  - CHLO ops with an HLO opcode (acos, acosh, asin, asinh, atan, atanh, cosh, sinh, tan, erf, top_k, mulhi,
+//    ragged_dot, scan) map to it; lgamma, digamma, erfc, erf_inv, bessel_i1e, next_after, square, conj, is_*inf and
+//    the broadcasting binary ops expand into HLO like StableHLO's CHLO legalization. Others (polygamma, zeta, ...)
+//    are reported as "unsupported op 'chlo.foo'" at the op.
+//  - Quantized types, unbounded dynamic dimensions and ops whose shapes depend on runtime values are rejected with a
+//    diagnostic; the dynamic_* ops are accepted when their result type is static and shape operands are constants.
+//
+// Test-harness checks (the StableHLO interpreter's `check` dialect and `stablehlo.custom_call @check.*`) become
+// side-effecting custom-calls with result shape `()` and operands (actual, expected):
+//  - custom_call_target is "check.expect_eq", "check.expect_almost_eq", "check.expect_close" or
+//    "check.expect_serialized_eq" (the `_const` dialect forms drop the suffix; their expected dense<> value becomes
+//    a constant operand).
+//  - The check-dialect forms always carry their tolerances in backend_config as a JSON object, defaults filled in:
+//    expect_almost_eq: {"tolerance":1e-4 or the given value}; expect_close: {"max_ulp_difference":N,
+//    "min_ulp_difference":M} (defaults 1 and 0); expect_serialized_eq: {"probe_id":"...","iter":N}; expect_eq: none.
+//  - `stablehlo.custom_call @check.*` keeps its target and its own backend_config (normally empty): a runner then
+//    applies the testdata defaults (3 ULP for expect_close, absolute 1e-3 for expect_almost_eq, exact for
+//    expect_eq). An empty backend_config therefore always means "custom-call defaults".
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string_view>
 
+#include "absl/status/statusor.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 
 namespace xlac {
 
 struct StableHloParseOptions {
+  // Limits that keep hostile input from exhausting the stack or memory.
   int max_nesting_depth = 256;
   int64_t max_literal_bytes = int64_t{1} << 30;
 };
 
-// Parses a whole `module { func.func ... }` (or bare functions). On failure reports diagnostics (with the same
-// `file:line:col` quality as the HLO parser) and returns nullptr.
+// Parses a whole `module { func.func ... }` (or bare functions). On failure reports diagnostics (`file:line:col`
+// at the offending token or op) and returns nullptr; nothing is partially returned.
 std::unique_ptr<Module> ParseStableHloModule(const SourceFile& file, DiagnosticEngine& diags,
                                              const StableHloParseOptions& options = {});
+
+// Convenience wrapper: the rendered diagnostics become the status message.
+absl::StatusOr<std::unique_ptr<Module>> ParseStableHloModule(std::string_view text,
+                                                             std::string_view source_name = "<text>",
+                                                             const StableHloParseOptions& options = {});
 
 }  // namespace xlac

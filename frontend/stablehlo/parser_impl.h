@@ -82,7 +82,9 @@ class Parser {
   bool ParseOpTypeSpec(Op* op);
 
   // ---- Attributes (parse_attributes.cc) ----
-  bool ParseAttribute(AttrPtr* out);
+  // `allow_type_suffix`: a number may be followed by `: type` (attribute dictionaries); custom assembly forms
+  // give numbers without one, and there a `:` starts the op type.
+  bool ParseAttribute(AttrPtr* out, bool allow_type_suffix = true);
   // `{a = 1, b}`
   bool ParseAttrDict(std::vector<NamedAttr>* out);
   // A sequence of integers `[1, 2]` as a kDenseArray attribute (the pretty forms' custom<DenseI64Array>).

@@ -41,8 +41,9 @@ class CollectiveHub {
     int64_t arrived = 0;
     int64_t consumed = 0;
   };
-  // Why `waiting` cannot proceed beyond waiting for `missing`; empty if it may still succeed.
-  std::string DescribeStall(int64_t device, const std::vector<int64_t>& missing, const std::string& what,
+  // Why `device` cannot proceed while waiting for `missing` (OK if it may still succeed): Aborted when a peer
+  // failed, DeadlineExceeded otherwise.
+  absl::Status DescribeStall(int64_t device, const std::vector<int64_t>& missing, const std::string& what,
                             bool timed_out) const;
 
   int64_t num_devices_;

@@ -202,6 +202,8 @@ absl::StatusOr<Literal> EvalStochasticConvert(const Instruction& inst, const Lit
   bool is_signed = IsSignedIntegralType(to);
   double lo = is_signed ? static_cast<double>(SignedMin(to)) : 0.0;
   double hi = is_signed ? static_cast<double>(SignedMax(to)) : static_cast<double>(UnsignedMax(to));
+  int64_t min_bits = is_signed ? SignedMin(to) : 0;
+  int64_t max_bits = is_signed ? SignedMax(to) : static_cast<int64_t>(UnsignedMax(to));
   for (int64_t i = 0; i < result.element_count(); ++i) {
     double v = in_kind == NumKind::kFloat ? LoadOne<float>(x, i) : LoadOne<double>(x, i);
     uint64_t r = LoadOne<uint64_t>(random, i);
@@ -209,8 +211,10 @@ absl::StatusOr<Literal> EvalStochasticConvert(const Instruction& inst, const Lit
     bool neg = std::signbit(v);
     if (std::isnan(v)) {
       out = 0;
-    } else if (std::isinf(v) || v >= hi || v <= lo) {
-      out = (neg || v <= lo) && !(v >= hi) ? static_cast<int64_t>(lo) : static_cast<int64_t>(hi);
+    } else if ((std::isinf(v) && !neg) || v >= hi) {
+      out = max_bits;
+    } else if (std::isinf(v) || v <= lo) {
+      out = min_bits;
     } else {
       double a = std::fabs(v);
       double truncated = std::trunc(a);

@@ -52,7 +52,7 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x) {
     UnaryFn<C> fn = GetUnaryFn<C>(op);
     if (fn == nullptr) return Unsupported(inst, "not defined for element type {}", PrimitiveTypeName(type));
     std::vector<C> v = LoadAll<C>(x);
-    for (auto& e : v) e = fn(e, type);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = fn(v[i], type);
     StoreAll<C>(result, v);
     return std::move(result);
   });

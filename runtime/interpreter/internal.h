@@ -25,6 +25,7 @@
 #include "ir/instruction.h"
 #include "ir/literal.h"
 #include "ir/module.h"
+#include "ir/status_macros.h"
 #include "runtime/interpreter/interpreter.h"
 
 namespace xlac::interp {
@@ -181,13 +182,16 @@ class ScalarComputation {
   absl::Status Apply(absl::Span<const In> args, absl::Span<const Out> outs);
   // For a computation returning pred[] (comparators, select of select-and-scatter).
   absl::StatusOr<bool> ApplyPred(absl::Span<const In> args);
+  // True if the computation is a single elementwise binary op on its parameters (swapped: op(p1, p0)); callers
+  // may then apply the op's kernel directly to whole arrays.
+  bool FastBinary(Opcode* op, bool* swapped) const;
+  struct Fast;  // the single-op fast path (defined in scalar_computation.cc)
 
  private:
   Evaluator& ev_;
   const Computation& comp_;
   std::vector<Literal> arg_literals_;
   std::vector<const Literal*> arg_ptrs_;
-  struct Fast;
   std::shared_ptr<const Fast> fast_;
 };
 

@@ -1,0 +1,206 @@
+// Lowering of the StableHLO syntax tree (ast.h) to HLO IR, following XLA's MHLO -> HLO export. Module structure,
+// functions, calls, regions and value scoping are in lower_module.cc; attribute access and instruction emission
+// helpers in lower_util.cc; ops by family in lower_ops_*.cc; CHLO decompositions in lower_chlo*.cc.
+//
+// Convention: functions returning bool/pointer report exactly one error (at the op or attribute position) on failure.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/stablehlo/ast.h"
+#include "frontend/stablehlo/parser_impl.h"
+#include "ir/module.h"
+
+namespace xlac::shlo {
+
+// Values visible while lowering one region (or function body) into one computation.
+struct Scope {
+  Computation* comp = nullptr;
+  Scope* parent = nullptr;
+  std::string owner;  // the op whose region this is ("stablehlo.reduce"), for messages; "" for functions
+  std::unordered_map<std::string, std::vector<Instruction*>> values;  // defined here: name -> results
+  std::map<std::pair<std::string, int64_t>, Instruction*> imported;   // outer values: cloned constants, captures
+  std::unordered_map<const Instruction*, Instruction*> clones;        // outer instruction -> clone in `comp`
+};
+
+class Lowerer {
+ public:
+  Lowerer(Parser& parser, const SourceFile& file, DiagnosticEngine& diags, const StableHloParseOptions& options);
+  std::unique_ptr<Module> Lower(const ModuleAst& ast);
+
+  // ---- Diagnostics ----
+  bool Error(size_t pos, std::string message);
+  bool OpError(const Op& op, std::string message) { return Error(op.name_pos, std::move(message)); }
+  SourceLoc Loc(size_t pos) const { return parser_.Loc(pos); }
+
+  // ---- Types ----
+  bool ToShape(const Type& type, size_t pos, Shape* out);
+  bool ResultShape(const Op& op, size_t i, Shape* out);  // result type i of `op`
+  // The HLO shape for all results: the single result's shape, or a tuple of them.
+  bool ResultShapes(const Op& op, std::vector<Shape>* out);
+
+  // ---- Attributes (lower_util.cc) ----
+  const Attr* FindAttr(const Op& op, std::string_view name) const;
+  bool RequireAttr(const Op& op, std::string_view name, const Attr** out);
+  bool AttrToI64List(const Attr& attr, std::vector<int64_t>* out);  // arrays, array<i64>, dense
+  bool GetI64List(const Op& op, std::string_view name, std::vector<int64_t>* out, bool required = true);
+  // A rank-2 [n, 2] integer attribute (padding) as pairs.
+  bool GetI64Pairs(const Op& op, std::string_view name, std::vector<std::pair<int64_t, int64_t>>* out);
+  bool GetBoolList(const Op& op, std::string_view name, std::vector<bool>* out);
+  bool GetInt(const Op& op, std::string_view name, int64_t* out, std::optional<int64_t> default_value = {});
+  bool GetBool(const Op& op, std::string_view name, bool* out, bool default_value = false);
+  bool GetString(const Op& op, std::string_view name, std::string* out, std::optional<std::string> def = {});
+  // kEnum (#stablehlo<x VALUE>), bare keyword or string: the VALUE.
+  bool GetEnum(const Op& op, std::string_view name, std::string* out, std::optional<std::string> def = {});
+  bool DictI64List(const Attr& dict, std::string_view key, std::vector<int64_t>* out);
+  bool DictInt(const Attr& dict, std::string_view key, int64_t* out, int64_t default_value);
+  static bool IsUnitOrTrue(const Attr& attr);
+  // replica_groups = dense<[[0, 1], [2, 3]]> (-1 entries are padding).
+  bool GetReplicaGroups(const Op& op, ReplicaGroups* out);
+  // channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>: sets channel_id when the handle is positive.
+  bool SetChannelId(const Op& op, Instruction* inst);
+  bool GetPrecisionConfig(const Op& op, std::vector<std::string>* out);
+
+  // ---- Emission (lower_util.cc) ----
+  Instruction* Emit(Opcode opcode, Shape shape, std::vector<Instruction*> operands);
+  Instruction* EmitConstant(Literal literal);
+  Instruction* EmitGte(Instruction* tuple, int64_t index);
+  Instruction* EmitTuple(std::vector<Instruction*> elements);
+  // Splits a tuple-shaped instruction into `n` GTEs (and records it as the op's primary instruction).
+  std::vector<Instruction*> SplitTuple(Instruction* tuple, int64_t n);
+  // A scalar of `type` with value `v`, broadcast to `dims` when not scalar.
+  Instruction* ConstScalar(PrimitiveType type, double v);
+  Instruction* ConstLike(double v, const Instruction* like);
+  Instruction* ConstLikeBits(uint64_t bits, const Instruction* like);  // raw bit pattern of like's element type
+  Instruction* BroadcastTo(Instruction* x, const Shape& shape, std::vector<int64_t> dims);
+  // StableHLO broadcast_in_dim semantics (operand dims of size 1 may expand): HLO's broadcast needs equal sizes, so
+  // expanding dims are first reshaped away, as XlaBuilder::BroadcastInDim does. Reports an error and returns
+  // nullptr for incompatible sizes.
+  Instruction* BroadcastInDim(Instruction* x, const Shape& shape, const std::vector<int64_t>& dims);
+  Instruction* Unary(Opcode op, Instruction* x);
+  Instruction* Binary(Opcode op, Instruction* a, Instruction* b);
+  Instruction* Compare(Instruction* a, Instruction* b, std::string_view direction);
+  Instruction* Select(Instruction* pred, Instruction* a, Instruction* b);
+  Instruction* Convert(Instruction* x, PrimitiveType type);
+
+  // ---- Values (lower_module.cc) ----
+  Instruction* Lookup(const ValueRef& ref);
+  bool LookupOperands(const Op& op, std::vector<Instruction*>* out);
+  Scope* scope() { return scope_; }
+
+  // ---- Regions (lower_module.cc) ----
+  // Lowers a single-block region whose block arguments become parameters; the return values become the root (a
+  // tuple when there are several). Only constants may be captured from outside.
+  Computation* LowerRegion(const Region& region, const Op& owner, std::string_view role);
+  // Like LowerRegion, but the computation has one parameter of `param_shape` and the block arguments (and the
+  // captured values, appended after `num_explicit`) are its tuple elements (or the parameter itself if
+  // `untupled`). Used by while (cond/body) and conditional branches.
+  struct CaptureInfo {
+    std::vector<std::pair<std::string, int64_t>> names;  // (value, result index) captured
+    std::vector<Instruction*> values;                    // their instructions in the enclosing computation
+  };
+  bool CollectCaptures(const std::vector<const Region*>& regions, CaptureInfo* out);
+  // Builds the root from the returned values (inside the region's computation); reports its own errors.
+  using MakeRoot = std::function<bool(const std::vector<Instruction*>& returned, Instruction* param,
+                                      size_t return_pos, Instruction** root)>;
+  Computation* LowerTupledRegion(const Region& region, const Op& owner, std::string_view role,
+                                 const Shape& param_shape, bool untupled, const CaptureInfo& captures,
+                                 const MakeRoot& make_root);
+  Computation* GetFunctionComputation(const std::string& name, const Op* call_site);
+
+  // ---- Ops (lower_ops_*.cc, lower_chlo*.cc register handlers by op name) ----
+  using Results = std::vector<Instruction*>;
+  bool LowerOp(const Op& op, Results* results);
+
+  Module* module() { return module_.get(); }
+  const StableHloParseOptions& options() const { return options_; }
+  std::string NewName(std::string_view prefix);
+  std::string NewComputationName(std::string_view prefix, bool is_function = false);
+  void AddComputation(std::unique_ptr<Computation> comp);
+  const Op* current_op() const { return cur_op_; }
+
+ private:
+  friend class ScopeGuard;
+  bool LowerFunction(const Func& func, Computation** out);
+  bool LowerBlockBody(const Block& block, const Op* owner, std::vector<Instruction*>* returned,
+                      std::vector<const Type*>* returned_types, size_t* return_pos);
+  bool BindResults(const Op& op, const Results& results);
+  Instruction* LookupIn(Scope* scope, const std::string& name, int64_t index, size_t pos);
+  bool IsConstantExpr(const Instruction* inst);
+  Instruction* CloneConstantExpr(Scope* scope, Instruction* inst);
+  bool ApplyOpLevelAttributes(const Op& op, const Results& results);
+  std::optional<OpMetadata> MetadataFor(const Location& loc);
+  bool ConfigureModule(const ModuleAst& ast);
+  bool ChooseEntry(const ModuleAst& ast, Computation** entry);
+  bool ParseShardingAttr(const Attr& attr, Sharding* out);
+
+  Parser& parser_;
+  const SourceFile& file_;
+  DiagnosticEngine& diags_;
+  StableHloParseOptions options_;
+  std::unique_ptr<Module> module_;
+  std::vector<std::unique_ptr<Computation>> done_;  // completed computations, callees first
+  std::map<std::string, const Func*> funcs_;
+  std::map<std::string, Computation*> func_comps_;
+  std::map<std::string, bool> in_progress_;
+  std::map<std::string, int64_t> comp_name_counts_;
+  std::set<std::string> used_comp_names_;
+  std::set<std::string> reserved_comp_names_;
+  int64_t name_counter_ = 0;
+  int function_depth_ = 0;
+
+  Scope* scope_ = nullptr;
+  const Op* cur_op_ = nullptr;
+  SourceLoc cur_loc_;
+  std::optional<OpMetadata> cur_metadata_;
+  Instruction* split_source_ = nullptr;  // the tuple instruction of the current multi-result op
+  std::unordered_map<const Instruction*, bool> constant_expr_cache_;
+};
+
+// Saves and restores the lowering position (scope and current op) around nested lowering.
+class ScopeGuard {
+ public:
+  ScopeGuard(Lowerer* l, Scope* scope)
+      : l_(l), saved_scope_(l->scope_), saved_op_(l->cur_op_), saved_loc_(l->cur_loc_),
+        saved_metadata_(l->cur_metadata_), saved_split_(l->split_source_) {
+    l_->scope_ = scope;
+  }
+  ~ScopeGuard() {
+    l_->scope_ = saved_scope_;
+    l_->cur_op_ = saved_op_;
+    l_->cur_loc_ = saved_loc_;
+    l_->cur_metadata_ = saved_metadata_;
+    l_->split_source_ = saved_split_;
+  }
+
+ private:
+  Lowerer* l_;
+  Scope* saved_scope_;
+  const Op* saved_op_;
+  SourceLoc saved_loc_;
+  std::optional<OpMetadata> saved_metadata_;
+  Instruction* saved_split_;
+};
+
+// "stablehlo.add" / "mhlo.add" -> "add"; other dialects keep their prefix ("chlo.lgamma").
+std::string_view BaseOpName(std::string_view name);
+
+// Op handlers, registered by full op name ("stablehlo.add"); "mhlo." spellings share the stablehlo handlers.
+using OpHandler = bool (*)(Lowerer& l, const Op& op, Lowerer::Results* results);
+using OpTable = std::unordered_map<std::string, OpHandler>;
+void RegisterElementwiseOps(OpTable* table);  // lower_ops_basic.cc
+void RegisterDataOps(OpTable* table);         // lower_ops_data.cc
+void RegisterRegionOps(OpTable* table);       // lower_ops_region.cc
+void RegisterMiscOps(OpTable* table);         // lower_ops_misc.cc: collectives, custom calls, checks, calls
+void RegisterChloOps(OpTable* table);         // lower_chlo.cc
+
+}  // namespace xlac::shlo

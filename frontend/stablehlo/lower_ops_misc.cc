@@ -1,0 +1,455 @@
+// Calls, custom calls, composites, collectives without regions, host communication, and the test-harness check ops.
+#include <algorithm>
+#include <numeric>
+
+#include "fmt/format.h"
+#include "frontend/stablehlo/lower_impl.h"
+
+namespace xlac::shlo {
+namespace {
+
+using Results = Lowerer::Results;
+
+Shape CombinedShape(const std::vector<Shape>& shapes) {
+  return shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
+}
+
+void SetResults(Lowerer& l, Instruction* inst, size_t n, Results* results) {
+  if (n == 1) {
+    results->push_back(inst);
+  } else if (n > 1) {
+    *results = l.SplitTuple(inst, static_cast<int64_t>(n));
+  }
+}
+
+bool LowerCall(Lowerer& l, const Op& op, Results* results) {
+  std::string callee_name;
+  std::vector<Instruction*> operands;
+  if (!l.GetString(op, "callee", &callee_name) || !l.LookupOperands(op, &operands)) return false;
+  Computation* callee = l.GetFunctionComputation(callee_name, &op);
+  if (callee == nullptr) return false;
+  if (static_cast<int64_t>(operands.size()) != callee->parameter_count()) {
+    return l.OpError(op, fmt::format("@{} takes {} arguments, but the call passes {}", callee_name,
+                                     callee->parameter_count(), operands.size()));
+  }
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!operands[i]->shape().Compatible(callee->parameter(static_cast<int64_t>(i))->shape())) {
+      return l.Error(op.operands[i].pos, fmt::format("argument {} of the call to @{} has shape {}, but @{} expects {}",
+                                                     i, callee_name, ShapeToString(operands[i]->shape(), false),
+                                                     callee_name,
+                                                     ShapeToString(callee->parameter(static_cast<int64_t>(i))->shape(),
+                                                                   false)));
+    }
+  }
+  Instruction* call = l.Emit(Opcode::kCall, callee->root()->shape(), std::move(operands));
+  call->set_called_computations({callee});
+  // A function with one result returns it as is; with several (or none) a tuple.
+  const size_t num_results = op.result_types.size();
+  if (num_results == 1) {
+    results->push_back(call);
+  } else {
+    if (!callee->root()->shape().IsTuple() || callee->root()->shape().tuple_shapes.size() != num_results) {
+      return l.OpError(op, fmt::format("the call to @{} expects {} results", callee_name, num_results));
+    }
+    SetResults(l, call, num_results, results);
+  }
+  return true;
+}
+
+bool LowerComposite(Lowerer& l, const Op& op, Results* results) {
+  std::string name, decomposition;
+  std::vector<Instruction*> operands;
+  int64_t version;
+  if (!l.GetString(op, "name", &name) || !l.GetString(op, "decomposition", &decomposition) ||
+      !l.GetInt(op, "version", &version, 0) || !l.LookupOperands(op, &operands)) {
+    return false;
+  }
+  Computation* callee = l.GetFunctionComputation(decomposition, &op);
+  if (callee == nullptr) return false;
+  Instruction* call = l.Emit(Opcode::kCall, callee->root()->shape(), std::move(operands));
+  call->set_called_computations({callee});
+  call->SetAttr("is_composite", AttrValue::Bool(true));
+  const Attr* attrs = l.FindAttr(op, "composite_attributes");
+  *call->mutable_frontend_attributes() = {{"composite.attributes", attrs != nullptr ? attrs->str : "{}"},
+                                          {"composite.name", name},
+                                          {"composite.version", std::to_string(version)}};
+  SetResults(l, call, op.result_types.size(), results);
+  return true;
+}
+
+// dense<[1, 0]> : tensor<2xindex> per operand/result -> a layout.
+bool LayoutFrom(Lowerer& l, const Attr& attr, const Shape& shape, Shape* out) {
+  std::vector<int64_t> minor_to_major;
+  if (!l.AttrToI64List(attr, &minor_to_major)) return false;
+  if (static_cast<int64_t>(minor_to_major.size()) != shape.rank()) {
+    return l.Error(attr.pos, fmt::format("layout has {} entries for a rank-{} shape", minor_to_major.size(),
+                                         shape.rank()));
+  }
+  *out = shape;
+  out->layout = Layout::Default(shape.rank());
+  out->layout->minor_to_major = std::move(minor_to_major);
+  return true;
+}
+
+bool LowerCustomCall(Lowerer& l, const Op& op, Results* results) {
+  std::string target;
+  std::vector<Instruction*> operands;
+  std::vector<Shape> shapes;
+  bool side_effect;
+  if (!l.GetString(op, "call_target_name", &target) || !l.LookupOperands(op, &operands) ||
+      !l.ResultShapes(op, &shapes) || !l.GetBool(op, "has_side_effect", &side_effect)) {
+    return false;
+  }
+  if (const Attr* layouts = l.FindAttr(op, "result_layouts")) {
+    if (layouts->kind != Attr::Kind::kArray || layouts->elements.size() != shapes.size()) {
+      return l.Error(layouts->pos, "result_layouts needs one layout per result");
+    }
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (shapes[i].IsArray() && !LayoutFrom(l, *layouts->elements[i], shapes[i], &shapes[i])) return false;
+    }
+  }
+  Shape shape = shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
+  std::vector<Shape> operand_layouts;
+  if (const Attr* layouts = l.FindAttr(op, "operand_layouts")) {
+    if (layouts->kind != Attr::Kind::kArray || layouts->elements.size() != operands.size()) {
+      return l.Error(layouts->pos, "operand_layouts needs one layout per operand");
+    }
+    for (size_t i = 0; i < operands.size(); ++i) {
+      operand_layouts.emplace_back();
+      if (!LayoutFrom(l, *layouts->elements[i], operands[i]->shape(), &operand_layouts.back())) return false;
+    }
+  }
+  std::vector<Computation*> called;
+  if (const Attr* comps = l.FindAttr(op, "called_computations")) {
+    if (comps->kind != Attr::Kind::kArray) return l.Error(comps->pos, "called_computations must be a list of symbols");
+    for (const AttrPtr& c : comps->elements) {
+      if (c->kind != Attr::Kind::kSymbol) return l.Error(c->pos, "expected a function symbol");
+      Computation* comp = l.GetFunctionComputation(c->str, &op);
+      if (comp == nullptr) return false;
+      called.push_back(comp);
+    }
+  }
+  std::vector<OutputOperandAlias> aliasing;
+  if (const Attr* aliases = l.FindAttr(op, "output_operand_aliases")) {
+    if (aliases->kind != Attr::Kind::kArray) return l.Error(aliases->pos, "output_operand_aliases must be a list");
+    for (const AttrPtr& a : aliases->elements) {
+      if (a->kind != Attr::Kind::kDict) return l.Error(a->pos, "expected #stablehlo.output_operand_alias<...>");
+      OutputOperandAlias alias;
+      if (!l.DictI64List(*a, "output_tuple_indices", &alias.output_index) ||
+          !l.DictInt(*a, "operand_index", &alias.operand, 0) ||
+          !l.DictI64List(*a, "operand_tuple_indices", &alias.operand_index)) {
+        return false;
+      }
+      aliasing.push_back(std::move(alias));
+    }
+  }
+  Instruction* cc = l.Emit(Opcode::kCustomCall, std::move(shape), std::move(operands));
+  cc->SetAttr("custom_call_target", AttrValue::String(target));
+  if (side_effect) cc->SetAttr("custom_call_has_side_effect", AttrValue::Bool(true));
+  if (const Attr* config = l.FindAttr(op, "backend_config")) {
+    if (config->kind == Attr::Kind::kString) {
+      cc->set_backend_config(config->str);
+    } else if (config->kind == Attr::Kind::kDict) {
+      cc->set_backend_config(config->str, /*raw=*/true);
+    } else {
+      return l.Error(config->pos, "backend_config must be a string or a dictionary");
+    }
+  }
+  std::string api = "API_VERSION_ORIGINAL";
+  if (const Attr* version = l.FindAttr(op, "api_version")) {
+    static const char* kVersions[] = {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                                      "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+    if (version->kind == Attr::Kind::kInt && version->int_value >= 0 && version->int_value <= 4) {
+      api = kVersions[version->int_value];
+    } else if (version->kind == Attr::Kind::kEnum &&
+               std::find(std::begin(kVersions), std::end(kVersions), version->str) != std::end(kVersions)) {
+      api = version->str;
+    } else {
+      return l.Error(version->pos, "invalid custom call api_version");
+    }
+  }
+  if (api != "API_VERSION_ORIGINAL") cc->SetAttr("api_version", AttrValue::Enum(api));
+  if (!operand_layouts.empty()) cc->SetAttr("operand_layout_constraints", AttrValue::Of(std::move(operand_layouts)));
+  if (!aliasing.empty()) cc->SetAttr("output_to_operand_aliasing", AttrValue::Of(std::move(aliasing)));
+  if (!called.empty()) cc->set_called_computations(std::move(called));
+  SetResults(l, cc, shapes.size(), results);
+  return true;
+}
+
+bool LowerAllGather(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  std::vector<Shape> shapes;
+  ReplicaGroups groups;
+  int64_t dim;
+  bool global_ids;
+  if (!l.LookupOperands(op, &operands) || !l.ResultShapes(op, &shapes) || !l.GetReplicaGroups(op, &groups) ||
+      !l.GetInt(op, "all_gather_dim", &dim) || !l.GetBool(op, "use_global_device_ids", &global_ids)) {
+    return false;
+  }
+  Instruction* ag = l.Emit(Opcode::kAllGather, CombinedShape(shapes), std::move(operands));
+  ag->SetAttr("dimensions", AttrValue::IntList({dim}));
+  ag->SetAttr("replica_groups", AttrValue::Of(std::move(groups)));
+  if (global_ids) ag->SetAttr("use_global_device_ids", AttrValue::Bool(true));
+  if (!l.SetChannelId(op, ag)) return false;
+  SetResults(l, ag, shapes.size(), results);
+  return true;
+}
+
+// XLA's AllToAll: an array all-to-all along split_dimension, then (when the concat dimension differs) a reshape
+// that exposes the source-device axis, a transpose moving it in front of concat_dimension, and a reshape merging it.
+bool LowerAllToAll(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  Shape shape;
+  ReplicaGroups groups;
+  int64_t split, concat, count;
+  if (!l.LookupOperands(op, &operands) || !l.GetReplicaGroups(op, &groups) ||
+      !l.GetInt(op, "split_dimension", &split) || !l.GetInt(op, "concat_dimension", &concat) ||
+      !l.GetInt(op, "split_count", &count)) {
+    return false;
+  }
+  if (operands.size() != 1) return l.OpError(op, "all_to_all with several operands is not supported");
+  if (!l.ResultShape(op, 0, &shape)) return false;
+  const Shape& in = operands[0]->shape();
+  const int64_t rank = in.rank();
+  if (split < 0 || split >= rank || concat < 0 || concat >= rank || count <= 0 ||
+      in.dimensions[static_cast<size_t>(split)] % count != 0) {
+    return l.OpError(op, "invalid split_dimension, concat_dimension or split_count");
+  }
+  Instruction* a2a = l.Emit(Opcode::kAllToAll, in, {operands[0]});
+  a2a->SetAttr("dimensions", AttrValue::IntList({split}));
+  a2a->SetAttr("replica_groups", AttrValue::Of(std::move(groups)));
+  if (!l.SetChannelId(op, a2a)) return false;
+  if (split == concat) {
+    results->push_back(a2a);
+    return true;
+  }
+  std::vector<int64_t> split_dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i == split) {
+      split_dims.push_back(count);
+      split_dims.push_back(in.dimensions[static_cast<size_t>(i)] / count);
+    } else {
+      split_dims.push_back(in.dimensions[static_cast<size_t>(i)]);
+    }
+  }
+  Instruction* reshaped = l.Emit(Opcode::kReshape, Shape(in.element_type, split_dims), {a2a});
+  std::vector<int64_t> perm, transposed_dims;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t after_reshape = i >= split ? i + 1 : i;
+    if (i == concat) perm.push_back(split);
+    perm.push_back(after_reshape);
+  }
+  for (int64_t p : perm) transposed_dims.push_back(split_dims[static_cast<size_t>(p)]);
+  Instruction* transposed = l.Emit(Opcode::kTranspose, Shape(in.element_type, transposed_dims), {reshaped});
+  transposed->SetAttr("dimensions", AttrValue::IntList(std::move(perm)));
+  results->push_back(l.Emit(Opcode::kReshape, std::move(shape), {transposed}));
+  return true;
+}
+
+bool LowerCollectivePermute(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  Shape shape;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  if (!l.LookupOperands(op, &operands) || !l.ResultShape(op, 0, &shape) ||
+      !l.GetI64Pairs(op, "source_target_pairs", &pairs)) {
+    return false;
+  }
+  std::vector<std::vector<int64_t>> list;
+  for (auto [s, t] : pairs) list.push_back({s, t});
+  Instruction* cp = l.Emit(Opcode::kCollectivePermute, std::move(shape), std::move(operands));
+  cp->SetAttr("source_target_pairs", AttrValue::IntListList(std::move(list)));
+  if (!l.SetChannelId(op, cp)) return false;
+  results->push_back(cp);
+  return true;
+}
+
+bool LowerCollectiveBroadcast(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  std::vector<Shape> shapes;
+  ReplicaGroups groups;
+  if (!l.LookupOperands(op, &operands) || !l.ResultShapes(op, &shapes) || !l.GetReplicaGroups(op, &groups)) {
+    return false;
+  }
+  Instruction* cb = l.Emit(Opcode::kCollectiveBroadcast, CombinedShape(shapes), std::move(operands));
+  cb->SetAttr("replica_groups", AttrValue::Of(std::move(groups)));
+  if (!l.SetChannelId(op, cb)) return false;
+  SetResults(l, cb, shapes.size(), results);
+  return true;
+}
+
+// send(inputs..., token) -> send + send-done; recv(token) -> recv + recv-done.
+bool LowerSendRecv(Lowerer& l, const Op& op, Results* results) {
+  const bool is_send = BaseOpName(op.name) == "send";
+  std::vector<Instruction*> operands;
+  bool host;
+  if (!l.LookupOperands(op, &operands) || !l.GetBool(op, "is_host_transfer", &host)) return false;
+  if (operands.empty() || !operands.back()->shape().IsToken()) {
+    return l.OpError(op, fmt::format("the last operand of '{}' must be a token", op.name));
+  }
+  Instruction* token = operands.back();
+  operands.pop_back();
+  auto configure = [&](Instruction* inst) {
+    if (host) inst->SetAttr("is_host_transfer", AttrValue::Bool(true));
+    return l.SetChannelId(op, inst);
+  };
+  const Shape context = Shape::Scalar(PrimitiveType::kU32);
+  if (is_send) {
+    Instruction* data = operands.size() == 1 ? operands[0] : l.EmitTuple(operands);
+    Instruction* send = l.Emit(Opcode::kSend, Shape::Tuple({data->shape(), context, Shape::Token()}), {data, token});
+    Instruction* done = l.Emit(Opcode::kSendDone, Shape::Token(), {send});
+    if (!configure(send) || !configure(done)) return false;
+    results->push_back(done);
+    return true;
+  }
+  std::vector<Shape> shapes;
+  if (!l.ResultShapes(op, &shapes)) return false;
+  if (shapes.empty() || !shapes.back().IsToken()) return l.OpError(op, "the last result of recv must be a token");
+  shapes.pop_back();
+  const Shape data_shape = shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
+  Instruction* recv = l.Emit(Opcode::kRecv, Shape::Tuple({data_shape, context, Shape::Token()}), {token});
+  Instruction* done = l.Emit(Opcode::kRecvDone, Shape::Tuple({data_shape, Shape::Token()}), {recv});
+  if (!configure(recv) || !configure(done)) return false;
+  Instruction* data = l.EmitGte(done, 0);
+  if (shapes.size() == 1) {
+    results->push_back(data);
+  } else {
+    for (size_t i = 0; i < shapes.size(); ++i) results->push_back(l.EmitGte(data, static_cast<int64_t>(i)));
+  }
+  results->push_back(l.EmitGte(done, 1));
+  return true;
+}
+
+bool LowerInfeed(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  std::vector<Shape> shapes;
+  std::string config;
+  if (!l.LookupOperands(op, &operands) || !l.ResultShapes(op, &shapes) ||
+      !l.GetString(op, "infeed_config", &config, "")) {
+    return false;
+  }
+  if (operands.size() != 1 || shapes.empty() || !shapes.back().IsToken()) {
+    return l.OpError(op, "infeed takes a token and returns values and a token");
+  }
+  shapes.pop_back();
+  Instruction* infeed = l.Emit(Opcode::kInfeed, Shape::Tuple({Shape::Tuple(shapes), Shape::Token()}), operands);
+  if (!config.empty()) infeed->SetAttr("infeed_config", AttrValue::String(config));
+  Instruction* data = l.EmitGte(infeed, 0);
+  for (size_t i = 0; i < shapes.size(); ++i) results->push_back(l.EmitGte(data, static_cast<int64_t>(i)));
+  results->push_back(l.EmitGte(infeed, 1));
+  return true;
+}
+
+bool LowerOutfeed(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  std::string config;
+  if (!l.LookupOperands(op, &operands) || !l.GetString(op, "outfeed_config", &config, "")) return false;
+  if (operands.empty() || !operands.back()->shape().IsToken()) return l.OpError(op, "outfeed's last operand is a token");
+  Instruction* token = operands.back();
+  operands.pop_back();
+  Instruction* data = l.EmitTuple(operands);
+  Instruction* outfeed = l.Emit(Opcode::kOutfeed, Shape::Token(), {data, token});
+  if (!config.empty()) outfeed->SetAttr("outfeed_config", AttrValue::String(config));
+  results->push_back(outfeed);
+  return true;
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// check.expect_eq[_const], check.expect_almost_eq[_const], check.expect_close[_const],
+// check.expect_serialized_eq: see the convention in parser.h.
+bool LowerCheck(Lowerer& l, const Op& op, Results* results) {
+  std::string kind(op.name.substr(6));  // after "check."
+  const bool is_const = kind.size() > 6 && kind.substr(kind.size() - 6) == "_const";
+  if (is_const) kind.resize(kind.size() - 6);
+  if (kind != "expect_eq" && kind != "expect_almost_eq" && kind != "expect_close" &&
+      kind != "expect_serialized_eq") {
+    return l.OpError(op, fmt::format("unsupported op '{}'", op.name));
+  }
+  std::vector<Instruction*> operands;
+  if (!l.LookupOperands(op, &operands)) return false;
+  const size_t expected = kind == "expect_serialized_eq" || is_const ? 1 : 2;
+  if (operands.size() != expected) {
+    return l.OpError(op, fmt::format("'{}' takes {} operand{}", op.name, expected, expected == 1 ? "" : "s"));
+  }
+  if (is_const) {
+    const Attr* value;
+    if (!l.RequireAttr(op, "value", &value)) return false;
+    if (value->kind != Attr::Kind::kDense) return l.Error(value->pos, "expected a dense<...> literal");
+    if (!value->dense->shape().Compatible(operands[0]->shape())) {
+      return l.Error(value->pos, fmt::format("the expected value has shape {}, but the checked value has {}",
+                                             ShapeToString(value->dense->shape(), false),
+                                             ShapeToString(operands[0]->shape(), false)));
+    }
+    operands.push_back(l.EmitConstant(*value->dense));
+  }
+  auto number = [&](std::string_view name, std::string* out, std::string_view def) -> bool {
+    const Attr* a = l.FindAttr(op, name);
+    if (a == nullptr) {
+      *out = std::string(def);
+    } else if (a->kind == Attr::Kind::kInt) {
+      *out = a->int_is_unsigned_big ? std::to_string(static_cast<uint64_t>(a->int_value)) : std::to_string(a->int_value);
+    } else if (a->kind == Attr::Kind::kFloat) {
+      *out = fmt::format("{:.17g}", a->float_value);
+    } else {
+      return l.Error(a->pos, fmt::format("'{}' must be a number", name));
+    }
+    return true;
+  };
+  std::string config;
+  if (kind == "expect_almost_eq") {
+    std::string tolerance;
+    if (!number("tolerance", &tolerance, "0.0001")) return false;
+    config = fmt::format("{{\"tolerance\":{}}}", tolerance);
+  } else if (kind == "expect_close") {
+    std::string max_ulp, min_ulp;
+    if (!number("max_ulp_difference", &max_ulp, "1") || !number("min_ulp_difference", &min_ulp, "0")) return false;
+    config = fmt::format("{{\"max_ulp_difference\":{},\"min_ulp_difference\":{}}}", max_ulp, min_ulp);
+  } else if (kind == "expect_serialized_eq") {
+    std::string probe_id, iter;
+    if (!l.GetString(op, "probe_id", &probe_id) || !number("iter", &iter, "0")) return false;
+    config = fmt::format("{{\"probe_id\":{},\"iter\":{}}}", JsonString(probe_id), iter);
+  }
+  Instruction* check = l.Emit(Opcode::kCustomCall, Shape::Tuple({}), std::move(operands));
+  check->SetAttr("custom_call_target", AttrValue::String("check." + kind));
+  check->SetAttr("custom_call_has_side_effect", AttrValue::Bool(true));
+  if (!config.empty()) check->set_backend_config(config);
+  (void)results;
+  return true;
+}
+
+}  // namespace
+
+void RegisterMiscOps(OpTable* table) {
+  OpTable& t = *table;
+  t["func.call"] = &LowerCall;
+  t["stablehlo.composite"] = &LowerComposite;
+  t["stablehlo.custom_call"] = &LowerCustomCall;
+  t["stablehlo.all_gather"] = &LowerAllGather;
+  t["stablehlo.all_to_all"] = &LowerAllToAll;
+  t["stablehlo.collective_permute"] = &LowerCollectivePermute;
+  t["stablehlo.collective_broadcast"] = &LowerCollectiveBroadcast;
+  t["stablehlo.send"] = &LowerSendRecv;
+  t["stablehlo.recv"] = &LowerSendRecv;
+  t["stablehlo.infeed"] = &LowerInfeed;
+  t["stablehlo.outfeed"] = &LowerOutfeed;
+  for (const char* check : {"check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq",
+                            "check.expect_almost_eq_const", "check.expect_close", "check.expect_close_const",
+                            "check.expect_serialized_eq"}) {
+    t[check] = &LowerCheck;
+  }
+}
+
+}  // namespace xlac::shlo

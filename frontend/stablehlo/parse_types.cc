@@ -1,0 +1,367 @@
+// MLIR types: tensor<2x?xf32, #stablehlo.bounds<?, 4>>, tuple<...>, complex<f32>, !stablehlo.token, function
+// types, and the type specifications that end pretty op forms.
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "fmt/format.h"
+#include "frontend/stablehlo/parser_impl.h"
+
+namespace xlac::shlo {
+
+std::optional<PrimitiveType> ElementTypeFromMlir(std::string_view s) {
+  auto digits_of = [](std::string_view rest) -> int {
+    if (rest.empty() || rest.size() > 3) return -1;
+    int v = 0;
+    for (char c : rest) {
+      if (c < '0' || c > '9') return -1;
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  };
+  auto int_type = [](int bits, bool is_unsigned) -> std::optional<PrimitiveType> {
+    switch (bits) {
+      case 2:
+        return is_unsigned ? PrimitiveType::kU2 : PrimitiveType::kS2;
+      case 4:
+        return is_unsigned ? PrimitiveType::kU4 : PrimitiveType::kS4;
+      case 8:
+        return is_unsigned ? PrimitiveType::kU8 : PrimitiveType::kS8;
+      case 16:
+        return is_unsigned ? PrimitiveType::kU16 : PrimitiveType::kS16;
+      case 32:
+        return is_unsigned ? PrimitiveType::kU32 : PrimitiveType::kS32;
+      case 64:
+        return is_unsigned ? PrimitiveType::kU64 : PrimitiveType::kS64;
+      default:
+        return std::nullopt;
+    }
+  };
+  if (s == "i1") return PrimitiveType::kPred;
+  if (s == "index") return PrimitiveType::kS64;
+  if (s.size() > 1 && s[0] == 'i') return int_type(digits_of(s.substr(1)), false);
+  if (s.size() > 2 && s.substr(0, 2) == "si") return int_type(digits_of(s.substr(2)), false);
+  if (s.size() > 2 && s.substr(0, 2) == "ui") return int_type(digits_of(s.substr(2)), true);
+  if (s.empty() || (s[0] != 'f' && s[0] != 'b')) return std::nullopt;
+  // Float types: HLO's names are MLIR's lowercased (f8E4M3FN -> f8e4m3fn).
+  std::string lower(s);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::optional<PrimitiveType> type = ParsePrimitiveType(lower);
+  if (type.has_value() && IsFloatingPointType(*type)) return type;
+  return std::nullopt;
+}
+
+std::string TypeToString(const Type& type) {
+  if (!type.text.empty()) return type.text;
+  switch (type.kind) {
+    case Type::Kind::kToken:
+      return "!stablehlo.token";
+    case Type::Kind::kTensor: {
+      std::string out = "tensor<";
+      for (int64_t d : type.dims) out += d == Type::kDynamic ? "?x" : fmt::format("{}x", d);
+      return out + std::string(PrimitiveTypeName(type.element)) + ">";
+    }
+    case Type::Kind::kTuple: {
+      std::string out = "tuple<";
+      for (size_t i = 0; i < type.elements.size(); ++i) out += (i ? ", " : "") + TypeToString(type.elements[i]);
+      return out + ">";
+    }
+    default:
+      return "<type>";
+  }
+}
+
+namespace {
+
+bool IsTypeKeyword(std::string_view s) {
+  static constexpr std::string_view kKeywords[] = {"tensor", "tuple", "complex", "memref", "vector", "none", "index"};
+  for (std::string_view k : kKeywords) {
+    if (s == k) return true;
+  }
+  if (ElementTypeFromMlir(s).has_value()) return true;
+  return s == "tf32" || s == "f80" || s == "f128";
+}
+
+}  // namespace
+
+bool Parser::IsTypeStart() const {
+  switch (kind()) {
+    case Tok::kBangId:
+    case Tok::kLParen:
+      return true;
+    case Tok::kBareId:
+      return IsTypeKeyword(tok().str);
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+// Skips a `<...>` group (the current token is '<'), counting nested angle brackets.
+bool SkipAngles(Parser* p) {
+  int depth = 0;
+  do {
+    if (p->kind() == Tok::kEof || p->kind() == Tok::kError) {
+      return p->TokenError("expected '>' to close '<', but found end of input");
+    }
+    if (p->kind() == Tok::kLess) ++depth;
+    if (p->kind() == Tok::kGreater) --depth;
+    p->Next();
+  } while (depth > 0);
+  return true;
+}
+
+}  // namespace
+
+bool Parser::ParseType(Type* out) {
+  DepthGuard guard(this);
+  if (!guard.ok()) return DepthExceeded();
+  const size_t start = pos();
+  out->pos = start;
+  auto finish = [&]() {
+    out->text = std::string(Source(start, prev_end()));
+    return true;
+  };
+
+  if (kind() == Tok::kLParen) {
+    Next();
+    out->kind = Type::Kind::kFunction;
+    if (kind() != Tok::kRParen && !ParseTypeList(&out->elements)) return false;
+    if (!Expect(Tok::kRParen, "to end the function inputs") || !Expect(Tok::kArrow, "in a function type")) {
+      return false;
+    }
+    if (Eat(Tok::kLParen)) {
+      if (kind() != Tok::kRParen && !ParseTypeList(&out->results)) return false;
+      if (!Expect(Tok::kRParen, "to end the function results")) return false;
+    } else {
+      out->results.emplace_back();
+      if (!ParseType(&out->results.back())) return false;
+    }
+    return finish();
+  }
+
+  if (kind() == Tok::kBangId) {
+    const std::string name = tok().str;
+    if (name == "stablehlo.token" || name == "mhlo.token") {
+      Next();
+      out->kind = Type::Kind::kToken;
+      return finish();
+    }
+    if (auto it = type_aliases_.find(name); it != type_aliases_.end()) {
+      Next();
+      *out = it->second;
+      out->pos = start;
+      return finish();
+    }
+    Next();
+    if (kind() == Tok::kLess && !SkipAngles(this)) return false;
+    out->kind = Type::Kind::kOther;
+    out->quantized = name.rfind("quant.", 0) == 0;
+    return finish();
+  }
+
+  if (kind() != Tok::kBareId) return TokenError(fmt::format("expected a type, but found {}", DescribeToken()));
+  const std::string word = tok().str;
+
+  if (word == "tensor") {
+    Next();
+    if (kind() != Tok::kLess) return TokenError("expected '<' after 'tensor'");
+    out->kind = Type::Kind::kTensor;
+    // The dimension list `2x?x3x` is scanned from the raw text: `2x3xf32` is not a token sequence.
+    std::string_view text = this->text();
+    size_t p = tok().end;
+    auto skip_spaces = [&] {
+      while (p < text.size() && (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r')) ++p;
+    };
+    skip_spaces();
+    if (p < text.size() && text[p] == '*') {
+      ++p;
+      skip_spaces();
+      if (p >= text.size() || text[p] != 'x') return Error(p, "expected 'x' after '*' in an unranked tensor type");
+      ++p;
+      out->unranked = true;
+    } else {
+      while (p < text.size()) {
+        skip_spaces();
+        size_t dim_start = p;
+        int64_t dim;
+        if (text[p] == '?') {
+          ++p;
+          dim = Type::kDynamic;
+        } else if (text[p] >= '0' && text[p] <= '9') {
+          uint64_t value = 0;
+          while (p < text.size() && text[p] >= '0' && text[p] <= '9') {
+            value = value * 10 + static_cast<uint64_t>(text[p] - '0');
+            if (value > (uint64_t{1} << 62)) return Error(dim_start, "tensor dimension is too large");
+            ++p;
+          }
+          dim = static_cast<int64_t>(value);
+        } else {
+          break;
+        }
+        skip_spaces();
+        if (p >= text.size() || text[p] != 'x') {
+          return Error(p, "expected 'x' after a tensor dimension");
+        }
+        ++p;
+        if (out->dims.size() >= 4096) return Error(dim_start, "tensor rank is too large");
+        out->dims.push_back(dim);
+      }
+    }
+    prev_end_ = p;
+    ResetTo(p);
+    // Element type.
+    Type element;
+    const size_t element_pos = pos();
+    if (!ParseType(&element)) return false;
+    if (element.quantized) {
+      out->quantized = true;
+    } else if (element.kind != Type::Kind::kTensor || !element.is_scalar_type) {
+      return Error(element_pos, fmt::format("'{}' is not a valid tensor element type", element.text));
+    } else {
+      out->element = element.element;
+    }
+    if (Eat(Tok::kComma)) {
+      // Encoding: #stablehlo.bounds<4, ?> or #stablehlo.type_extensions<bounds = [4, ?]>.
+      const size_t encoding_pos = pos();
+      if (kind() == Tok::kHashId && (tok().str == "stablehlo.bounds" || tok().str == "mhlo.bounds")) {
+        Next();
+        if (!Expect(Tok::kLess, "to start the bounds")) return false;
+        if (kind() != Tok::kGreater) {
+          do {
+            if (Eat(Tok::kQuestion)) {
+              out->bounds.push_back(Type::kDynamic);
+            } else {
+              int64_t bound;
+              if (!ParseInt64(&bound)) return false;
+              out->bounds.push_back(bound);
+            }
+          } while (Eat(Tok::kComma));
+        }
+        if (!Expect(Tok::kGreater, "to end the bounds")) return false;
+      } else {
+        AttrPtr encoding;
+        if (!ParseAttribute(&encoding)) return false;
+        const Attr* bounds = encoding->kind == Attr::Kind::kDict ? encoding->Find("bounds") : nullptr;
+        if (bounds != nullptr && bounds->kind == Attr::Kind::kArray) {
+          for (const AttrPtr& b : bounds->elements) {
+            out->bounds.push_back(b->kind == Attr::Kind::kInt ? b->int_value : Type::kDynamic);
+          }
+        } else if (encoding->kind != Attr::Kind::kDict) {
+          return Error(encoding_pos, "unsupported tensor encoding");
+        }
+      }
+      if (!out->bounds.empty() && out->bounds.size() != out->dims.size()) {
+        return Error(encoding_pos, fmt::format("expected {} bounds, one per dimension", out->dims.size()));
+      }
+    }
+    if (!Expect(Tok::kGreater, "to end the tensor type")) return false;
+    return finish();
+  }
+
+  if (word == "tuple") {
+    Next();
+    out->kind = Type::Kind::kTuple;
+    if (!Expect(Tok::kLess, "after 'tuple'")) return false;
+    if (kind() != Tok::kGreater && !ParseTypeList(&out->elements)) return false;
+    if (!Expect(Tok::kGreater, "to end the tuple type")) return false;
+    return finish();
+  }
+
+  if (word == "complex") {
+    Next();
+    if (!Expect(Tok::kLess, "after 'complex'")) return false;
+    const size_t component_pos = pos();
+    Type component;
+    if (!ParseType(&component)) return false;
+    if (!Expect(Tok::kGreater, "to end the complex type")) return false;
+    out->kind = Type::Kind::kTensor;
+    out->is_scalar_type = true;
+    if (component.is_scalar_type && component.element == PrimitiveType::kF32) {
+      out->element = PrimitiveType::kC64;
+    } else if (component.is_scalar_type && component.element == PrimitiveType::kF64) {
+      out->element = PrimitiveType::kC128;
+    } else {
+      return Error(component_pos, fmt::format("complex<{}> is not supported by HLO (only complex<f32> and "
+                                              "complex<f64>)",
+                                              component.text));
+    }
+    return finish();
+  }
+
+  if (std::optional<PrimitiveType> element = ElementTypeFromMlir(word)) {
+    Next();
+    out->kind = Type::Kind::kTensor;
+    out->is_scalar_type = true;
+    out->element = *element;
+    return finish();
+  }
+
+  if (word == "memref" || word == "vector") {
+    Next();
+    if (kind() == Tok::kLess && !SkipAngles(this)) return false;
+    out->kind = Type::Kind::kOther;
+    return finish();
+  }
+  if (IsTypeKeyword(word)) {
+    Next();
+    out->kind = Type::Kind::kOther;
+    return finish();
+  }
+  return TokenError(fmt::format("expected a type, but found {}", DescribeToken()));
+}
+
+bool Parser::ParseTypeList(std::vector<Type>* out) {
+  do {
+    out->emplace_back();
+    if (!ParseType(&out->back())) return false;
+    if (kind() != Tok::kComma) break;
+    // A comma only continues the list if a type follows it.
+    Lexer copy = lexer_;
+    copy.Lex();
+    bool type_follows = copy.kind() == Tok::kBangId || copy.kind() == Tok::kLParen ||
+                        (copy.kind() == Tok::kBareId && IsTypeKeyword(copy.tok().str));
+    if (!type_follows) break;
+  } while (Eat(Tok::kComma));
+  return true;
+}
+
+namespace {
+
+bool DefinesNoResults(std::string_view op) {
+  return op == "func.return" || op == "stablehlo.return" || op == "mhlo.return" || op == "stablehlo.trace" ||
+         op.rfind("check.", 0) == 0;
+}
+
+}  // namespace
+
+bool Parser::ParseOpTypeSpec(Op* op) {
+  const size_t start = pos();
+  std::vector<Type> list;
+  if (!ParseTypeList(&list)) return false;
+  if (list.size() == 1 && list[0].kind == Type::Kind::kFunction) {
+    op->operand_types = std::move(list[0].elements);
+    op->result_types = std::move(list[0].results);
+    return true;
+  }
+  if (Eat(Tok::kArrow)) {
+    op->operand_types = std::move(list);
+    if (Eat(Tok::kLParen)) {
+      if (kind() != Tok::kRParen && !ParseTypeList(&op->result_types)) return false;
+      return Expect(Tok::kRParen, "to end the result types");
+    }
+    op->result_types.emplace_back();
+    return ParseType(&op->result_types.back());
+  }
+  int64_t num_results = op->NumResults();
+  if (num_results == 0 && !DefinesNoResults(op->name)) num_results = 1;
+  if (static_cast<int64_t>(list.size()) < num_results) {
+    return Error(start, fmt::format("expected {} result types, but found {}", num_results, list.size()));
+  }
+  op->result_types.assign(list.end() - num_results, list.end());
+  if (list.size() == op->operands.size()) op->operand_types = std::move(list);
+  return true;
+}
+
+}  // namespace xlac::shlo

@@ -1,0 +1,209 @@
+// dot (general batch/contracting dimensions) and convolution (strides, padding, lhs/rhs dilation, window reversal,
+// feature and batch groups, any dim_labels).
+//
+// As in XLA's evaluator, operands are first converted to the result type and products are accumulated
+// sequentially in its compute type (f32 for narrow floats, 64-bit for integers), rounding once at the end.
+#include <algorithm>
+
+#include "runtime/interpreter/internal.h"
+
+namespace xlac::interp {
+namespace {
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+absl::StatusOr<Literal> ToType(const Literal& lit, PrimitiveType type) {
+  if (lit.shape().element_type == type) return lit;
+  return ConvertLiteral(lit, type);
+}
+
+template <typename C>
+inline void Accumulate(C& acc, C a, C b) {
+  if constexpr (std::is_same_v<C, bool>) acc = acc || (a && b);
+  else if constexpr (std::is_same_v<C, int64_t>)
+    acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else acc += a * b;
+}
+
+// Gathers `lit` into [groups][rows][k] order: the dims of each list in their order, row-major within the list.
+template <typename C>
+std::vector<C> Canonicalize(const std::vector<C>& data, const std::vector<int64_t>& dims,
+                            const std::vector<std::vector<int64_t>>& lists) {
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  std::vector<int64_t> order_dims, order_strides;
+  for (const auto& list : lists) {
+    for (int64_t d : list) {
+      order_dims.push_back(dims[static_cast<size_t>(d)]);
+      order_strides.push_back(strides[static_cast<size_t>(d)]);
+    }
+  }
+  std::vector<C> out;
+  out.reserve(data.size());
+  if (data.empty()) return out;
+  std::vector<int64_t> index(order_dims.size(), 0);
+  do {
+    int64_t off = 0;
+    for (size_t k = 0; k < index.size(); ++k) off += index[k] * order_strides[k];
+    out.push_back(data[static_cast<size_t>(off)]);
+  } while (NextIndex(index, order_dims));
+  return out;
+}
+
+int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& which) {
+  int64_t p = 1;
+  for (int64_t d : which) p *= dims[static_cast<size_t>(d)];
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands) {
+  if (operands.size() != 2 || inst.FindAttr("sparsity") != nullptr) {
+    return Unsupported(inst, "sparse dot is not supported");
+  }
+  for (const std::string& p : inst.FindAttr("operand_precision")
+                                  ? inst.FindAttr("operand_precision")->get<std::vector<std::string>>()
+                                  : std::vector<std::string>{}) {
+    if (p == "PACKED_NIBBLE" || p == "packed_nibble") return Unsupported(inst, "packed-nibble dot is not supported");
+  }
+  PrimitiveType type = inst.shape().element_type;
+  absl::StatusOr<Literal> lhs = ToType(*operands[0], type);
+  absl::StatusOr<Literal> rhs = ToType(*operands[1], type);
+  if (!lhs.ok()) return lhs.status();
+  if (!rhs.ok()) return rhs.status();
+  const std::vector<int64_t>& ld = lhs->shape().dimensions;
+  const std::vector<int64_t>& rd = rhs->shape().dimensions;
+  const std::vector<int64_t>& lb = IntList(inst, "lhs_batch_dims");
+  const std::vector<int64_t>& rb = IntList(inst, "rhs_batch_dims");
+  const std::vector<int64_t>& lc = IntList(inst, "lhs_contracting_dims");
+  const std::vector<int64_t>& rc = IntList(inst, "rhs_contracting_dims");
+  std::vector<int64_t> lf, rf;
+  for (int64_t d = 0; d < static_cast<int64_t>(ld.size()); ++d) {
+    if (!Contains(lb, d) && !Contains(lc, d)) lf.push_back(d);
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(rd.size()); ++d) {
+    if (!Contains(rb, d) && !Contains(rc, d)) rf.push_back(d);
+  }
+  int64_t batch = Product(ld, lb), m = Product(ld, lf), n = Product(rd, rf), k = Product(ld, lc);
+  Literal result(inst.shape());
+  if (result.element_count() != batch * m * n) return Error(inst, "result shape does not match the dimensions");
+  DispatchKind(KindOf(type), [&](auto tag) {
+    using C = decltype(tag);
+    std::vector<C> a = Canonicalize<C>(LoadAll<C>(*lhs), ld, {lb, lf, lc});
+    std::vector<C> b = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, rf, rc});
+    std::vector<C> out(static_cast<size_t>(batch * m * n));
+    for (int64_t g = 0; g < batch; ++g) {
+      for (int64_t i = 0; i < m; ++i) {
+        size_t arow = static_cast<size_t>((g * m + i) * k);
+        for (int64_t j = 0; j < n; ++j) {
+          size_t brow = static_cast<size_t>((g * n + j) * k);
+          C acc = C(0);
+          for (int64_t kk = 0; kk < k; ++kk) Accumulate<C>(acc, a[arow + kk], b[brow + kk]);
+          out[static_cast<size_t>((g * m + i) * n + j)] = acc;
+        }
+      }
+    }
+    StoreAll<C>(result, out);
+  });
+  return result;
+}
+
+absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands) {
+  const AttrValue* dn_attr = inst.FindAttr("dim_labels");
+  if (operands.size() != 2 || dn_attr == nullptr || dn_attr->kind != AttrKind::kConvDnums) {
+    return Error(inst, "malformed convolution");
+  }
+  const ConvolutionDimensionNumbers& dn = dn_attr->get<ConvolutionDimensionNumbers>();
+  Window window;
+  if (const Window* w = WindowAttr(inst)) window = *w;
+  size_t spatial = dn.input_spatial_dimensions.size();
+  if (window.dimensions.size() != spatial) {
+    if (!window.dimensions.empty()) return Error(inst, "window rank differs from the spatial rank");
+    window.dimensions.resize(spatial);
+    for (size_t i = 0; i < spatial; ++i) window.dimensions[i].size = 1;
+  }
+  PrimitiveType type = inst.shape().element_type;
+  absl::StatusOr<Literal> lhs_or = ToType(*operands[0], type);
+  absl::StatusOr<Literal> rhs_or = ToType(*operands[1], type);
+  if (!lhs_or.ok()) return lhs_or.status();
+  if (!rhs_or.ok()) return rhs_or.status();
+  const Literal& lhs = *lhs_or;
+  const Literal& rhs = *rhs_or;
+  const std::vector<int64_t>& ld = lhs.shape().dimensions;
+  const std::vector<int64_t>& rd = rhs.shape().dimensions;
+  std::vector<int64_t> ls = RowMajorStrides(ld), rs = RowMajorStrides(rd);
+  int64_t feature_groups = IntAttr(inst, "feature_group_count", 1);
+  int64_t batch_groups = IntAttr(inst, "batch_group_count", 1);
+  int64_t input_z = ld[dn.input_feature_dimension];
+  int64_t input_batch = ld[dn.input_batch_dimension];
+  int64_t output_z = rd[dn.kernel_output_feature_dimension];
+  if (feature_groups < 1 || batch_groups < 1 || input_z % feature_groups != 0 || input_batch % batch_groups != 0 ||
+      output_z % feature_groups != 0 || output_z % batch_groups != 0) {
+    return Error(inst, "group counts do not divide the feature/batch dimensions");
+  }
+  int64_t batch_group_size = input_batch / batch_groups;
+  int64_t in_group = input_z / feature_groups;
+  int64_t out_group = output_z / feature_groups;
+  int64_t depthwise_multiplier = output_z / batch_groups;
+  std::vector<int64_t> window_dims(spatial);
+  for (size_t i = 0; i < spatial; ++i) window_dims[i] = rd[dn.kernel_spatial_dimensions[i]];
+  bool empty_window = std::any_of(window_dims.begin(), window_dims.end(), [](int64_t d) { return d == 0; });
+
+  Literal result(inst.shape());
+  const std::vector<int64_t>& od = inst.shape().dimensions;
+  DispatchKind(KindOf(type), [&](auto tag) {
+    using C = decltype(tag);
+    std::vector<C> a = LoadAll<C>(lhs);
+    std::vector<C> b = LoadAll<C>(rhs);
+    std::vector<C> out(static_cast<size_t>(result.element_count()));
+    std::vector<int64_t> o(od.size(), 0);
+    std::vector<int64_t> w(spatial, 0);
+    for (size_t oi = 0; oi < out.size(); ++oi, NextIndex(o, od)) {
+      C acc = C(0);
+      int64_t oz = o[dn.output_feature_dimension];
+      int64_t feature_group = oz / out_group;
+      int64_t batch_group = oz / depthwise_multiplier;
+      std::fill(w.begin(), w.end(), 0);
+      if (empty_window) {
+        out[oi] = acc;
+        continue;
+      }
+      do {
+        int64_t l_spatial = 0, r_spatial = 0;
+        bool valid = true;
+        for (size_t s = 0; s < spatial; ++s) {
+          const WindowDimension& wd = window.dimensions[s];
+          int64_t x = o[dn.output_spatial_dimensions[s]] * wd.stride - wd.padding_low + w[s] * wd.window_dilation;
+          if (wd.base_dilation > 1) {
+            if (x % wd.base_dilation != 0) {
+              valid = false;
+              break;
+            }
+            x /= wd.base_dilation;
+          }
+          if (x < 0 || x >= ld[dn.input_spatial_dimensions[s]]) {
+            valid = false;
+            break;
+          }
+          l_spatial += x * ls[dn.input_spatial_dimensions[s]];
+          int64_t kw = wd.window_reversal ? window_dims[s] - 1 - w[s] : w[s];
+          r_spatial += kw * rs[dn.kernel_spatial_dimensions[s]];
+        }
+        if (!valid) continue;
+        int64_t l_base = l_spatial + o[dn.output_batch_dimension] * ls[dn.input_batch_dimension] +
+                         batch_group * batch_group_size * ls[dn.input_batch_dimension];
+        int64_t r_base = r_spatial + oz * rs[dn.kernel_output_feature_dimension];
+        for (int64_t iz = 0; iz < in_group; ++iz) {
+          int64_t z = feature_group * in_group + iz;
+          Accumulate<C>(acc, a[l_base + z * ls[dn.input_feature_dimension]],
+                        b[r_base + iz * rs[dn.kernel_input_feature_dimension]]);
+        }
+      } while (NextIndex(w, window_dims));
+      out[oi] = acc;
+    }
+    StoreAll<C>(result, out);
+  });
+  return result;
+}
+
+}  // namespace xlac::interp

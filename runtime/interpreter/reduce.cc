@@ -1,0 +1,258 @@
+// reduce (variadic), reduce-window (all window attributes), select-and-scatter and map.
+//
+// Accumulation is sequential in row-major order over the reduced elements, the accumulator being the reducer's
+// first argument(s), as in XLA's evaluator.
+#include <algorithm>
+
+#include "runtime/interpreter/kernels.h"
+
+namespace xlac::interp {
+namespace {
+
+using In = ScalarComputation::In;
+using Out = ScalarComputation::Out;
+
+// Results of a variadic op: one array per input, each initialized to its init value.
+std::vector<Literal> InitResults(const Shape& shape, Operands inits) {
+  std::vector<Literal> results;
+  size_t n = inits.size();
+  for (size_t i = 0; i < n; ++i) {
+    Shape s = shape.IsTuple() ? shape.tuple_shapes[i] : shape;
+    Literal lit(s);
+    int64_t w = ByteWidth(s.element_type);
+    for (int64_t j = 0; j < lit.element_count(); ++j) CopyElement(*inits[i], 0, lit, j, w);
+    results.push_back(std::move(lit));
+  }
+  return results;
+}
+
+Literal PackResults(const Shape& shape, std::vector<Literal> results) {
+  if (!shape.IsTuple()) return std::move(results[0]);
+  return Literal::CreateTuple(std::move(results));
+}
+
+// Offsets (row-major over `dims` restricted to `selected`) of every combination of the selected dims.
+std::vector<int64_t> SubOffsets(const std::vector<int64_t>& dims, const std::vector<int64_t>& selected) {
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  std::vector<int64_t> sub_dims, sub_strides;
+  for (int64_t d : selected) {
+    sub_dims.push_back(dims[static_cast<size_t>(d)]);
+    sub_strides.push_back(strides[static_cast<size_t>(d)]);
+  }
+  int64_t count = 1;
+  for (int64_t d : sub_dims) count *= d;
+  std::vector<int64_t> offsets;
+  offsets.reserve(static_cast<size_t>(count));
+  if (count == 0) return offsets;
+  std::vector<int64_t> index(sub_dims.size(), 0);
+  do {
+    int64_t off = 0;
+    for (size_t k = 0; k < index.size(); ++k) off += index[k] * sub_strides[k];
+    offsets.push_back(off);
+  } while (NextIndex(index, sub_dims));
+  return offsets;
+}
+
+// Fast path: one input, reducer is a single binary op.
+template <typename C>
+void ReduceFast(const Literal& input, const Literal& init, Literal& result, Opcode op, bool swapped,
+                const std::vector<int64_t>& base_offsets, const std::vector<int64_t>& reduce_offsets) {
+  PrimitiveType t = result.shape().element_type;
+  BinaryFn<C> fn = GetBinaryFn<C>(op);
+  std::vector<C> x = LoadAll<C>(input);
+  C init_v = LoadOne<C>(init, 0);
+  std::vector<C> out(base_offsets.size());
+  for (size_t o = 0; o < base_offsets.size(); ++o) {
+    C acc = init_v;
+    for (int64_t off : reduce_offsets) {
+      C v = x[static_cast<size_t>(base_offsets[o] + off)];
+      acc = Normalize<C>(swapped ? fn(v, acc, t) : fn(acc, v, t), t);
+    }
+    out[o] = acc;
+  }
+  StoreAll<C>(result, out);
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalReduce(const Instruction& inst, Operands operands, Evaluator& ev) {
+  if (operands.size() % 2 != 0 || inst.called_computations().empty()) return Error(inst, "malformed reduce");
+  size_t n = operands.size() / 2;
+  Operands inputs = operands.subspan(0, n), inits = operands.subspan(n);
+  const std::vector<int64_t>& in_dims = inputs[0]->shape().dimensions;
+  std::vector<int64_t> reduced = IntList(inst, "dimensions");
+  std::sort(reduced.begin(), reduced.end());
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < static_cast<int64_t>(in_dims.size()); ++d) {
+    if (!std::binary_search(reduced.begin(), reduced.end(), d)) kept.push_back(d);
+  }
+  std::vector<int64_t> base_offsets = SubOffsets(in_dims, kept);
+  std::vector<int64_t> reduce_offsets = SubOffsets(in_dims, reduced);
+  std::vector<Literal> results = InitResults(inst.shape(), inits);
+  ScalarComputation reducer(ev, *inst.called_computation(0));
+  Opcode op;
+  bool swapped;
+  if (n == 1 && reducer.FastBinary(&op, &swapped) && inputs[0]->shape().element_type == results[0].shape().element_type) {
+    DispatchKind(KindOf(results[0].shape().element_type), [&](auto tag) {
+      ReduceFast<decltype(tag)>(*inputs[0], *inits[0], results[0], op, swapped, base_offsets, reduce_offsets);
+    });
+    return PackResults(inst.shape(), std::move(results));
+  }
+  std::vector<In> args(2 * n);
+  std::vector<Out> outs(n);
+  for (size_t o = 0; o < base_offsets.size(); ++o) {
+    for (size_t i = 0; i < n; ++i) {
+      args[i] = In{&results[i], static_cast<int64_t>(o)};
+      outs[i] = Out{&results[i], static_cast<int64_t>(o)};
+    }
+    for (int64_t off : reduce_offsets) {
+      for (size_t i = 0; i < n; ++i) args[n + i] = In{inputs[i], base_offsets[o] + off};
+      XLAC_RETURN_IF_ERROR(reducer.Apply(args, outs));
+    }
+  }
+  return PackResults(inst.shape(), std::move(results));
+}
+
+namespace {
+
+// For each spatial position: table[o * size + w] = operand index of window element w of output o, or -1 when it
+// falls into padding or a base-dilation hole.
+struct WindowTables {
+  std::vector<std::vector<int64_t>> table;
+  std::vector<int64_t> window_dims;
+};
+
+WindowTables MakeWindowTables(const Window& window, const std::vector<int64_t>& operand_dims,
+                              const std::vector<int64_t>& output_dims) {
+  WindowTables t;
+  for (size_t d = 0; d < operand_dims.size(); ++d) {
+    const WindowDimension& wd = window.dimensions[d];
+    std::vector<int64_t> tab(static_cast<size_t>(output_dims[d] * wd.size), -1);
+    for (int64_t o = 0; o < output_dims[d]; ++o) {
+      for (int64_t w = 0; w < wd.size; ++w) {
+        int64_t x = o * wd.stride - wd.padding_low + w * wd.window_dilation;
+        if (wd.base_dilation > 1) {
+          if (x % wd.base_dilation != 0) continue;
+          x /= wd.base_dilation;
+        }
+        if (x >= 0 && x < operand_dims[d]) tab[static_cast<size_t>(o * wd.size + w)] = x;
+      }
+    }
+    t.table.push_back(std::move(tab));
+    t.window_dims.push_back(wd.size);
+  }
+  return t;
+}
+
+// Calls f(operand_linear_index) for each in-bounds window element of output index `out`, in row-major window order.
+template <typename F>
+absl::Status ForEachWindowElement(const WindowTables& t, const std::vector<int64_t>& out,
+                                  const std::vector<int64_t>& operand_strides, F&& f) {
+  size_t rank = t.window_dims.size();
+  std::vector<int64_t> w(rank, 0);
+  for (int64_t d : t.window_dims) {
+    if (d == 0) return absl::OkStatus();
+  }
+  do {
+    int64_t lin = 0;
+    bool valid = true;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t x = t.table[d][static_cast<size_t>(out[d] * t.window_dims[d] + w[d])];
+      if (x < 0) {
+        valid = false;
+        break;
+      }
+      lin += x * operand_strides[d];
+    }
+    if (valid) XLAC_RETURN_IF_ERROR(f(lin));
+  } while (NextIndex(w, t.window_dims));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalReduceWindow(const Instruction& inst, Operands operands, Evaluator& ev) {
+  const Window* window = WindowAttr(inst);
+  if (operands.size() % 2 != 0 || window == nullptr || inst.called_computations().empty()) {
+    return Error(inst, "malformed reduce-window");
+  }
+  size_t n = operands.size() / 2;
+  Operands inputs = operands.subspan(0, n), inits = operands.subspan(n);
+  const std::vector<int64_t>& in_dims = inputs[0]->shape().dimensions;
+  if (window->dimensions.size() != in_dims.size()) return Error(inst, "window rank differs from operand rank");
+  std::vector<Literal> results = InitResults(inst.shape(), inits);
+  const std::vector<int64_t>& out_dims = results[0].shape().dimensions;
+  WindowTables tables = MakeWindowTables(*window, in_dims, out_dims);
+  std::vector<int64_t> strides = RowMajorStrides(in_dims);
+  ScalarComputation reducer(ev, *inst.called_computation(0));
+  std::vector<In> args(2 * n);
+  std::vector<Out> outs(n);
+  std::vector<int64_t> out(out_dims.size(), 0);
+  for (int64_t o = 0; o < results[0].element_count(); ++o) {
+    for (size_t i = 0; i < n; ++i) {
+      args[i] = In{&results[i], o};
+      outs[i] = Out{&results[i], o};
+    }
+    XLAC_RETURN_IF_ERROR(ForEachWindowElement(tables, out, strides, [&](int64_t lin) {
+      for (size_t i = 0; i < n; ++i) args[n + i] = In{inputs[i], lin};
+      return reducer.Apply(args, outs);
+    }));
+    NextIndex(out, out_dims);
+  }
+  return PackResults(inst.shape(), std::move(results));
+}
+
+absl::StatusOr<Literal> EvalSelectAndScatter(const Instruction& inst, Operands operands, Evaluator& ev) {
+  const Window* window = WindowAttr(inst);
+  if (operands.size() != 3 || window == nullptr || inst.called_computations().size() != 2) {
+    return Error(inst, "malformed select-and-scatter");
+  }
+  const Literal& operand = *operands[0];
+  const Literal& source = *operands[1];
+  std::vector<Literal> results = InitResults(inst.shape(), operands.subspan(2, 1));
+  Literal& result = results[0];
+  const std::vector<int64_t>& in_dims = operand.shape().dimensions;
+  const std::vector<int64_t>& src_dims = source.shape().dimensions;
+  if (window->dimensions.size() != in_dims.size()) return Error(inst, "window rank differs from operand rank");
+  WindowTables tables = MakeWindowTables(*window, in_dims, src_dims);
+  std::vector<int64_t> strides = RowMajorStrides(in_dims);
+  ScalarComputation select(ev, *inst.called_computation(0));
+  ScalarComputation scatter(ev, *inst.called_computation(1));
+  std::vector<int64_t> s(src_dims.size(), 0);
+  for (int64_t si = 0; si < source.element_count(); ++si) {
+    int64_t selected = -1;
+    XLAC_RETURN_IF_ERROR(ForEachWindowElement(tables, s, strides, [&](int64_t lin) -> absl::Status {
+      if (selected < 0) {
+        selected = lin;
+        return absl::OkStatus();
+      }
+      In args[2] = {In{&operand, selected}, In{&operand, lin}};
+      absl::StatusOr<bool> keep = select.ApplyPred(args);
+      if (!keep.ok()) return keep.status();
+      if (!*keep) selected = lin;
+      return absl::OkStatus();
+    }));
+    if (selected >= 0) {
+      In args[2] = {In{&result, selected}, In{&source, si}};
+      Out out{&result, selected};
+      XLAC_RETURN_IF_ERROR(scatter.Apply(args, absl::MakeConstSpan(&out, 1)));
+    }
+    NextIndex(s, src_dims);
+  }
+  return std::move(result);
+}
+
+absl::StatusOr<Literal> EvalMap(const Instruction& inst, Operands operands, Evaluator& ev) {
+  if (inst.called_computations().empty()) return Error(inst, "map without a computation");
+  ScalarComputation fn(ev, *inst.called_computation(0));
+  Literal result(inst.shape());
+  std::vector<In> args(operands.size());
+  for (int64_t i = 0; i < result.element_count(); ++i) {
+    for (size_t k = 0; k < operands.size(); ++k) args[k] = In{operands[k], i};
+    Out out{&result, i};
+    XLAC_RETURN_IF_ERROR(fn.Apply(args, absl::MakeConstSpan(&out, 1)));
+  }
+  return result;
+}
+
+}  // namespace xlac::interp
