@@ -186,7 +186,7 @@ class Parser {
  private:
   bool ParseHloModuleHeader(ModuleConfig* config, std::string* name);
   bool ParseModuleAttribute(const std::string& name, size_t name_pos, ModuleConfig* config);
-  bool ParseStackFrameIndex();
+  bool ParseStackFrameIndex(ModuleConfig* config);
   bool ParseComputation(Computation** entry, size_t* entry_pos);
   // Parses "{ instructions }" into a new computation (pushed to computations_ on success).
   Computation* ParseInstructionList(const std::string& name, size_t name_pos);

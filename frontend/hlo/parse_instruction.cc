@@ -160,6 +160,50 @@ std::string AllowedAttributes(const OpSchema& schema, bool sugar_start) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+// The shape XLA's parser gives the instructions it builds from their operands (HloInstruction::CreateSend,
+// CreateSendDone, CreateRecv, CreateRecvDone, CreateInfeed, CreateOutfeed, CreateAfterAll, CreateAddDependency):
+// the shape written in the text is ignored, except for the data element of recv and infeed, which cannot be
+// derived. Data shapes keep their layouts (InferShape drops them, and checks operands that XLA leaves to the
+// verifier). std::nullopt for every other opcode; an error message when the operands cannot give a shape (XLA
+// check-fails there).
+std::optional<absl::StatusOr<Shape>> ShapeBuiltByXla(const Instruction& inst) {
+  auto operand_shape = [&](int64_t i) -> const Shape* {
+    return i < inst.operand_count() && inst.operand(i) != nullptr ? &inst.operand(i)->shape() : nullptr;
+  };
+  const Shape context = Shape::Scalar(PrimitiveType::kU32);
+  switch (inst.opcode()) {
+    case Opcode::kSend:
+      if (operand_shape(0) == nullptr) return std::nullopt;  // operand counts are checked before
+      return Shape::Tuple({*operand_shape(0), context, Shape::Token()});
+    case Opcode::kRecv:
+    case Opcode::kInfeed: {
+      const Shape& written = inst.shape();  // CheckInstruction requires a non-empty tuple
+      if (!written.IsTuple() || written.tuple_shapes.empty()) return std::nullopt;
+      if (inst.opcode() == Opcode::kInfeed) return Shape::Tuple({written.tuple_shapes[0], Shape::Token()});
+      return Shape::Tuple({written.tuple_shapes[0], context, Shape::Token()});
+    }
+    case Opcode::kRecvDone: {
+      const Shape* operand = operand_shape(0);
+      if (operand == nullptr) return std::nullopt;
+      if (!operand->IsTuple() || operand->tuple_shapes.empty()) {
+        return absl::InvalidArgumentError(
+            fmt::format("recv-done takes the (data, context, token) tuple of a recv, but its operand has shape {}",
+                        ShapeToString(*operand)));
+      }
+      return Shape::Tuple({operand->tuple_shapes[0], Shape::Token()});
+    }
+    case Opcode::kSendDone:
+    case Opcode::kOutfeed:
+    case Opcode::kAfterAll:
+      return Shape::Token();
+    case Opcode::kAddDependency:
+      if (operand_shape(0) == nullptr) return std::nullopt;
+      return *operand_shape(0);
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 // The attribute set for an instruction: the wrapped op's for async syntax sugar.
@@ -701,7 +745,13 @@ Instruction* Parser::BuildInstruction(PendingInstruction* pending, const std::st
   }
   *inst->mutable_extra_attributes() = std::move(pending->extra_attributes);
 
-  if (!pending->shape.has_value()) {
+  if (std::optional<absl::StatusOr<Shape>> built = ShapeBuiltByXla(*inst)) {
+    if (!built->ok()) {
+      Error(pending->operands_pos, std::string(built->status().message()));
+      return fail();
+    }
+    inst->set_shape(**std::move(built));
+  } else if (!pending->shape.has_value()) {
     absl::StatusOr<Shape> inferred = InferShape(*inst);
     if (!inferred.ok()) {
       Error(pending->opcode_pos, fmt::format("failed to infer shape for opcode: {}, error: {}",

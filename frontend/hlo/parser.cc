@@ -141,7 +141,7 @@ std::unique_ptr<Module> Parser::ParseModule() {
     TokenError(fmt::format("expects 'HloModule' or a computation, but sees {}", Describe(tok(), lexer_.text())));
     return fail();
   }
-  if (!ParseStackFrameIndex()) return fail();
+  if (!ParseStackFrameIndex(&config)) return fail();
 
   Computation* entry = nullptr;
   size_t entry_pos = 0;
@@ -290,30 +290,32 @@ bool Parser::ParseBoolListOrBool(std::vector<bool>* out) {
   });
 }
 
-// FileNames / FunctionNames / FileLocations / StackFrames: XLA's stack frame index, printed after the header. It
-// is validated and dropped (metadata's stack_frame_id keeps referring to it by number).
-bool Parser::ParseStackFrameIndex() {
+// FileNames / FunctionNames / FileLocations / StackFrames: XLA's stack frame index, printed after the header.
+// Entries are numbered by position; the numbers written before them are not checked (as in XLA). Ids inside the
+// entries are kept as written: metadata's stack_frame_id and the entries themselves refer to each other by them.
+bool Parser::ParseStackFrameIndex(ModuleConfig* config) {
   if (!EatIfPresent(TokKind::kw_FileNames)) return true;
-  std::string ignored;
-  while (EatIfPresent(TokKind::kInt)) {
-    if (!ParseString(&ignored)) return false;
-  }
-  if (!Expect(TokKind::kw_FunctionNames, "after the file names")) return false;
-  while (EatIfPresent(TokKind::kInt)) {
-    if (!ParseString(&ignored)) return false;
-  }
-  if (!Expect(TokKind::kw_FileLocations, "after the function names")) return false;
-  auto parse_entries = [&](std::vector<std::string_view> fields) {
+  StackFrameIndex index;
+  auto parse_strings = [&](std::vector<std::string>* out) {
     while (EatIfPresent(TokKind::kInt)) {
+      if (!ParseString(&out->emplace_back())) return false;
+    }
+    return true;
+  };
+  // One `N {name=int ...}` list; every field is required and each is stored through the matching pointer.
+  auto parse_entries = [&](std::string_view what, const std::vector<std::string_view>& fields,
+                           const std::function<std::vector<int64_t*>()>& add_entry) {
+    while (EatIfPresent(TokKind::kInt)) {
+      std::vector<int64_t*> slots = add_entry();
       absl::flat_hash_set<std::string> seen;
       size_t open = pos();
-      if (!ParseSubAttributes("stack frame index entry", [&](const std::string& field, size_t field_pos) {
-            if (std::find(fields.begin(), fields.end(), field) == fields.end()) {
-              return Error(field_pos, fmt::format("unexpected attribute \"{}\" in stack frame index", field));
+      if (!ParseSubAttributes(what, [&](const std::string& field, size_t field_pos) {
+            auto it = std::find(fields.begin(), fields.end(), field);
+            if (it == fields.end()) {
+              return Error(field_pos, fmt::format("unexpected attribute \"{}\" in {}", field, what));
             }
             seen.insert(field);
-            int64_t value;
-            return ParseInt32(&value);
+            return ParseInt32(slots[it - fields.begin()]);
           })) {
         return false;
       }
@@ -325,9 +327,28 @@ bool Parser::ParseStackFrameIndex() {
     }
     return true;
   };
-  if (!parse_entries({"file_name_id", "function_name_id", "line", "end_line", "column", "end_column"})) return false;
+  if (!parse_strings(&index.file_names)) return false;
+  if (!Expect(TokKind::kw_FunctionNames, "after the file names") || !parse_strings(&index.function_names)) {
+    return false;
+  }
+  if (!Expect(TokKind::kw_FileLocations, "after the function names")) return false;
+  if (!parse_entries("file location", {"file_name_id", "function_name_id", "line", "end_line", "column", "end_column"},
+                     [&] {
+                       StackFrameIndex::FileLocation& l = index.file_locations.emplace_back();
+                       return std::vector<int64_t*>{&l.file_name_id, &l.function_name_id, &l.line,
+                                                    &l.end_line,     &l.column,           &l.end_column};
+                     })) {
+    return false;
+  }
   if (!Expect(TokKind::kw_StackFrames, "after the file locations")) return false;
-  return parse_entries({"file_location_id", "parent_frame_id"});
+  if (!parse_entries("stack frame", {"file_location_id", "parent_frame_id"}, [&] {
+        StackFrameIndex::StackFrame& f = index.stack_frames.emplace_back();
+        return std::vector<int64_t*>{&f.file_location_id, &f.parent_frame_id};
+      })) {
+    return false;
+  }
+  config->stack_frame_index = std::move(index);
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

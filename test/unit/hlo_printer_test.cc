@@ -11,6 +11,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frontend/hlo/parser.h"
@@ -387,6 +389,127 @@ TEST(HloPrinter, AsyncSyntaxSugarHidesTheWrappedComputation) {
   EXPECT_NE(text.find("AsyncOp {\n  p0.1 = f32[10]{0} parameter(0)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("async-start(p0), calls=AsyncOp\n"), std::string::npos) << text;
   EXPECT_NE(text.find("async-done(async-update)\n"), std::string::npos) << text;
+}
+
+// Parses `text` and returns its long-form print, checking that the print parses again and prints the same.
+std::string PrintParsed(std::string_view text) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return "";
+  std::string printed = PrintModule(**module);
+  absl::StatusOr<std::unique_ptr<Module>> reparsed = ParseHloModule(printed, "printed");
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status().message() << "\nprinted:\n" << printed;
+  if (reparsed.ok()) EXPECT_EQ(PrintModule(**reparsed), printed);
+  return printed;
+}
+
+// An entry `e` whose async chain wraps computation `w` (defined by `wrapped`) over parameters p0: f32[2] and
+// p1: f32[2], producing `result`.
+std::string AsyncModule(const std::string& wrapped, const std::string& result, const std::string& start_attrs = "") {
+  return "HloModule m\n\n" + wrapped + "\n\nENTRY e {\n  p0 = f32[2] parameter(0)\n  p1 = f32[2] parameter(1)\n" +
+         "  start = ((f32[2], f32[2]), " + result + ", u32[]) async-start(p0, p1)" + start_attrs +
+         ", calls=w\n  ROOT done = " + result + " async-done(start)\n}\n";
+}
+
+TEST(HloPrinter, AsyncSugarOnlyWhereTheTextParsesBack) {
+  // The sugar, where XLA uses it and it re-parses to the same computation.
+  std::string sugared =
+      PrintParsed(AsyncModule("w {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n"
+                              "  ROOT s = f32[2] subtract(a, b)\n}",
+                              "f32[2]"));
+  EXPECT_NE(sugared.find("subtract-start(f32[2]{0} %p0, f32[2]{0} %p1)"), std::string::npos) << sugared;
+  EXPECT_EQ(sugared.find("%w "), std::string::npos) << sugared;
+
+  // XLA would print these with the sugar too, as text that does not parse back or parses as something else; they
+  // keep the explicit form.
+  const std::string two_operands = "async-start(f32[2]{0} %p0, f32[2]{0} %p1), calls=%w\n";
+  const std::vector<std::pair<std::string, std::string>> explicit_cases = {
+      // `parameter-start(...)`: a parameter takes a number, not operands.
+      {AsyncModule("w {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] parameter(1)\n}", "f32[2]"), two_operands},
+      // `copy-start` / `copy-done` are opcodes of their own.
+      {"HloModule m\n\nw {\n  a = f32[2] parameter(0)\n  ROOT c = f32[2] copy(a)\n}\n\nENTRY e {\n"
+       "  p0 = f32[2] parameter(0)\n  start = ((f32[2]), f32[2], u32[]) async-start(p0), calls=w\n"
+       "  ROOT done = f32[2] async-done(start)\n}\n",
+       "async-start(f32[2]{0} %p0), calls=%w\n"},
+      // The sugar passes the async-start's operands in order.
+      {AsyncModule("w {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  ROOT s = f32[2] subtract(b, a)\n}",
+                   "f32[2]"),
+       two_operands},
+      // The sugar's wrapped result is element {1} of the async-start.
+      {AsyncModule("w {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n  ROOT s = f32[2] add(a, b)\n}",
+                   "f32[3]"),
+       two_operands},
+      // A backend_config of the wrapped op alone would be lost (the async-start's is the one printed).
+      {AsyncModule("w {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n"
+                   "  ROOT s = f32[2] add(a, b), backend_config=\"x\"\n}",
+                   "f32[2]"),
+       two_operands},
+  };
+  for (const auto& [text, start] : explicit_cases) {
+    std::string printed = PrintParsed(text);
+    EXPECT_NE(printed.find(start), std::string::npos) << printed;
+    EXPECT_NE(printed.find(" async-done("), std::string::npos) << printed;
+    EXPECT_NE(printed.find("\n%w "), std::string::npos) << printed;
+  }
+
+  // Both the async-start and the wrapped op carry a sharding: one attribute list cannot hold both.
+  std::string shardings =
+      PrintParsed(AsyncModule("w {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(1)\n"
+                              "  ROOT s = f32[2] add(a, b), sharding={replicated}\n}",
+                              "f32[2]", ", sharding={maximal device=0}"));
+  EXPECT_NE(shardings.find("calls=%w, sharding={maximal device=0}"), std::string::npos) << shardings;
+
+  // A sugared computation that something else also calls is still printed for that caller.
+  std::string shared = PrintParsed(
+      "HloModule m\n\nw {\n  a = f32[2] parameter(0)\n  ROOT n = f32[2] negate(a)\n}\n\n"
+      "ENTRY e {\n  p0 = f32[2] parameter(0)\n  start = ((f32[2]), f32[2], u32[]) async-start(p0), calls=w\n"
+      "  done = f32[2] async-done(start)\n  ROOT c = f32[2] call(done), to_apply=w\n}\n");
+  EXPECT_NE(shared.find("negate-start(f32[2]{0} %p0)"), std::string::npos) << shared;
+  EXPECT_NE(shared.find("\n%w (a: f32[2]) -> f32[2] {"), std::string::npos) << shared;
+}
+
+// ArCrsCombinerTest.SameValueTestNestedWhile: the outer while's body calls the condition they share. XLA's
+// iterative MakeEmbeddedComputationsList stacks {body_outer, condition} and then skips the already-stacked
+// condition under body_outer, emitting body_outer first; callees must come first for the text to parse back.
+TEST(HloPrinter, SharedWhileConditionPrintsBeforeItsCallers) {
+  const std::string text =
+      "HloModule foobar\n\n"
+      "%condition (x: (f32[2,2], f32[2,2])) -> pred[] {\n"
+      "  %x = (f32[2,2], f32[2,2]) parameter(0)\n"
+      "  ROOT %t = pred[] constant(true)\n}\n\n"
+      "%body_inner (x: (f32[2,2], f32[2,2])) -> (f32[2,2], f32[2,2]) {\n"
+      "  ROOT %x = (f32[2,2], f32[2,2]) parameter(0)\n}\n\n"
+      "%body_outer (x: (f32[2,2], f32[2,2])) -> (f32[2,2], f32[2,2]) {\n"
+      "  %x = (f32[2,2], f32[2,2]) parameter(0)\n"
+      "  ROOT %while.1 = (f32[2,2], f32[2,2]) while(%x), condition=%condition, body=%body_inner\n}\n\n"
+      "ENTRY %WhileLoop (x: (f32[2,2], f32[2,2])) -> (f32[2,2], f32[2,2]) {\n"
+      "  %x = (f32[2,2], f32[2,2]) parameter(0)\n"
+      "  ROOT %while = (f32[2,2], f32[2,2]) while(%x), condition=%condition, body=%body_outer\n}\n";
+  std::string printed = PrintParsed(text);
+  const size_t inner = printed.find("\n%body_inner ");
+  const size_t condition = printed.find("\n%condition ");
+  const size_t outer = printed.find("\n%body_outer ");
+  const size_t entry = printed.find("\nENTRY %WhileLoop ");
+  ASSERT_NE(entry, std::string::npos) << printed;
+  EXPECT_LT(inner, condition) << printed;
+  EXPECT_LT(condition, outer) << printed;
+  EXPECT_LT(outer, entry) << printed;
+}
+
+// GpuCopyTest.CopyTranspose: callees print in the order their callers' instructions print (post order), not in
+// the order the instructions were written; otherwise printing the parse of the print would reorder them.
+TEST(HloPrinter, CalleesFollowTheCallersPrintOrder) {
+  const std::string text =
+      "HloModule m\n\n"
+      "first {\n  ROOT a = f32[] parameter(0)\n}\n\n"
+      "second {\n  ROOT b = f32[] parameter(0)\n}\n\n"
+      "ENTRY e {\n  p = f32[] parameter(0)\n"
+      "  x = f32[] call(p), to_apply=first\n"
+      "  y = f32[] call(p), to_apply=second\n"
+      "  ROOT t = (f32[], f32[]) tuple(y, x)\n}\n";
+  std::string printed = PrintParsed(text);
+  EXPECT_LT(printed.find("\n%second "), printed.find("\n%first ")) << printed;
+  EXPECT_LT(printed.find("%y = f32[] call"), printed.find("%x = f32[] call")) << printed;
 }
 
 TEST(HloPrinter, ModuleHeaderAttributesInXlaOrder) {
