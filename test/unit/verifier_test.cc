@@ -565,34 +565,10 @@ std::vector<std::string> SplitTabs(const std::string& line) {
   return cols;
 }
 
-// Modules the manifest marks `ok` that XLA's verifier would reject too (their tests load them unverified) or that
-// rely on XLA's parser silently replacing the written shape of send/send-done/recv-done/outfeed with the computed
-// one. Every other failure is a bug in the parser, shape inference or the verifier.
+// Modules the manifest marks `ok` that XLA's verifier would reject too (their tests load them unverified). Every
+// other failure is a bug in the parser, shape inference or the verifier.
 const std::map<std::string, std::string>& KnownUnverifiedModules() {
-  static const std::string kIgnoredShape = "XLA's parser ignores the written shape of this send/recv/outfeed op";
   static const auto* known = new std::map<std::string, std::string>{
-      {"hlo/cpu/service__cpu__tests__cpu_literal_caching_test/CpuDuplicateConstantsTest.RepeatedTupleConstants.hlo",
-       kIgnoredShape},
-      {"hlo/pass_tests/hlo__analysis__hlo_liveness_analysis_test/HloLivenessAnalysisTest.NestedWhileWithOutfeed.hlo",
-       kIgnoredShape},
-      {"hlo/pass_tests/hlo__analysis__hlo_liveness_analysis_test/HloLivenessAnalysisTest.WhileWithOutfeed.hlo",
-       kIgnoredShape},
-      {"hlo/pass_tests/service__copy_insertion_test/"
-       "CopyInsertionTest.PartiallyPipelinedAsyncSendRecvPipelineParallelismDirectFwd.hlo",
-       kIgnoredShape},
-      {"hlo/pass_tests/service__hlo_verifier_test/HloVerifierTest.ChannelVerifierAsyncSend.hlo",
-       "send operands are (token, data), reversed"},
-      {"hlo/pass_tests/service__instruction_fusion_test/"
-       "InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__2.hlo",
-       kIgnoredShape},
-      {"hlo/pass_tests/service__instruction_fusion_test/"
-       "InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__3.hlo",
-       kIgnoredShape},
-      {"hlo/pass_tests/service__instruction_fusion_test/"
-       "InstructionFusionTest.AvoidDuplicationIfNotAllFusibleRecursively__4.hlo",
-       kIgnoredShape},
-      {"hlo/pass_tests/service__latency_hiding_scheduler_test/LatencyHidingSchedulerTest.OutOfOrderStartAndDone.hlo",
-       kIgnoredShape},
       {"hlo/pass_tests/hlo__utils__hlo_query_test/"
        "HloQueryTest.GetInstructionWithOpCodeReturnsMatchingInstructionForComputation.hlo",
        "call passes 3 operands to a 4-parameter computation"},
