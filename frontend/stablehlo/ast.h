@@ -28,14 +28,14 @@ struct Type {
   };
   Kind kind = Kind::kNone;
   PrimitiveType element = PrimitiveType::kInvalid;
-  std::vector<int64_t> dims;       // kTensor; kDynamic for '?'
-  std::vector<int64_t> bounds;     // from a #stablehlo.bounds encoding; kDynamic where unbounded
-  bool is_scalar_type = false;     // written as a bare element type (`f32`) rather than `tensor<f32>`
-  bool quantized = false;          // element is !quant.*
-  bool unranked = false;           // tensor<*xf32>
-  std::vector<Type> elements;      // kTuple elements, kFunction inputs
-  std::vector<Type> results;       // kFunction results
-  std::string text;                // the source spelling, for messages
+  std::vector<int64_t> dims;    // kTensor; kDynamic for '?'
+  std::vector<int64_t> bounds;  // from a #stablehlo.bounds encoding; kDynamic where unbounded
+  bool is_scalar_type = false;  // written as a bare element type (`f32`) rather than `tensor<f32>`
+  bool quantized = false;       // element is !quant.*
+  bool unranked = false;        // tensor<*xf32>
+  std::vector<Type> elements;   // kTuple elements, kFunction inputs
+  std::vector<Type> results;    // kFunction results
+  std::string text;             // the source spelling, for messages
   size_t pos = 0;
 
   static constexpr int64_t kDynamic = -1;
@@ -71,8 +71,8 @@ struct Attr {
   // Integers that do not fit int64 but fit uint64 (ui64 max) lex with this set and int_value holding the bits.
   bool int_is_unsigned_big = false;
   double float_value = 0;
-  std::string str;      // kString / kSymbol / kKeyword / kEnum value; the source text of a {dictionary}
-  std::string dialect;  // kEnum category, kDict dialect attribute name ("stablehlo.gather"), "" for plain dicts
+  std::string str;           // kString / kSymbol / kKeyword / kEnum value; the source text of a {dictionary}
+  std::string dialect;       // kEnum category, kDict dialect attribute name ("stablehlo.gather"), "" for plain dicts
   std::optional<Type> type;  // the `: type` of kInt/kFloat/kDense, the type of kType, the element type of kDenseArray
   std::vector<AttrPtr> elements;                      // kArray, kDenseArray
   std::vector<std::pair<std::string, AttrPtr>> dict;  // kDict (in source order)

@@ -99,8 +99,7 @@ class Lexer {
 
 // Characters allowed after the first in MLIR bare identifiers.
 inline bool IsIdentChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
-         c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '.';
 }
 
 }  // namespace xlac::shlo

@@ -1,16 +1,16 @@
 // Lowering of the StableHLO syntax tree (ast.h) to HLO IR, following XLA's MHLO -> HLO export. Module structure,
 // functions, calls, regions and value scoping are in lower_module.cc; attribute access and instruction emission
-// helpers in lower_util.cc; ops by family in lower_ops_*.cc; CHLO decompositions in lower_chlo*.cc.
+// helpers in lower_util.cc; ops by family in lower_ops_*.cc; CHLO in lower_chlo.cc.
 //
 // Convention: functions returning bool/pointer report exactly one error (at the op or attribute position) on failure.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <set>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -110,14 +110,15 @@ class Lowerer {
   };
   bool CollectCaptures(const std::vector<const Region*>& regions, CaptureInfo* out);
   // Builds the root from the returned values (inside the region's computation); reports its own errors.
-  using MakeRoot = std::function<bool(const std::vector<Instruction*>& returned, Instruction* param,
-                                      size_t return_pos, Instruction** root)>;
-  Computation* LowerTupledRegion(const Region& region, const Op& owner, std::string_view role,
-                                 const Shape& param_shape, bool untupled, const CaptureInfo& captures,
-                                 const MakeRoot& make_root);
+  using MakeRoot = std::function<bool(const std::vector<Instruction*>& returned, Instruction* param, size_t return_pos,
+                                      Instruction** root)>;
+  Computation* LowerTupledRegion(const Region& region, const Op& owner, std::string_view role, const Shape& param_shape,
+                                 bool untupled, const CaptureInfo& captures, const MakeRoot& make_root);
   Computation* GetFunctionComputation(const std::string& name, const Op* call_site);
+  // A new computation (p0, p1) -> op(p0, p1) over scalars of `type`, e.g. the `or` reducer of a bit assembly.
+  Computation* ScalarBinaryComputation(Opcode op, PrimitiveType type);
 
-  // ---- Ops (lower_ops_*.cc, lower_chlo*.cc register handlers by op name) ----
+  // ---- Ops (lower_ops_*.cc and lower_chlo.cc register handlers by op name) ----
   using Results = std::vector<Instruction*>;
   bool LowerOp(const Op& op, Results* results);
 
@@ -141,7 +142,8 @@ class Lowerer {
   std::optional<OpMetadata> MetadataFor(const Location& loc);
   bool ConfigureModule(const ModuleAst& ast);
   bool ChooseEntry(const ModuleAst& ast, Computation** entry);
-  bool ParseShardingAttr(const Attr& attr, Sharding* out);
+  // An mhlo.sharding string; "" (unspecified) gives nullopt.
+  bool ParseShardingAttr(const Attr& attr, std::optional<Sharding>* out);
 
   Parser& parser_;
   const SourceFile& file_;
@@ -170,8 +172,12 @@ class Lowerer {
 class ScopeGuard {
  public:
   ScopeGuard(Lowerer* l, Scope* scope)
-      : l_(l), saved_scope_(l->scope_), saved_op_(l->cur_op_), saved_loc_(l->cur_loc_),
-        saved_metadata_(l->cur_metadata_), saved_split_(l->split_source_) {
+      : l_(l),
+        saved_scope_(l->scope_),
+        saved_op_(l->cur_op_),
+        saved_loc_(l->cur_loc_),
+        saved_metadata_(l->cur_metadata_),
+        saved_split_(l->split_source_) {
     l_->scope_ = scope;
   }
   ~ScopeGuard() {

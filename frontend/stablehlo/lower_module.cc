@@ -25,8 +25,8 @@ bool IsTerminator(std::string_view name) {
 std::string SanitizeName(std::string_view name) {
   std::string out;
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == '-';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
     out += ok ? c : '_';
   }
   if (out.empty() || (out[0] >= '0' && out[0] <= '9') || out[0] == '.' || out[0] == '-') out = "_" + out;
@@ -54,8 +54,7 @@ void CollectFreeUses(const Region& region, std::vector<std::set<std::string>>* s
 
 }  // namespace
 
-Lowerer::Lowerer(Parser& parser, const SourceFile& file, DiagnosticEngine& diags,
-                 const StableHloParseOptions& options)
+Lowerer::Lowerer(Parser& parser, const SourceFile& file, DiagnosticEngine& diags, const StableHloParseOptions& options)
     : parser_(parser), file_(file), diags_(diags), options_(options) {}
 
 bool Lowerer::Error(size_t pos, std::string message) {
@@ -83,8 +82,10 @@ std::string Lowerer::NewComputationName(std::string_view prefix, bool is_functio
 
 void Lowerer::AddComputation(std::unique_ptr<Computation> comp) { done_.push_back(std::move(comp)); }
 
-bool Lowerer::ParseShardingAttr(const Attr& attr, Sharding* out) {
+bool Lowerer::ParseShardingAttr(const Attr& attr, std::optional<Sharding>* out) {
+  out->reset();
   if (attr.kind != Attr::Kind::kString) return Error(attr.pos, "mhlo.sharding must be a string");
+  if (attr.str.empty()) return true;  // JAX writes "" for "unspecified"
   DiagnosticEngine local;
   std::optional<Sharding> sharding = ParseShardingText(attr.str, local);
   if (!sharding.has_value()) {
@@ -164,6 +165,29 @@ std::unique_ptr<Module> Lowerer::Lower(const ModuleAst& ast) {
   }
   Computation* entry = nullptr;
   if (!ChooseEntry(ast, &entry)) return nullptr;
+  // Buffer donation on the entry function: tf.aliasing_output (-> input_output_alias) and jax.buffer_donor.
+  for (const auto& [name, comp] : func_comps_) {
+    if (comp != entry) continue;
+    const Func& f = *funcs_.at(name);
+    ModuleConfig& config = module_->mutable_config();
+    for (size_t i = 0; i < f.args.size(); ++i) {
+      for (const NamedAttr& a : f.args[i].attrs) {
+        if (a.name == "tf.aliasing_output" && a.value->kind == Attr::Kind::kInt) {
+          const int64_t output = a.value->int_value;
+          if (output < 0 || output >= static_cast<int64_t>(f.results.size())) {
+            Error(a.pos, fmt::format("tf.aliasing_output {} is not a result of @{}", output, f.name));
+            return nullptr;
+          }
+          InputOutputAlias alias;
+          if (f.results.size() != 1) alias.output_index = {output};
+          alias.parameter_number = static_cast<int64_t>(i);
+          config.input_output_alias.push_back(std::move(alias));
+        } else if (a.name == "jax.buffer_donor" && IsUnitOrTrue(*a.value)) {
+          config.buffer_donor.push_back({static_cast<int64_t>(i), {}});
+        }
+      }
+    }
+  }
   for (auto& comp : done_) module_->AddComputation(std::move(comp));
   done_.clear();
   module_->set_entry_computation(entry);
@@ -178,17 +202,17 @@ bool Lowerer::ChooseEntry(const ModuleAst& ast, Computation** entry) {
     return true;
   }
   std::set<std::string> called;
+  // Symbols anywhere in op attributes (callee, called_computations, programs = [[@f]], ...).
+  std::function<void(const Attr&, int)> symbols = [&](const Attr& a, int depth) {
+    if (a.kind == Attr::Kind::kSymbol) called.insert(a.str);
+    if (depth > 8) return;
+    for (const AttrPtr& e : a.elements) symbols(*e, depth + 1);
+    for (const auto& [key, value] : a.dict) symbols(*value, depth + 1);
+  };
   std::function<void(const Region&)> walk = [&](const Region& r) {
     for (const Block& b : r.blocks) {
       for (const Op& op : b.ops) {
-        for (const NamedAttr& a : op.attrs) {
-          if (a.value->kind == Attr::Kind::kSymbol) called.insert(a.value->str);
-          if (a.value->kind == Attr::Kind::kArray) {
-            for (const AttrPtr& e : a.value->elements) {
-              if (e->kind == Attr::Kind::kSymbol) called.insert(e->str);
-            }
-          }
-        }
+        for (const NamedAttr& a : op.attrs) symbols(*a.value, 0);
         for (const Region& nested : op.regions) walk(nested);
       }
     }
@@ -278,7 +302,7 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
     param->set_loc(Loc(arg.pos));
     for (const NamedAttr& a : arg.attrs) {
       if (a.name == "mhlo.sharding") {
-        Sharding sharding;
+        std::optional<Sharding> sharding;
         if (!ParseShardingAttr(*a.value, &sharding)) return false;
         param->set_sharding(std::move(sharding));
       }
@@ -307,15 +331,14 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
     Shape declared;
     if (!ToShape(func.results[i].type, func.results[i].type.pos, &declared)) return false;
     if (!declared.Compatible(returned[i]->shape())) {
-      return Error(return_pos, fmt::format("return value {} of @{} has shape {}, but the signature declares {}", i,
-                                           func.name, ShapeToString(returned[i]->shape(), false),
-                                           TypeToString(func.results[i].type)));
+      return Error(return_pos,
+                   fmt::format("return value {} of @{} has shape {}, but the signature declares {}", i, func.name,
+                               ShapeToString(returned[i]->shape(), false), TypeToString(func.results[i].type)));
     }
     for (const NamedAttr& a : func.results[i].attrs) {
       if (a.name != "mhlo.sharding") continue;
-      result_shardings[i].emplace();
-      if (!ParseShardingAttr(*a.value, &*result_shardings[i])) return false;
-      any_sharding = true;
+      if (!ParseShardingAttr(*a.value, &result_shardings[i])) return false;
+      any_sharding = any_sharding || result_shardings[i].has_value();
     }
   }
   Instruction* root = returned.size() == 1 ? returned[0] : EmitTuple(returned);
@@ -365,17 +388,16 @@ bool Lowerer::BindResults(const Op& op, const Results& results) {
   const int64_t declared = op.NumResults();
   if (declared == 0) return true;
   if (declared != static_cast<int64_t>(results.size())) {
-    return OpError(op, fmt::format("'{}' produces {} results, but the text names {}", op.name, results.size(),
-                                   declared));
+    return OpError(op,
+                   fmt::format("'{}' produces {} results, but the text names {}", op.name, results.size(), declared));
   }
   if (op.result_types.size() == results.size()) {
     for (size_t i = 0; i < results.size(); ++i) {
       Shape declared_shape;
       if (!ToShape(op.result_types[i], op.result_types[i].pos, &declared_shape)) return false;
       if (!declared_shape.Compatible(results[i]->shape())) {
-        return OpError(op, fmt::format("result {} of '{}' is declared as {}, but the operation produces {}", i,
-                                       op.name, TypeToString(op.result_types[i]),
-                                       ShapeToString(results[i]->shape(), false)));
+        return OpError(op, fmt::format("result {} of '{}' is declared as {}, but the operation produces {}", i, op.name,
+                                       TypeToString(op.result_types[i]), ShapeToString(results[i]->shape(), false)));
       }
     }
   }
@@ -425,9 +447,9 @@ bool Lowerer::LookupOperands(const Op& op, std::vector<Instruction*>* out) {
       Shape expected;
       if (!ToShape(op.operand_types[i], op.operand_types[i].pos, &expected)) return false;
       if (!expected.Compatible(v->shape())) {
-        return Error(op.operands[i].pos, fmt::format("use of value '%{}' expects type {}, but the value has shape {}",
-                                                     op.operands[i].name, TypeToString(op.operand_types[i]),
-                                                     ShapeToString(v->shape(), false)));
+        return Error(op.operands[i].pos,
+                     fmt::format("use of value '%{}' expects type {}, but the value has shape {}", op.operands[i].name,
+                                 TypeToString(op.operand_types[i]), ShapeToString(v->shape(), false)));
       }
     }
     out->push_back(v);
@@ -459,6 +481,7 @@ bool Lowerer::IsConstantExpr(const Instruction* inst) {
       case Opcode::kRngGetAndUpdateState:
       case Opcode::kPartitionId:
       case Opcode::kReplicaId:
+      case Opcode::kCustomCall:
         result = false;
         continue;
       default:
@@ -546,6 +569,23 @@ Computation* Lowerer::LowerRegion(const Region& region, const Op& owner, std::st
   return raw;
 }
 
+Computation* Lowerer::ScalarBinaryComputation(Opcode op, PrimitiveType type) {
+  auto comp =
+      std::make_unique<Computation>(NewComputationName(fmt::format("{}_{}", OpcodeName(op), PrimitiveTypeName(type))));
+  Scope scope;
+  scope.comp = comp.get();
+  scope.parent = scope_;
+  ScopeGuard guard(this, &scope);
+  Instruction* lhs = comp->AddInstruction(Instruction::CreateParameter(0, NewName("lhs"), Shape::Scalar(type)));
+  Instruction* rhs = comp->AddInstruction(Instruction::CreateParameter(1, NewName("rhs"), Shape::Scalar(type)));
+  lhs->set_loc(cur_loc_);
+  rhs->set_loc(cur_loc_);
+  comp->set_root(Binary(op, lhs, rhs));
+  Computation* raw = comp.get();
+  AddComputation(std::move(comp));
+  return raw;
+}
+
 bool Lowerer::CollectCaptures(const std::vector<const Region*>& regions, CaptureInfo* out) {
   std::vector<std::set<std::string>> scopes;
   std::set<std::pair<std::string, int64_t>> seen;
@@ -592,9 +632,9 @@ Computation* Lowerer::LowerTupledRegion(const Region& region, const Op& owner, s
     Shape declared;
     if (!ToShape(block.args[i].type, block.args[i].pos, &declared)) return nullptr;
     if (!declared.Compatible(element_shape(i))) {
-      return Error(block.args[i].pos, fmt::format("region argument '%{}' has type {}, but the value passed is {}",
-                                                  block.args[i].name, TypeToString(block.args[i].type),
-                                                  ShapeToString(element_shape(i), false))),
+      return Error(block.args[i].pos,
+                   fmt::format("region argument '%{}' has type {}, but the value passed is {}", block.args[i].name,
+                               TypeToString(block.args[i].type), ShapeToString(element_shape(i), false))),
              nullptr;
     }
     scope.values[block.args[i].name] = {untupled ? param : EmitGte(param, static_cast<int64_t>(i))};

@@ -38,7 +38,6 @@ const std::unordered_map<std::string_view, Opcode>& SimpleOps() {
       {"sqrt", Opcode::kSqrt},
       {"tan", Opcode::kTan},
       {"tanh", Opcode::kTanh},
-      {"bitcast_convert", Opcode::kBitcastConvert},
       {"reshape", Opcode::kReshape},
       {"add", Opcode::kAdd},
       {"atan2", Opcode::kAtan2},
@@ -103,6 +102,71 @@ bool LowerConvert(Lowerer& l, const Op& op, Results* results) {
   return true;
 }
 
+PrimitiveType UnsignedOfWidth(int64_t bits) {
+  switch (bits) {
+    case 8:
+      return PrimitiveType::kU8;
+    case 16:
+      return PrimitiveType::kU16;
+    case 32:
+      return PrimitiveType::kU32;
+    case 64:
+      return PrimitiveType::kU64;
+    default:
+      return PrimitiveType::kInvalid;
+  }
+}
+
+// StableHLO's i1 is one bit wide, HLO's pred one byte: a bitcast between i1[..., N] and an N-bit type packs or
+// unpacks the bits explicitly (element k is bit k).
+bool LowerBitcastConvert(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  if (!CheckArity(l, op, 1) || !l.LookupOperands(op, &operands)) return false;
+  Shape shape;
+  if (!l.ResultShape(op, 0, &shape)) return false;
+  Instruction* x = operands[0];
+  const bool from_pred = IsPredType(x->shape().element_type);
+  const bool to_pred = IsPredType(shape.element_type);
+  if (from_pred == to_pred) {
+    results->push_back(l.Emit(from_pred ? Opcode::kCopy : Opcode::kBitcastConvert, std::move(shape), {x}));
+    return true;
+  }
+  const Shape& wide = from_pred ? x->shape() : shape;  // the shape with the trailing bit dimension
+  const Shape& narrow = from_pred ? shape : x->shape();
+  const int64_t bits = wide.rank() == 0 ? 0 : wide.dimensions.back();
+  const PrimitiveType unsigned_type = UnsignedOfWidth(bits);
+  if (unsigned_type == PrimitiveType::kInvalid || BitWidth(narrow.element_type) != bits ||
+      wide.rank() != narrow.rank() + 1) {
+    return l.OpError(op,
+                     "bitcast_convert between i1 and another type needs a trailing dimension of the other "
+                     "type's bit width");
+  }
+  Shape unsigned_wide = wide;
+  unsigned_wide.element_type = unsigned_type;
+  Instruction* iota = l.Emit(Opcode::kIota, unsigned_wide, {});
+  iota->SetAttr("iota_dimension", AttrValue::Int(wide.rank() - 1));
+  Shape unsigned_narrow = narrow;
+  unsigned_narrow.element_type = unsigned_type;
+  if (from_pred) {
+    Instruction* shifted = l.Binary(Opcode::kShiftLeft, l.Convert(x, unsigned_type), iota);
+    Instruction* zero = l.ConstScalar(unsigned_type, 0);
+    Instruction* packed = l.Emit(Opcode::kReduce, unsigned_narrow, {shifted, zero});
+    packed->SetAttr("dimensions", AttrValue::IntList({wide.rank() - 1}));
+    packed->set_called_computations({l.ScalarBinaryComputation(Opcode::kOr, unsigned_type)});
+    results->push_back(
+        unsigned_type == shape.element_type ? packed : l.Emit(Opcode::kBitcastConvert, std::move(shape), {packed}));
+    return true;
+  }
+  Instruction* as_unsigned =
+      x->shape().element_type == unsigned_type ? x : l.Emit(Opcode::kBitcastConvert, unsigned_narrow, {x});
+  std::vector<int64_t> dims(static_cast<size_t>(narrow.rank()));
+  for (size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<int64_t>(i);
+  Instruction* spread = l.BroadcastTo(as_unsigned, unsigned_wide, dims);
+  Instruction* bit = l.Binary(Opcode::kAnd, l.Binary(Opcode::kShiftRightLogical, spread, iota), l.ConstLike(1, spread));
+  results->push_back(l.Compare(bit, l.ConstLike(0, bit), "NE"));
+  return true;
+}
+
 bool LowerConstant(Lowerer& l, const Op& op, Results* results) {
   const Attr* value;
   if (!l.RequireAttr(op, "value", &value)) return false;
@@ -142,7 +206,8 @@ bool LowerCompare(Lowerer& l, const Op& op, Results* results) {
   }
   static const char* kDirections[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
   if (std::find(std::begin(kDirections), std::end(kDirections), direction) == std::end(kDirections)) {
-    return l.Error(l.FindAttr(op, "comparison_direction")->pos, fmt::format("unknown comparison direction {}", direction));
+    return l.Error(l.FindAttr(op, "comparison_direction")->pos,
+                   fmt::format("unknown comparison direction {}", direction));
   }
   Shape shape;
   if (!l.ResultShape(op, 0, &shape)) return false;
@@ -163,6 +228,7 @@ bool LowerCompare(Lowerer& l, const Op& op, Results* results) {
 void RegisterElementwiseOps(OpTable* table) {
   for (const auto& [name, opcode] : SimpleOps()) (*table)["stablehlo." + std::string(name)] = &LowerSimple;
   (*table)["stablehlo.convert"] = &LowerConvert;
+  (*table)["stablehlo.bitcast_convert"] = &LowerBitcastConvert;
   (*table)["stablehlo.constant"] = &LowerConstant;
   (*table)["stablehlo.iota"] = &LowerIota;
   (*table)["stablehlo.dynamic_iota"] = &LowerIota;

@@ -78,8 +78,8 @@ bool LowerDimsOp(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   std::vector<int64_t> dims;
   Shape shape;
-  if (!Operands(l, op, 1, 1, &operands) || !l.GetI64List(op, base == "transpose" ? "permutation" : "dimensions", &dims) ||
-      !l.ResultShape(op, 0, &shape)) {
+  if (!Operands(l, op, 1, 1, &operands) ||
+      !l.GetI64List(op, base == "transpose" ? "permutation" : "dimensions", &dims) || !l.ResultShape(op, 0, &shape)) {
     return false;
   }
   results->push_back(EmitWithDims(l, opcode, std::move(shape), operands, std::move(dims)));
@@ -116,7 +116,8 @@ bool LowerRealDynamicSlice(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   std::vector<int64_t> starts, limits, strides;
   if (!Operands(l, op, 4, 4, &operands) || !ConstantOperandValues(l, op, operands[1], 1, &starts) ||
-      !ConstantOperandValues(l, op, operands[2], 2, &limits) || !ConstantOperandValues(l, op, operands[3], 3, &strides)) {
+      !ConstantOperandValues(l, op, operands[2], 2, &limits) ||
+      !ConstantOperandValues(l, op, operands[3], 3, &strides)) {
     return false;
   }
   return EmitSlice(l, op, operands[0], starts, limits, strides, results);
@@ -184,7 +185,8 @@ bool LowerDynamicPad(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   std::vector<int64_t> low, high, interior;
   if (!Operands(l, op, 5, 5, &operands) || !ConstantOperandValues(l, op, operands[2], 2, &low) ||
-      !ConstantOperandValues(l, op, operands[3], 3, &high) || !ConstantOperandValues(l, op, operands[4], 4, &interior)) {
+      !ConstantOperandValues(l, op, operands[3], 3, &high) ||
+      !ConstantOperandValues(l, op, operands[4], 4, &interior)) {
     return false;
   }
   return EmitPad(l, op, operands[0], operands[1], low, high, interior, results);
@@ -226,8 +228,8 @@ bool LowerGetTupleElement(Lowerer& l, const Op& op, Results* results) {
   const Shape& tuple = operands[0]->shape();
   if (!tuple.IsTuple()) return l.OpError(op, "get_tuple_element needs a tuple operand");
   if (index < 0 || index >= static_cast<int64_t>(tuple.tuple_shapes.size())) {
-    return l.OpError(op, fmt::format("tuple index {} is out of range for a tuple of {} elements", index,
-                                     tuple.tuple_shapes.size()));
+    return l.OpError(
+        op, fmt::format("tuple index {} is out of range for a tuple of {} elements", index, tuple.tuple_shapes.size()));
   }
   results->push_back(l.EmitGte(operands[0], index));
   return true;
@@ -298,9 +300,9 @@ bool LowerTriangularSolve(Lowerer& l, const Op& op, Results* results) {
   bool left_side, lower, unit_diagonal;
   std::string transpose;
   Shape shape;
-  if (!Operands(l, op, 2, 2, &operands) || !l.GetBool(op, "left_side", &left_side) ||
-      !l.GetBool(op, "lower", &lower) || !l.GetBool(op, "unit_diagonal", &unit_diagonal) ||
-      !l.GetEnum(op, "transpose_a", &transpose, "NO_TRANSPOSE") || !l.ResultShape(op, 0, &shape)) {
+  if (!Operands(l, op, 2, 2, &operands) || !l.GetBool(op, "left_side", &left_side) || !l.GetBool(op, "lower", &lower) ||
+      !l.GetBool(op, "unit_diagonal", &unit_diagonal) || !l.GetEnum(op, "transpose_a", &transpose, "NO_TRANSPOSE") ||
+      !l.ResultShape(op, 0, &shape)) {
     return false;
   }
   if (transpose != "NO_TRANSPOSE" && transpose != "TRANSPOSE" && transpose != "ADJOINT") {
@@ -419,7 +421,8 @@ bool LowerDot(Lowerer& l, const Op& op, Results* results) {
   } else {
     const Attr* dnums;
     if (!l.RequireAttr(op, "dot_dimension_numbers", &dnums)) return false;
-    if (dnums->kind != Attr::Kind::kDict) return l.Error(dnums->pos, "dot_dimension_numbers must be #stablehlo.dot<...>");
+    if (dnums->kind != Attr::Kind::kDict)
+      return l.Error(dnums->pos, "dot_dimension_numbers must be #stablehlo.dot<...>");
     if (!l.DictI64List(*dnums, "lhs_batching_dimensions", &lhs_batch) ||
         !l.DictI64List(*dnums, "rhs_batching_dimensions", &rhs_batch) ||
         !l.DictI64List(*dnums, "lhs_contracting_dimensions", &lhs_contracting) ||
@@ -499,8 +502,8 @@ bool ConvDnums(Lowerer& l, const Attr& attr, ConvolutionDimensionNumbers* out) {
       if (duplicate) return l.Error(attr.pos, fmt::format("repeated label in the {} dimension labels", kParts[part]));
     }
     if (!seen_first || !seen_second) {
-      return l.Error(attr.pos, fmt::format("{} dimension labels must contain '{}' and '{}'", kParts[part],
-                                           kFirst[part], kSecond[part]));
+      return l.Error(attr.pos, fmt::format("{} dimension labels must contain '{}' and '{}'", kParts[part], kFirst[part],
+                                           kSecond[part]));
     }
   }
   return true;
@@ -534,7 +537,8 @@ bool LowerConvolution(Lowerer& l, const Op& op, Results* results) {
   }
   auto check_len = [&](size_t size, std::string_view what) {
     return size == 0 || size == n ||
-           l.OpError(op, fmt::format("{} has {} entries, but the convolution has {} spatial dimensions", what, size, n));
+           l.OpError(op,
+                     fmt::format("{} has {} entries, but the convolution has {} spatial dimensions", what, size, n));
   };
   if (!check_len(strides.size(), "window_strides") || !check_len(lhs_dilation.size(), "lhs_dilation") ||
       !check_len(rhs_dilation.size(), "rhs_dilation") || !check_len(padding.size(), "padding") ||
@@ -560,8 +564,8 @@ bool LowerConvolution(Lowerer& l, const Op& op, Results* results) {
   }
   int64_t feature_groups, batch_groups;
   std::vector<std::string> precision;
-  if (!l.GetInt(op, "feature_group_count", &feature_groups, 1) || !l.GetInt(op, "batch_group_count", &batch_groups, 1) ||
-      !l.GetPrecisionConfig(op, &precision)) {
+  if (!l.GetInt(op, "feature_group_count", &feature_groups, 1) ||
+      !l.GetInt(op, "batch_group_count", &batch_groups, 1) || !l.GetPrecisionConfig(op, &precision)) {
     return false;
   }
   Instruction* conv = l.Emit(Opcode::kConvolution, std::move(shape), {operands[0], operands[1]});
@@ -595,7 +599,8 @@ bool LowerGather(Lowerer& l, const Op& op, Results* results) {
       !l.DictInt(*dnums, "index_vector_dim", &index_vector_dim, 0) || !l.GetBool(op, "indices_are_sorted", &sorted)) {
     return false;
   }
-  if (dynamic ? !ConstantOperandValues(l, op, operands[2], 2, &slice_sizes) : !l.GetI64List(op, "slice_sizes", &slice_sizes)) {
+  if (dynamic ? !ConstantOperandValues(l, op, operands[2], 2, &slice_sizes)
+              : !l.GetI64List(op, "slice_sizes", &slice_sizes)) {
     return false;
   }
   Instruction* gather = l.Emit(Opcode::kGather, std::move(shape), {operands[0], operands[1]});

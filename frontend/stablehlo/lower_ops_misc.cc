@@ -10,9 +10,7 @@ namespace {
 
 using Results = Lowerer::Results;
 
-Shape CombinedShape(const std::vector<Shape>& shapes) {
-  return shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
-}
+Shape CombinedShape(const std::vector<Shape>& shapes) { return shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes); }
 
 void SetResults(Lowerer& l, Instruction* inst, size_t n, Results* results) {
   if (n == 1) {
@@ -34,11 +32,10 @@ bool LowerCall(Lowerer& l, const Op& op, Results* results) {
   }
   for (size_t i = 0; i < operands.size(); ++i) {
     if (!operands[i]->shape().Compatible(callee->parameter(static_cast<int64_t>(i))->shape())) {
-      return l.Error(op.operands[i].pos, fmt::format("argument {} of the call to @{} has shape {}, but @{} expects {}",
-                                                     i, callee_name, ShapeToString(operands[i]->shape(), false),
-                                                     callee_name,
-                                                     ShapeToString(callee->parameter(static_cast<int64_t>(i))->shape(),
-                                                                   false)));
+      return l.Error(op.operands[i].pos,
+                     fmt::format("argument {} of the call to @{} has shape {}, but @{} expects {}", i, callee_name,
+                                 ShapeToString(operands[i]->shape(), false), callee_name,
+                                 ShapeToString(callee->parameter(static_cast<int64_t>(i))->shape(), false)));
     }
   }
   Instruction* call = l.Emit(Opcode::kCall, callee->root()->shape(), std::move(operands));
@@ -82,8 +79,8 @@ bool LayoutFrom(Lowerer& l, const Attr& attr, const Shape& shape, Shape* out) {
   std::vector<int64_t> minor_to_major;
   if (!l.AttrToI64List(attr, &minor_to_major)) return false;
   if (static_cast<int64_t>(minor_to_major.size()) != shape.rank()) {
-    return l.Error(attr.pos, fmt::format("layout has {} entries for a rank-{} shape", minor_to_major.size(),
-                                         shape.rank()));
+    return l.Error(attr.pos,
+                   fmt::format("layout has {} entries for a rank-{} shape", minor_to_major.size(), shape.rank()));
   }
   *out = shape;
   out->layout = Layout::Default(shape.rank());
@@ -146,7 +143,9 @@ bool LowerCustomCall(Lowerer& l, const Op& op, Results* results) {
   Instruction* cc = l.Emit(Opcode::kCustomCall, std::move(shape), std::move(operands));
   cc->SetAttr("custom_call_target", AttrValue::String(target));
   if (side_effect) cc->SetAttr("custom_call_has_side_effect", AttrValue::Bool(true));
-  if (const Attr* config = l.FindAttr(op, "backend_config")) {
+  const Attr* config = l.FindAttr(op, "backend_config");
+  if (config == nullptr) config = l.FindAttr(op, "mhlo.backend_config");  // typed-FFI calls from JAX
+  if (config != nullptr) {
     if (config->kind == Attr::Kind::kString) {
       cc->set_backend_config(config->str);
     } else if (config->kind == Attr::Kind::kDict) {
@@ -207,42 +206,45 @@ bool LowerAllToAll(Lowerer& l, const Op& op, Results* results) {
       !l.GetInt(op, "split_count", &count)) {
     return false;
   }
-  if (operands.size() != 1) return l.OpError(op, "all_to_all with several operands is not supported");
-  if (!l.ResultShape(op, 0, &shape)) return false;
-  const Shape& in = operands[0]->shape();
-  const int64_t rank = in.rank();
-  if (split < 0 || split >= rank || concat < 0 || concat >= rank || count <= 0 ||
-      in.dimensions[static_cast<size_t>(split)] % count != 0) {
-    return l.OpError(op, "invalid split_dimension, concat_dimension or split_count");
-  }
-  Instruction* a2a = l.Emit(Opcode::kAllToAll, in, {operands[0]});
-  a2a->SetAttr("dimensions", AttrValue::IntList({split}));
-  a2a->SetAttr("replica_groups", AttrValue::Of(std::move(groups)));
-  if (!l.SetChannelId(op, a2a)) return false;
-  if (split == concat) {
-    results->push_back(a2a);
-    return true;
-  }
-  std::vector<int64_t> split_dims;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (i == split) {
-      split_dims.push_back(count);
-      split_dims.push_back(in.dimensions[static_cast<size_t>(i)] / count);
-    } else {
-      split_dims.push_back(in.dimensions[static_cast<size_t>(i)]);
+  if (operands.size() != op.result_types.size()) return l.OpError(op, "all_to_all needs one result per operand");
+  // Several operands exchange independently with the same grouping.
+  for (size_t k = 0; k < operands.size(); ++k) {
+    if (!l.ResultShape(op, k, &shape)) return false;
+    const Shape& in = operands[k]->shape();
+    const int64_t rank = in.rank();
+    if (split < 0 || split >= rank || concat < 0 || concat >= rank || count <= 0 ||
+        in.dimensions[static_cast<size_t>(split)] % count != 0) {
+      return l.OpError(op, "invalid split_dimension, concat_dimension or split_count");
     }
+    Instruction* a2a = l.Emit(Opcode::kAllToAll, in, {operands[k]});
+    a2a->SetAttr("dimensions", AttrValue::IntList({split}));
+    a2a->SetAttr("replica_groups", AttrValue::Of(groups));
+    if (!l.SetChannelId(op, a2a)) return false;
+    if (split == concat) {
+      results->push_back(a2a);
+      continue;
+    }
+    std::vector<int64_t> split_dims;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i == split) {
+        split_dims.push_back(count);
+        split_dims.push_back(in.dimensions[static_cast<size_t>(i)] / count);
+      } else {
+        split_dims.push_back(in.dimensions[static_cast<size_t>(i)]);
+      }
+    }
+    Instruction* reshaped = l.Emit(Opcode::kReshape, Shape(in.element_type, split_dims), {a2a});
+    std::vector<int64_t> perm, transposed_dims;
+    for (int64_t i = 0; i < rank; ++i) {
+      const int64_t after_reshape = i >= split ? i + 1 : i;
+      if (i == concat) perm.push_back(split);
+      perm.push_back(after_reshape);
+    }
+    for (int64_t p : perm) transposed_dims.push_back(split_dims[static_cast<size_t>(p)]);
+    Instruction* transposed = l.Emit(Opcode::kTranspose, Shape(in.element_type, transposed_dims), {reshaped});
+    transposed->SetAttr("dimensions", AttrValue::IntList(std::move(perm)));
+    results->push_back(l.Emit(Opcode::kReshape, std::move(shape), {transposed}));
   }
-  Instruction* reshaped = l.Emit(Opcode::kReshape, Shape(in.element_type, split_dims), {a2a});
-  std::vector<int64_t> perm, transposed_dims;
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t after_reshape = i >= split ? i + 1 : i;
-    if (i == concat) perm.push_back(split);
-    perm.push_back(after_reshape);
-  }
-  for (int64_t p : perm) transposed_dims.push_back(split_dims[static_cast<size_t>(p)]);
-  Instruction* transposed = l.Emit(Opcode::kTranspose, Shape(in.element_type, transposed_dims), {reshaped});
-  transposed->SetAttr("dimensions", AttrValue::IntList(std::move(perm)));
-  results->push_back(l.Emit(Opcode::kReshape, std::move(shape), {transposed}));
   return true;
 }
 
@@ -264,6 +266,11 @@ bool LowerCollectivePermute(Lowerer& l, const Op& op, Results* results) {
 }
 
 bool LowerCollectiveBroadcast(Lowerer& l, const Op& op, Results* results) {
+  if (l.FindAttr(op, "has_dynamic_root") != nullptr) {
+    return l.OpError(op,
+                     "collective_broadcast with has_dynamic_root is not supported: HLO's collective-broadcast "
+                     "has no root operand");
+  }
   std::vector<Instruction*> operands;
   std::vector<Shape> shapes;
   ReplicaGroups groups;
@@ -343,13 +350,85 @@ bool LowerOutfeed(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   std::string config;
   if (!l.LookupOperands(op, &operands) || !l.GetString(op, "outfeed_config", &config, "")) return false;
-  if (operands.empty() || !operands.back()->shape().IsToken()) return l.OpError(op, "outfeed's last operand is a token");
+  if (operands.empty() || !operands.back()->shape().IsToken())
+    return l.OpError(op, "outfeed's last operand is a token");
   Instruction* token = operands.back();
   operands.pop_back();
   Instruction* data = l.EmitTuple(operands);
   Instruction* outfeed = l.Emit(Opcode::kOutfeed, Shape::Token(), {data, token});
   if (!config.empty()) outfeed->SetAttr("outfeed_config", AttrValue::String(config));
   results->push_back(outfeed);
+  return true;
+}
+
+std::string JsonString(std::string_view s);
+
+// interpreter.run_parallel(inputs) {programs = [[@f, ...], ...]}: runs one program per process of a
+// replicas x partitions grid. Kept as a side-effecting custom-call "interpreter.run_parallel" whose called
+// computations are the distinct programs; backend_config {"programs":[[0, ...], ...]} indexes them by grid position
+// (rows are replicas, columns partitions). Inputs and results are the processes' arguments and results in grid order.
+bool LowerRunParallel(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  std::vector<Shape> shapes;
+  const Attr* programs;
+  if (!l.LookupOperands(op, &operands) || !l.ResultShapes(op, &shapes) || !l.RequireAttr(op, "programs", &programs)) {
+    return false;
+  }
+  if (l.FindAttr(op, "infeed") != nullptr)
+    return l.OpError(op, "interpreter.run_parallel with infeed is not supported");
+  if (programs->kind != Attr::Kind::kArray || programs->elements.empty()) {
+    return l.Error(programs->pos, "programs must be a non-empty list of lists of functions");
+  }
+  std::vector<Computation*> called;
+  std::string grid = "[";
+  int64_t num_params = 0;
+  size_t columns = 0;
+  for (size_t r = 0; r < programs->elements.size(); ++r) {
+    const Attr& row = *programs->elements[r];
+    if (row.kind != Attr::Kind::kArray || row.elements.empty() || (r > 0 && row.elements.size() != columns)) {
+      return l.Error(row.pos, "every row of programs must list the same number of functions");
+    }
+    columns = row.elements.size();
+    grid += r > 0 ? ",[" : "[";
+    for (size_t c = 0; c < row.elements.size(); ++c) {
+      const Attr& symbol = *row.elements[c];
+      if (symbol.kind != Attr::Kind::kSymbol) return l.Error(symbol.pos, "expected a function symbol");
+      Computation* comp = l.GetFunctionComputation(symbol.str, &op);
+      if (comp == nullptr) return false;
+      auto it = std::find(called.begin(), called.end(), comp);
+      if (it == called.end()) it = called.insert(called.end(), comp);
+      grid += fmt::format("{}{}", c > 0 ? "," : "", it - called.begin());
+      num_params += comp->parameter_count();
+    }
+    grid += "]";
+  }
+  grid += "]";
+  if (num_params != static_cast<int64_t>(operands.size())) {
+    return l.OpError(
+        op, fmt::format("the programs take {} arguments in total, but {} are passed", num_params, operands.size()));
+  }
+  Instruction* run =
+      l.Emit(Opcode::kCustomCall, shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes), std::move(operands));
+  run->SetAttr("custom_call_target", AttrValue::String("interpreter.run_parallel"));
+  run->SetAttr("custom_call_has_side_effect", AttrValue::Bool(true));
+  run->set_backend_config(fmt::format("{{\"programs\":{}}}", grid));
+  run->set_called_computations(std::move(called));
+  SetResults(l, run, shapes.size(), results);
+  return true;
+}
+
+// interpreter.probe %x, probe_id = "id": an identity that records its operand; a side-effecting custom-call
+// "interpreter.probe" with backend_config {"probe_id":"id"}.
+bool LowerProbe(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> operands;
+  std::string probe_id;
+  if (!l.LookupOperands(op, &operands) || !l.GetString(op, "probe_id", &probe_id)) return false;
+  if (operands.size() != 1) return l.OpError(op, "interpreter.probe takes one operand");
+  Instruction* probe = l.Emit(Opcode::kCustomCall, operands[0]->shape(), operands);
+  probe->SetAttr("custom_call_target", AttrValue::String("interpreter.probe"));
+  probe->SetAttr("custom_call_has_side_effect", AttrValue::Bool(true));
+  probe->set_backend_config(fmt::format("{{\"probe_id\":{}}}", JsonString(probe_id)));
+  results->push_back(probe);
   return true;
 }
 
@@ -374,8 +453,7 @@ bool LowerCheck(Lowerer& l, const Op& op, Results* results) {
   std::string kind(op.name.substr(6));  // after "check."
   const bool is_const = kind.size() > 6 && kind.substr(kind.size() - 6) == "_const";
   if (is_const) kind.resize(kind.size() - 6);
-  if (kind != "expect_eq" && kind != "expect_almost_eq" && kind != "expect_close" &&
-      kind != "expect_serialized_eq") {
+  if (kind != "expect_eq" && kind != "expect_almost_eq" && kind != "expect_close" && kind != "expect_serialized_eq") {
     return l.OpError(op, fmt::format("unsupported op '{}'", op.name));
   }
   std::vector<Instruction*> operands;
@@ -400,7 +478,8 @@ bool LowerCheck(Lowerer& l, const Op& op, Results* results) {
     if (a == nullptr) {
       *out = std::string(def);
     } else if (a->kind == Attr::Kind::kInt) {
-      *out = a->int_is_unsigned_big ? std::to_string(static_cast<uint64_t>(a->int_value)) : std::to_string(a->int_value);
+      *out =
+          a->int_is_unsigned_big ? std::to_string(static_cast<uint64_t>(a->int_value)) : std::to_string(a->int_value);
     } else if (a->kind == Attr::Kind::kFloat) {
       *out = fmt::format("{:.17g}", a->float_value);
     } else {
@@ -445,9 +524,11 @@ void RegisterMiscOps(OpTable* table) {
   t["stablehlo.recv"] = &LowerSendRecv;
   t["stablehlo.infeed"] = &LowerInfeed;
   t["stablehlo.outfeed"] = &LowerOutfeed;
-  for (const char* check : {"check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq",
-                            "check.expect_almost_eq_const", "check.expect_close", "check.expect_close_const",
-                            "check.expect_serialized_eq"}) {
+  t["interpreter.run_parallel"] = &LowerRunParallel;
+  t["interpreter.probe"] = &LowerProbe;
+  for (const char* check :
+       {"check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq", "check.expect_almost_eq_const",
+        "check.expect_close", "check.expect_close_const", "check.expect_serialized_eq"}) {
     t[check] = &LowerCheck;
   }
 }

@@ -11,14 +11,12 @@ using Results = Lowerer::Results;
 
 bool RequireRegions(Lowerer& l, const Op& op, size_t n) {
   if (op.regions.size() == n) return true;
-  return l.OpError(op, fmt::format("'{}' needs {} region{}, but has {}", op.name, n, n == 1 ? "" : "s",
-                                   op.regions.size()));
+  return l.OpError(op,
+                   fmt::format("'{}' needs {} region{}, but has {}", op.name, n, n == 1 ? "" : "s", op.regions.size()));
 }
 
 // Shape of an op producing `shapes`: one shape, or a tuple of several.
-Shape CombinedShape(const std::vector<Shape>& shapes) {
-  return shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
-}
+Shape CombinedShape(const std::vector<Shape>& shapes) { return shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes); }
 
 void SetResults(Lowerer& l, Instruction* inst, size_t n, Results* results) {
   if (n == 1) {
@@ -64,8 +62,10 @@ bool MakeWindow(Lowerer& l, const Op& op, int64_t rank, bool with_dilations, Win
   if (static_cast<int64_t>(n) != rank) {
     return l.OpError(op, fmt::format("window_dimensions has {} entries, but the operand has rank {}", n, rank));
   }
-  for (auto [list, name] : {std::pair{strides.size(), "window_strides"}, {base_dilations.size(), "base_dilations"},
-                            {window_dilations.size(), "window_dilations"}, {padding.size(), "padding"}}) {
+  for (auto [list, name] : {std::pair{strides.size(), "window_strides"},
+                            {base_dilations.size(), "base_dilations"},
+                            {window_dilations.size(), "window_dilations"},
+                            {padding.size(), "padding"}}) {
     if (list != 0 && list != n) {
       return l.OpError(op, fmt::format("{} has {} entries, but the window has {}", name, list, n));
     }
@@ -213,8 +213,8 @@ bool LowerAllReduce(Lowerer& l, const Op& op, Results* results) {
   if (scatter && !l.GetInt(op, "scatter_dimension", &dimension)) return false;
   Computation* body = l.LowerRegion(op.regions[0], op, "region");
   if (body == nullptr) return false;
-  Instruction* ar = l.Emit(scatter ? Opcode::kReduceScatter : Opcode::kAllReduce, CombinedShape(shapes),
-                           std::move(operands));
+  Instruction* ar =
+      l.Emit(scatter ? Opcode::kReduceScatter : Opcode::kAllReduce, CombinedShape(shapes), std::move(operands));
   ar->SetAttr("replica_groups", AttrValue::Of(std::move(groups)));
   if (global_ids) ar->SetAttr("use_global_device_ids", AttrValue::Bool(true));
   if (scatter) ar->SetAttr("dimensions", AttrValue::IntList({dimension}));
@@ -232,9 +232,9 @@ bool CheckReturned(Lowerer& l, const Op& op, const std::vector<Instruction*>& re
   }
   for (size_t i = 0; i < expected.size(); ++i) {
     if (!expected[i].Compatible(returned[i]->shape())) {
-      return l.Error(return_pos, fmt::format("the {} of '{}' returns {} as value {}, but {} is expected", what,
-                                             op.name, ShapeToString(returned[i]->shape(), false), i,
-                                             ShapeToString(expected[i], false)));
+      return l.Error(return_pos,
+                     fmt::format("the {} of '{}' returns {} as value {}, but {} is expected", what, op.name,
+                                 ShapeToString(returned[i]->shape(), false), i, ShapeToString(expected[i], false)));
     }
   }
   return true;
@@ -272,7 +272,8 @@ bool LowerWhile(Lowerer& l, const Op& op, Results* results) {
           return true;
         }
         std::vector<Instruction*> next = returned;
-        for (size_t k = 0; k < captures.values.size(); ++k) next.push_back(l.EmitGte(param, static_cast<int64_t>(n + k)));
+        for (size_t k = 0; k < captures.values.size(); ++k)
+          next.push_back(l.EmitGte(param, static_cast<int64_t>(n + k)));
         *root = l.EmitTuple(next);
         return true;
       });

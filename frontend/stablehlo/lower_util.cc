@@ -165,7 +165,8 @@ bool Lowerer::GetInt(const Op& op, std::string_view name, int64_t* out, std::opt
     *out = a->int_value;
     return true;
   }
-  if (a->kind == Attr::Kind::kDense && a->dense->element_count() == 1 && IsIntegralType(a->dense->shape().element_type)) {
+  if (a->kind == Attr::Kind::kDense && a->dense->element_count() == 1 &&
+      IsIntegralType(a->dense->shape().element_type)) {
     *out = a->dense->GetAsInt64(0);
     return true;
   }
@@ -279,7 +280,8 @@ bool Lowerer::GetReplicaGroups(const Op& op, ReplicaGroups* out) {
 
 bool Lowerer::SetChannelId(const Op& op, Instruction* inst) {
   if (const Attr* handle = FindAttr(op, "channel_handle")) {
-    if (handle->kind != Attr::Kind::kDict) return Error(handle->pos, "channel_handle must be #stablehlo.channel_handle");
+    if (handle->kind != Attr::Kind::kDict)
+      return Error(handle->pos, "channel_handle must be #stablehlo.channel_handle");
     int64_t id = 0;
     if (!DictInt(*handle, "handle", &id, 0)) return false;
     if (id > 0) inst->SetAttr("channel_id", AttrValue::Int(id));
@@ -399,7 +401,11 @@ Instruction* Lowerer::ConstLikeBits(uint64_t bits, const Instruction* like) {
   return like->shape().rank() == 0 ? c : BroadcastTo(c, like->shape(), {});
 }
 
-Instruction* Lowerer::Unary(Opcode op, Instruction* x) { return Emit(op, x->shape(), {x}); }
+Instruction* Lowerer::Unary(Opcode op, Instruction* x) {
+  Shape shape = x->shape();
+  if (op == Opcode::kIsFinite) shape.element_type = PrimitiveType::kPred;
+  return Emit(op, std::move(shape), {x});
+}
 
 Instruction* Lowerer::Binary(Opcode op, Instruction* a, Instruction* b) { return Emit(op, a->shape(), {a, b}); }
 
@@ -462,9 +468,9 @@ bool Lowerer::ApplyOpLevelAttributes(const Op& op, const Results& results) {
   if (primary == nullptr) return true;
   for (const NamedAttr& a : op.attrs) {
     if (a.name == "mhlo.sharding") {
-      Sharding sharding;
+      std::optional<Sharding> sharding;
       if (!ParseShardingAttr(*a.value, &sharding)) return false;
-      primary->set_sharding(std::move(sharding));
+      if (sharding.has_value()) primary->set_sharding(std::move(sharding));
     } else if (a.name == "mhlo.frontend_attributes" && a.value->kind == Attr::Kind::kDict) {
       StringMap* attrs = primary->mutable_frontend_attributes();
       for (const auto& [key, value] : a.value->dict) {

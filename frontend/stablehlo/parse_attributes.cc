@@ -113,9 +113,10 @@ bool Parser::ParseConvDimsBody(Attr* out) {
           out->conv_labels[part].push_back(tok().str[0]);
           Next();
         } else {
-          return TokenError(fmt::format("expected a convolution dimension label (b, f, i, o or a spatial index), "
-                                        "but found {}",
-                                        DescribeToken()));
+          return TokenError(
+              fmt::format("expected a convolution dimension label (b, f, i, o or a spatial index), "
+                          "but found {}",
+                          DescribeToken()));
         }
       } while (Eat(Tok::kComma));
     }
@@ -267,7 +268,23 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
         }
         return TokenError(fmt::format("expected '<category VALUE>' in #{}<...>, but found {}", name, DescribeToken()));
       }
+      const std::string dialect = name.substr(0, dot);
       const std::string mnemonic = name.substr(dot + 1);
+      if (dialect != "stablehlo" && dialect != "mhlo" && dialect != "chlo") {
+        // Other dialects' attributes (#sdy.sharding<...>, ...) have their own grammar: kept as raw text.
+        auto attr = NewAttr(Attr::Kind::kOpaque, start);
+        int depth = 0;
+        do {
+          if (kind() == Tok::kEof || kind() == Tok::kError)
+            return TokenError(fmt::format("unterminated #{}<...>", name));
+          if (kind() == Tok::kLess) ++depth;
+          if (kind() == Tok::kGreater) --depth;
+          Next();
+        } while (depth > 0);
+        attr->str = std::string(Source(start, prev_end()));
+        *out = std::move(attr);
+        return true;
+      }
       if (mnemonic == "conv") {
         Next();
         if (IsKeyword("raw")) {
@@ -340,6 +357,23 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
       }
       if (word == "dense_resource" || word == "sparse") {
         return TokenError(fmt::format("{}<...> attributes are not supported", word));
+      }
+      if (!IsTypeStart() && LookAhead() == Tok::kLess) {
+        // Builtin attributes we do not interpret (affine_map<...>, strided<...>): kept as raw text.
+        auto attr = NewAttr(Attr::Kind::kOpaque, start);
+        const std::string name = word;
+        Next();
+        int depth = 0;
+        do {
+          if (kind() == Tok::kEof || kind() == Tok::kError)
+            return TokenError(fmt::format("unterminated {}<...>", name));
+          if (kind() == Tok::kLess) ++depth;
+          if (kind() == Tok::kGreater) --depth;
+          Next();
+        } while (depth > 0);
+        attr->str = std::string(Source(start, prev_end()));
+        *out = std::move(attr);
+        return true;
       }
       if (IsTypeStart()) {
         auto attr = NewAttr(Attr::Kind::kType, start);

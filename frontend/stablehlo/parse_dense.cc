@@ -19,11 +19,12 @@
 namespace xlac::shlo {
 namespace {
 
+// One scalar token of a dense literal, kept as a view into the source text (large literals hold millions).
 struct DenseScalar {
+  std::string_view text;
+  size_t pos = 0;
   Tok kind = Tok::kInt;  // kInt, kFloat, or kBareId for true/false
   bool negative = false;
-  std::string text;
-  size_t pos = 0;
 };
 
 struct DenseElement {
@@ -55,7 +56,9 @@ bool ParseUnsigned(std::string_view text, uint64_t* out) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
-bool IsHexText(std::string_view text) { return text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'); }
+bool IsHexText(std::string_view text) {
+  return text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+}
 
 // Keeps sub-byte values in the form the Literal stores them: sign-extended for signed types, masked otherwise.
 uint64_t NormalizeSubByte(PrimitiveType type, uint64_t bits) {
@@ -126,8 +129,8 @@ class DenseBuilder {
       uint64_t bits = 0;
       if (s.negative || !ParseUnsigned(s.text, &bits) ||
           (BitWidth(component) < 64 && bits >> BitWidth(component) != 0)) {
-        return p_->Error(s.pos, fmt::format("hexadecimal value {} does not fit {}", s.text,
-                                            PrimitiveTypeName(component)));
+        return p_->Error(s.pos,
+                         fmt::format("hexadecimal value {} does not fit {}", s.text, PrimitiveTypeName(component)));
       }
       std::memcpy(dst, &bits, static_cast<size_t>(component_width));
       return true;
@@ -138,7 +141,7 @@ class DenseBuilder {
       float f = 0;
       auto [ptr, ec] = std::from_chars(s.text.data(), s.text.data() + s.text.size(), f);
       if (ec == std::errc::result_out_of_range) {
-        f = std::strtof(s.text.c_str(), nullptr);
+        f = std::strtof(std::string(s.text).c_str(), nullptr);
         if (std::isinf(f)) return p_->Error(s.pos, fmt::format("value {} overflows f32", s.text));
       } else if (ec != std::errc()) {
         return p_->Error(s.pos, fmt::format("invalid number {}", s.text));
@@ -149,7 +152,7 @@ class DenseBuilder {
     }
     auto [ptr, ec] = std::from_chars(s.text.data(), s.text.data() + s.text.size(), value);
     if (ec == std::errc::result_out_of_range) {
-      value = std::strtod(s.text.c_str(), nullptr);
+      value = std::strtod(std::string(s.text).c_str(), nullptr);
     } else if (ec != std::errc()) {
       return p_->Error(s.pos, fmt::format("invalid number {}", s.text));
     }
@@ -160,8 +163,8 @@ class DenseBuilder {
       return true;
     }
     if (OverflowsFloatType(component, value)) {
-      return p_->Error(s.pos, fmt::format("value {}{} overflows {}", s.negative ? "-" : "", s.text,
-                                          PrimitiveTypeName(component)));
+      return p_->Error(
+          s.pos, fmt::format("value {}{} overflows {}", s.negative ? "-" : "", s.text, PrimitiveTypeName(component)));
     }
     uint64_t bits = DoubleToFloatBits(component, value);
     std::memcpy(dst, &bits, static_cast<size_t>(component_width));
@@ -209,13 +212,13 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
     s->negative = Eat(Tok::kMinus);
     if (kind() == Tok::kInt || kind() == Tok::kFloat) {
       s->kind = kind();
-      s->text = tok().str;
+      s->text = Source(tok().begin, tok().end);
       Next();
       return true;
     }
     if (!s->negative && (IsKeyword("true") || IsKeyword("false"))) {
       s->kind = Tok::kBareId;
-      s->text = tok().str;
+      s->text = Source(tok().begin, tok().end);
       Next();
       return true;
     }
@@ -235,7 +238,8 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
     } else if (!parse_scalar(&e.parts[0])) {
       return false;
     }
-    if (static_cast<int64_t>(flat.size()) * 16 > options_.max_literal_bytes) {
+    // Text elements cost ~40 bytes each before the type is known; real literals this big use hex blobs.
+    if (static_cast<int64_t>(flat.size()) * 64 > options_.max_literal_bytes) {
       return Error(e.pos, "dense literal is too large");
     }
     flat.push_back(std::move(e));
@@ -263,8 +267,8 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
     if (list_dims[depth] == -1) {
       list_dims[depth] = count;
     } else if (list_dims[depth] != count) {
-      return Error(list_pos, fmt::format("dense list has {} elements, but a sibling list has {}", count,
-                                         list_dims[depth]));
+      return Error(list_pos,
+                   fmt::format("dense list has {} elements, but a sibling list has {}", count, list_dims[depth]));
     }
     return true;
   };
@@ -335,8 +339,8 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
     DenseBuilder builder(this, type, literal.get());
     if (!is_list) {
       if (flat.empty()) {
-        if (*count != 0) return Error(start, fmt::format("empty dense literal for {} with {} elements", type.text,
-                                                         *count));
+        if (*count != 0)
+          return Error(start, fmt::format("empty dense literal for {} with {} elements", type.text, *count));
       } else {
         // Splat.
         if (*count > 0) {
@@ -360,8 +364,8 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
         return Error(start, fmt::format("dense literal has shape [{}], but its type is {}", seen, type.text));
       }
       if (static_cast<int64_t>(flat.size()) != *count) {
-        return Error(start, fmt::format("dense literal has {} elements, but {} needs {}", flat.size(), type.text,
-                                        *count));
+        return Error(start,
+                     fmt::format("dense literal has {} elements, but {} needs {}", flat.size(), type.text, *count));
       }
       for (int64_t i = 0; i < *count; ++i) {
         if (!builder.StoreElement(flat[static_cast<size_t>(i)], i)) return false;

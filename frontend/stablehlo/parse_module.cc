@@ -115,16 +115,26 @@ bool Parser::ParseFile(ModuleAst* out) {
   }
   out->pos = pos();
   if (IsKeyword("module")) {
-    Next();
-    if (kind() == Tok::kAtId) {
-      out->name = tok().str;
+    // Several modules (the chunks of a split-input-file test) are merged: their functions share one namespace.
+    bool first = true;
+    while (IsKeyword("module")) {
       Next();
+      if (kind() == Tok::kAtId) {
+        if (first) out->name = tok().str;
+        Next();
+      }
+      std::vector<NamedAttr> attrs;
+      if (EatKeyword("attributes") && !ParseAttrDict(&attrs)) return false;
+      if (first) out->attrs = std::move(attrs);
+      if (!Expect(Tok::kLBrace, "to start the module body")) return false;
+      if (!ParseModuleBody(out, /*braced=*/true)) return false;
+      Location ignored;
+      if (!ParseOptionalLocation(&ignored)) return false;
+      while (kind() == Tok::kHashId || kind() == Tok::kBangId) {
+        if (!ParseAliasDefinition()) return false;
+      }
+      first = false;
     }
-    if (EatKeyword("attributes") && !ParseAttrDict(&out->attrs)) return false;
-    if (!Expect(Tok::kLBrace, "to start the module body")) return false;
-    if (!ParseModuleBody(out, /*braced=*/true)) return false;
-    Location ignored;
-    if (!ParseOptionalLocation(&ignored)) return false;
   } else if (!ParseModuleBody(out, /*braced=*/false)) {
     return false;
   }
@@ -149,6 +159,11 @@ bool Parser::ParseModuleBody(ModuleAst* out, bool braced) {
     if (IsKeyword("func.func") || IsKeyword("func")) {
       out->funcs.emplace_back();
       if (!ParseFunc(&out->funcs.back())) return false;
+      continue;
+    }
+    if (kind() == Tok::kString && tok().str == "func.func") {
+      out->funcs.emplace_back();
+      if (!ParseGenericFunc(&out->funcs.back())) return false;
       continue;
     }
     if (kind() == Tok::kEof) return TokenError("expected '}' to close the module, but found end of input");
@@ -244,6 +259,60 @@ bool Parser::ParseFuncSignature(Func* out) {
   FuncResult result;
   if (!ParseType(&result.type)) return false;
   out->results.push_back(std::move(result));
+  return true;
+}
+
+// "func.func"() ({ ^bb0(%a: T): ... }) {sym_name = "f", function_type = (T) -> U, arg_attrs = [...], ...} : () -> ()
+bool Parser::ParseGenericFunc(Func* out) {
+  Op op;
+  out->pos = pos();
+  if (!ParseOperation(&op)) return false;
+  out->name_pos = op.name_pos;
+  out->loc = op.loc;
+  const NamedAttr* name = op.FindAttr("sym_name");
+  const NamedAttr* type = op.FindAttr("function_type");
+  if (name == nullptr || name->value->kind != Attr::Kind::kString) {
+    return Error(op.name_pos, "generic func.func needs a sym_name string");
+  }
+  if (type == nullptr || type->value->kind != Attr::Kind::kType || type->value->type->kind != Type::Kind::kFunction) {
+    return Error(op.name_pos, "generic func.func needs a function_type");
+  }
+  out->name = name->value->str;
+  if (const NamedAttr* vis = op.FindAttr("sym_visibility"); vis != nullptr) out->visibility = vis->value->str;
+  const Type& fn = *type->value->type;
+  const NamedAttr* arg_attrs = op.FindAttr("arg_attrs");
+  const NamedAttr* res_attrs = op.FindAttr("res_attrs");
+  auto attrs_at = [](const NamedAttr* list, size_t i, std::vector<NamedAttr>* into) {
+    if (list == nullptr || list->value->kind != Attr::Kind::kArray || i >= list->value->elements.size()) return;
+    for (const auto& [key, value] : list->value->elements[i]->dict) into->push_back({key, value, value->pos});
+  };
+  for (size_t i = 0; i < fn.elements.size(); ++i) {
+    FuncArg arg;
+    arg.type = fn.elements[i];
+    arg.pos = op.name_pos;
+    attrs_at(arg_attrs, i, &arg.attrs);
+    out->args.push_back(std::move(arg));
+  }
+  for (size_t i = 0; i < fn.results.size(); ++i) {
+    FuncResult result;
+    result.type = fn.results[i];
+    attrs_at(res_attrs, i, &result.attrs);
+    out->results.push_back(std::move(result));
+  }
+  if (op.regions.size() > 1) return Error(op.name_pos, "func.func has one region");
+  if (op.regions.empty() || op.regions[0].blocks.empty()) return true;
+  out->has_body = true;
+  out->body = std::move(op.regions[0]);
+  Block& entry = out->body.blocks[0];
+  if (entry.args.size() != out->args.size()) {
+    return Error(entry.pos, fmt::format("the entry block has {} arguments, but the function type has {}",
+                                        entry.args.size(), out->args.size()));
+  }
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    out->args[i].name = entry.args[i].name;
+    out->args[i].pos = entry.args[i].pos;
+  }
+  entry.args.clear();
   return true;
 }
 

@@ -36,6 +36,7 @@ bool IsOp(const Op& op, std::string_view name) {
   // stablehlo.X and mhlo.X are the same op for our purposes.
   std::string_view n = op.name;
   if (n.rfind("stablehlo.", 0) == 0) n.remove_prefix(10);
+  if (n.rfind("mhlo.", 0) == 0) n.remove_prefix(5);
   return n == name;
 }
 
@@ -120,8 +121,8 @@ bool Parser::ParsePrettyItems(Op* op, bool in_parens) {
       pretty_keywords_.emplace_back(tok().str, item_pos);
       Next();
     } else {
-      return TokenError(fmt::format("expected an operand or attribute of '{}', but found {}", op->name,
-                                    DescribeToken()));
+      return TokenError(
+          fmt::format("expected an operand or attribute of '{}', but found {}", op->name, DescribeToken()));
     }
     // `stablehlo.composite "name" %a, %b`: no comma after the name.
   } while (Eat(Tok::kComma) || (last_was_string && kind() == Tok::kPercentId));
@@ -367,8 +368,8 @@ bool Parser::ParseWhileOp(Op* op) {
   std::vector<Type> types;
   if (Eat(Tok::kColon) && !ParseTypeList(&types)) return false;
   if (types.size() != iter_args.size()) {
-    return Error(op->name_pos, fmt::format("stablehlo.while has {} operands but {} types", iter_args.size(),
-                                           types.size()));
+    return Error(op->name_pos,
+                 fmt::format("stablehlo.while has {} operands but {} types", iter_args.size(), types.size()));
   }
   for (size_t i = 0; i < types.size(); ++i) iter_args[i].type = types[i];
   op->operand_types = types;
@@ -430,7 +431,8 @@ void Parser::NormalizePrettyAttrs(Op* op) {
       op->result_types.push_back(*value->value->type);
     }
   }
-  if (IsOp(*op, "broadcast_in_dim") || IsOp(*op, "dynamic_broadcast_in_dim")) Rename(op, "dims", "broadcast_dimensions");
+  if (IsOp(*op, "broadcast_in_dim") || IsOp(*op, "dynamic_broadcast_in_dim"))
+    Rename(op, "dims", "broadcast_dimensions");
   if (IsOp(*op, "transpose")) Rename(op, "dims", "permutation");
   if (IsOp(*op, "reverse")) Rename(op, "dims", "dimensions");
   if (IsOp(*op, "broadcast")) Rename(op, "sizes", "broadcast_sizes");
@@ -469,7 +471,8 @@ void Parser::NormalizePrettyAttrs(Op* op) {
         dnums->dict.emplace_back("rhs_contracting_dimensions", contracting->value->elements[1]);
       }
       const size_t at = dnums->pos;
-      std::erase_if(op->attrs, [](const NamedAttr& a) { return a.name == "contracting_dims" || a.name == "batching_dims"; });
+      std::erase_if(op->attrs,
+                    [](const NamedAttr& a) { return a.name == "contracting_dims" || a.name == "batching_dims"; });
       op->attrs.push_back({"dot_dimension_numbers", std::move(dnums), at});
     }
   }

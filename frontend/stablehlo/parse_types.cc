@@ -360,7 +360,8 @@ bool Parser::ParseOpTypeSpec(Op* op) {
     return Error(start, fmt::format("expected {} result types, but found {}", num_results, list.size()));
   }
   op->result_types.assign(list.end() - num_results, list.end());
-  if (list.size() == op->operands.size()) op->operand_types = std::move(list);
+  // `stablehlo.tuple %a : tuple<...>` spells only the result type.
+  if (list.size() == op->operands.size() && op->name != "stablehlo.tuple") op->operand_types = std::move(list);
   return true;
 }
 

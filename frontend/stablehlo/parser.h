@@ -13,12 +13,19 @@
 //  - mhlo.sharding strings on arguments, results and ops become shardings; mhlo.num_partitions / mhlo.num_replicas
 //    become the module config; loc(...) becomes OpMetadata (op_name / source_file / source_line / source_column)
 //    while each instruction's SourceLoc is the line/column of the op statement in the file.
-//  - CHLO ops with an HLO opcode (acos, acosh, asin, asinh, atan, atanh, cosh, sinh, tan, erf, top_k, mulhi,
-//    ragged_dot, scan) map to it; lgamma, digamma, erfc, erf_inv, bessel_i1e, next_after, square, conj, is_*inf and
-//    the broadcasting binary ops expand into HLO like StableHLO's CHLO legalization. Others (polygamma, zeta, ...)
-//    are reported as "unsupported op 'chlo.foo'" at the op.
+//  - CHLO ops expand into HLO like StableHLO's CHLO legalization: lgamma, digamma, erfc, erf_inv, bessel_i1e,
+//    zeta, polygamma, next_after, square, conj, is_*inf, the broadcasting binary ops, and the real-typed acos, acosh,
+//    asin, asinh, atan, atanh, cosh, sinh and tan. Where HLO has an opcode the legalization would otherwise spell out
+//    at length (complex acos/asin/..., erf, top_k, mulhi, ragged_dot, scan), the op maps to it. Others are reported
+//    as "unsupported op 'chlo.foo'" at the op.
 //  - Quantized types, unbounded dynamic dimensions and ops whose shapes depend on runtime values are rejected with a
 //    diagnostic; the dynamic_* ops are accepted when their result type is static and shape operands are constants.
+//  - On the entry function, tf.aliasing_output becomes input_output_alias and jax.buffer_donor buffer_donor.
+//  - The reference interpreter's ops are kept for a runner: `interpreter.run_parallel` becomes a side-effecting
+//    custom-call "interpreter.run_parallel" whose called computations are the distinct programs, with backend_config
+//    {"programs":[[i, ...], ...]} indexing them per replica (row) and partition (column); its operands and results
+//    are the processes' arguments and results in grid order. `interpreter.probe` becomes a side-effecting identity
+//    custom-call "interpreter.probe" with backend_config {"probe_id":"..."}.
 //
 // Test-harness checks (the StableHLO interpreter's `check` dialect and `stablehlo.custom_call @check.*`) become
 // side-effecting custom-calls with result shape `()` and operands (actual, expected):

@@ -107,6 +107,7 @@ class Parser {
   bool ParseBlock(Block* out, bool first, bool* has_label);
   bool ParseGenericOpRest(Op* op);
   bool ParseFuncSignature(Func* out);
+  bool ParseGenericFunc(Func* out);
   bool ParseFuncAttrListEntry(std::vector<NamedAttr>* attrs);
 
   // parse_pretty_ops.cc

@@ -12,8 +12,8 @@ CollectiveHub::CollectiveHub(int64_t num_devices, int64_t timeout_ms)
       waiting_at_(static_cast<size_t>(num_devices)),
       state_(static_cast<size_t>(num_devices), 0) {}
 
-absl::Status CollectiveHub::DescribeStall(int64_t device, const std::vector<int64_t>& missing,
-                                          const std::string& what, bool timed_out) const {
+absl::Status CollectiveHub::DescribeStall(int64_t device, const std::vector<int64_t>& missing, const std::string& what,
+                                          bool timed_out) const {
   std::vector<std::string> reasons;
   bool hopeless = timed_out;
   bool peer_failed = false;
@@ -35,17 +35,20 @@ absl::Status CollectiveHub::DescribeStall(int64_t device, const std::vector<int6
   if (!hopeless) return absl::OkStatus();
   std::string joined;
   for (const std::string& r : reasons) joined += (joined.empty() ? "" : "; ") + r;
-  std::string message =
-      fmt::format("device {} {} at {}: {}", device,
-                  timed_out ? fmt::format("timed out after {} ms", timeout_.count()) : std::string("gave up"), what,
-                  joined);
+  if (joined.empty()) joined = "no matching message was sent";
+  std::string message = fmt::format(
+      "device {} {} at {}: {}", device,
+      timed_out ? fmt::format("timed out after {} ms", timeout_.count()) : std::string("gave up"), what, joined);
   // A peer's failure is reported by that peer; this one is only a consequence.
   return peer_failed ? absl::AbortedError(message) : absl::DeadlineExceededError(message);
 }
 
-absl::StatusOr<std::vector<Literal>> CollectiveHub::Exchange(const std::string& key, int64_t device,
+absl::StatusOr<std::vector<Literal>> CollectiveHub::Exchange(const std::string& op_key, int64_t device,
                                                              const std::vector<int64_t>& participants,
                                                              Literal contribution, const std::string& what) {
+  // Disjoint groups of the same op instance meet separately.
+  std::string key = op_key + " @";
+  for (int64_t p : participants) key += " " + std::to_string(p);
   auto rank_it = std::find(participants.begin(), participants.end(), device);
   if (rank_it == participants.end()) return absl::InternalError("device is not a participant of its collective");
   size_t rank = static_cast<size_t>(rank_it - participants.begin());
@@ -54,9 +57,6 @@ absl::StatusOr<std::vector<Literal>> CollectiveHub::Exchange(const std::string& 
   if (slot.participants.empty()) {
     slot.participants = participants;
     slot.contributions.resize(participants.size());
-  } else if (slot.participants != participants) {
-    return absl::InvalidArgumentError(
-        fmt::format("device {} reached {} with a different participant set than its peers", device, what));
   }
   slot.contributions[rank] = std::move(contribution);
   ++slot.arrived;
@@ -73,7 +73,7 @@ absl::StatusOr<std::vector<Literal>> CollectiveHub::Exchange(const std::string& 
     bool timed_out = std::chrono::steady_clock::now() >= deadline;
     absl::Status stall = DescribeStall(device, missing, what, timed_out);
     if (!stall.ok()) {
-      waiting_at_[static_cast<size_t>(device)].clear();
+      // Stay marked as waiting until DeviceFinished, so peers diagnosing at the same moment see where we were.
       // Withdraw, so a late peer does not mistake this slot for a complete one.
       s.contributions[rank].reset();
       if (--s.arrived == 0) slots_.erase(key);
@@ -97,22 +97,23 @@ void CollectiveHub::Send(const std::string& key, int64_t source, int64_t target,
 }
 
 absl::StatusOr<Literal> CollectiveHub::Receive(const std::string& key, int64_t source, int64_t target,
-                                               const std::string& what) {
+                                               const std::string& what, int64_t receiver) {
   std::string box = fmt::format("{}:{}->{}", key, source, target);
   std::unique_lock<std::mutex> lock(mu_);
-  waiting_at_[static_cast<size_t>(target)] = what;
+  waiting_at_[static_cast<size_t>(receiver)] = what;
   auto deadline = std::chrono::steady_clock::now() + timeout_;
   for (;;) {
     auto it = mailbox_.find(box);
     if (it != mailbox_.end()) {
       Literal data = std::move(it->second);
       mailbox_.erase(it);
-      waiting_at_[static_cast<size_t>(target)].clear();
+      waiting_at_[static_cast<size_t>(receiver)].clear();
       return data;
     }
-    absl::Status stall = DescribeStall(target, {source}, what, std::chrono::steady_clock::now() >= deadline);
+    std::vector<int64_t> missing;
+    if (source >= 0) missing.push_back(source);
+    absl::Status stall = DescribeStall(receiver, missing, what, std::chrono::steady_clock::now() >= deadline);
     if (!stall.ok()) {
-      waiting_at_[static_cast<size_t>(target)].clear();
       return stall;
     }
     cv_.wait_until(lock, deadline);

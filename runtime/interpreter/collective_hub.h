@@ -27,9 +27,11 @@ class CollectiveHub {
                                                 const std::vector<int64_t>& participants, Literal contribution,
                                                 const std::string& what);
 
-  // Point-to-point: deposits `data` for (`key`, source -> target); Receive blocks until it is there.
+  // Point-to-point: deposits `data` for (`key`, source -> target); Receive blocks `receiver` until it is there.
+  // Source and target may be -1 for messages matched by key alone.
   void Send(const std::string& key, int64_t source, int64_t target, Literal data);
-  absl::StatusOr<Literal> Receive(const std::string& key, int64_t source, int64_t target, const std::string& what);
+  absl::StatusOr<Literal> Receive(const std::string& key, int64_t source, int64_t target, const std::string& what,
+                                  int64_t receiver);
 
   // Called when a device's program ends; waiters for it fail fast instead of timing out.
   void DeviceFinished(int64_t device, bool ok);
@@ -44,7 +46,7 @@ class CollectiveHub {
   // Why `device` cannot proceed while waiting for `missing` (OK if it may still succeed): Aborted when a peer
   // failed, DeadlineExceeded otherwise.
   absl::Status DescribeStall(int64_t device, const std::vector<int64_t>& missing, const std::string& what,
-                            bool timed_out) const;
+                             bool timed_out) const;
 
   int64_t num_devices_;
   std::chrono::milliseconds timeout_;

@@ -4,9 +4,16 @@
 // Participants follow XLA's CollectiveOpGroupMode: without channel_id, replica_groups hold replica ids (within the
 // device's partition); with channel_id, all-reduce/all-gather/reduce-scatter use replica ids across all
 // partitions (use_global_device_ids=false) or flattened device ids (true), and the other ops use partition ids.
-// When a module has a single partition, partition-id groups fall back to replica ids, so replica-only test
-// programs written with channel ids still run. Each participant list is ordered as XLA orders it; that order
-// fixes all-gather concatenation, reduce-scatter chunks and all-reduce accumulation.
+// One leniency: when the ids name devices beyond an axis of size 1 while the other axis has several devices, they
+// are read on that other axis (test programs often leave the axis implicit). Participant lists are ordered as
+// XLA's GetParticipatingDevices orders them; that order fixes all-gather concatenation, reduce-scatter chunks and
+// all-reduce accumulation. Devices outside every group of a collective-broadcast get zeros.
+//
+// Collectives meet by (instruction, how often this device executed it, participant set), so devices that reach
+// different collectives time out with a diagnosis instead of exchanging data. send/recv with
+// _xla_send_recv_source_target_pairs pair up per (source, target) in program order; without pairs they pair per
+// channel id in program order (host transfers, StableHLO programs).
+
 #include <algorithm>
 #include <cstring>
 
@@ -20,17 +27,34 @@ enum class GroupMode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition
 
 bool HasChannel(const Instruction& inst) { return inst.FindAttr("channel_id") != nullptr; }
 
-GroupMode ModeOf(const Instruction& inst, const DeviceContext& dev) {
+// XLA's GetCollectiveOpGroupMode.
+GroupMode StrictMode(const Instruction& inst) {
   bool channel = HasChannel(inst);
   switch (inst.opcode()) {
-    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather: case Opcode::kAllGatherStart:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
     case Opcode::kReduceScatter:
       if (!channel) return GroupMode::kCrossReplica;
       return BoolAttr(inst, "use_global_device_ids", false) ? GroupMode::kFlattenedId
                                                             : GroupMode::kCrossReplicaAndPartition;
     default:
-      return channel && dev.num_partitions > 1 ? GroupMode::kCrossPartition : GroupMode::kCrossReplica;
+      return channel ? GroupMode::kCrossPartition : GroupMode::kCrossReplica;
   }
+}
+
+// The strict mode, except that ids beyond a single-device axis are read on the other axis when only that one has
+// several devices (test programs often leave the axis implicit).
+GroupMode ModeOf(const Instruction& inst, const DeviceContext& dev, int64_t max_id) {
+  GroupMode mode = StrictMode(inst);
+  if (mode == GroupMode::kCrossReplica && max_id >= dev.num_replicas && dev.num_replicas == 1) {
+    return GroupMode::kCrossPartition;
+  }
+  if (mode == GroupMode::kCrossPartition && max_id >= dev.num_partitions && dev.num_partitions == 1) {
+    return GroupMode::kCrossReplica;
+  }
+  return mode;
 }
 
 std::vector<std::vector<int64_t>> Groups(const Instruction& inst) {
@@ -45,12 +69,17 @@ std::string Describe(const Instruction& inst, int64_t occurrence) {
 
 // Device ids taking part with this device, in XLA's order.
 absl::StatusOr<std::vector<int64_t>> Participants(const Instruction& inst, const DeviceContext& dev) {
-  GroupMode mode = ModeOf(inst, dev);
   std::vector<std::vector<int64_t>> groups = Groups(inst);
+  int64_t max_id = -1;
+  for (const auto& g : groups) {
+    for (int64_t id : g) max_id = std::max(max_id, id);
+  }
+  GroupMode mode = ModeOf(inst, dev, max_id);
   int64_t R = dev.num_replicas, P = dev.num_partitions;
   int64_t my_id, id_limit;
   switch (mode) {
-    case GroupMode::kCrossReplica: case GroupMode::kCrossReplicaAndPartition:
+    case GroupMode::kCrossReplica:
+    case GroupMode::kCrossReplicaAndPartition:
       my_id = dev.replica_id;
       id_limit = R;
       break;
@@ -80,21 +109,27 @@ absl::StatusOr<std::vector<int64_t>> Participants(const Instruction& inst, const
   std::vector<int64_t> devices;
   for (int64_t id : group) {
     switch (mode) {
-      case GroupMode::kCrossReplica: devices.push_back(id * P + dev.partition_id); break;
-      case GroupMode::kCrossPartition: devices.push_back(dev.replica_id * P + id); break;
+      case GroupMode::kCrossReplica:
+        devices.push_back(id * P + dev.partition_id);
+        break;
+      case GroupMode::kCrossPartition:
+        devices.push_back(dev.replica_id * P + id);
+        break;
       case GroupMode::kCrossReplicaAndPartition:
         for (int64_t p = 0; p < P; ++p) devices.push_back(id * P + p);
         break;
-      case GroupMode::kFlattenedId: devices.push_back(id); break;
+      case GroupMode::kFlattenedId:
+        devices.push_back(id);
+        break;
     }
   }
   return devices;
 }
 
 // Device ids of the "domain" a collective-permute or send/recv pair list refers to, indexed by pair id.
-std::vector<int64_t> PairDomain(const Instruction& inst, const DeviceContext& dev) {
+std::vector<int64_t> PairDomain(const Instruction& inst, const DeviceContext& dev, int64_t max_id) {
   std::vector<int64_t> devices;
-  if (ModeOf(inst, dev) == GroupMode::kCrossPartition) {
+  if (ModeOf(inst, dev, max_id) == GroupMode::kCrossPartition) {
     for (int64_t p = 0; p < dev.num_partitions; ++p) devices.push_back(dev.replica_id * dev.num_partitions + p);
   } else {
     for (int64_t r = 0; r < dev.num_replicas; ++r) devices.push_back(r * dev.num_partitions + dev.partition_id);
@@ -130,8 +165,7 @@ Literal ConcatAlong(const std::vector<const Literal*>& parts, int64_t dim, const
   for (const Literal* p : parts) {
     int64_t run = p->shape().dimensions[dim] * inner;
     for (int64_t o = 0; o < outer; ++o) {
-      std::memcpy(result.mutable_raw_data() + (o * row + offset) * w, p->raw_data() + o * run * w,
-                  static_cast<size_t>(run * w));
+      CopyBytes(result.mutable_raw_data() + (o * row + offset) * w, p->raw_data() + o * run * w, run * w);
     }
     offset += run;
   }
@@ -151,8 +185,7 @@ Literal ChunkAlong(const Literal& lit, int64_t dim, int64_t count, int64_t index
   for (size_t d = static_cast<size_t>(dim) + 1; d < shape.dimensions.size(); ++d) inner *= shape.dimensions[d];
   int64_t run = size * inner, row = lit.shape().dimensions[dim] * inner;
   for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(result.mutable_raw_data() + o * run * w, lit.raw_data() + (o * row + index * run) * w,
-                static_cast<size_t>(run * w));
+    CopyBytes(result.mutable_raw_data() + o * run * w, lit.raw_data() + (o * row + index * run) * w, run * w);
   }
   return result;
 }
@@ -220,10 +253,14 @@ absl::StatusOr<Literal> CollectivePermute(const Instruction& inst, Operands oper
                                           const std::string& key, const std::string& what) {
   DeviceContext& dev = ev.device();
   if (operands.size() != 1) return Unsupported(inst, "collective-permute with {} operands", operands.size());
-  std::vector<int64_t> domain = PairDomain(inst, dev);
   const AttrValue* pairs_attr = inst.FindAttr("source_target_pairs");
   std::vector<std::vector<int64_t>> pairs;
   if (pairs_attr != nullptr) pairs = pairs_attr->get<std::vector<std::vector<int64_t>>>();
+  int64_t max_id = -1;
+  for (const auto& pair : pairs) {
+    for (int64_t id : pair) max_id = std::max(max_id, id);
+  }
+  std::vector<int64_t> domain = PairDomain(inst, dev, max_id);
   int64_t my_rank = RankOf(domain, dev.device_id);
   absl::StatusOr<std::vector<Literal>> all = dev.hub->Exchange(key, dev.device_id, domain, *operands[0], what);
   if (!all.ok()) return all.status();
@@ -236,7 +273,7 @@ absl::StatusOr<Literal> CollectivePermute(const Instruction& inst, Operands oper
     }
     if (pair[1] == my_rank) {
       const Literal& src = (*all)[static_cast<size_t>(pair[0])];
-      std::memcpy(received.mutable_raw_data(), src.raw_data(), static_cast<size_t>(received.byte_size()));
+      CopyBytes(received.mutable_raw_data(), src.raw_data(), received.byte_size());
     }
   }
   if (inst.opcode() != Opcode::kCollectivePermuteStart) return received;
@@ -271,8 +308,7 @@ absl::StatusOr<Literal> RaggedAllToAll(const Instruction& inst, Operands operand
       if (n < 0 || src < 0 || dst < 0 || src + n > input.shape().dimensions[0] || dst + n > od[0]) {
         return Error(inst, "ragged-all-to-all update from rank {} is out of bounds", s);
       }
-      std::memcpy(result.mutable_raw_data() + dst * row * w, input.raw_data() + src * row * w,
-                  static_cast<size_t>(n * row * w));
+      CopyBytes(result.mutable_raw_data() + dst * row * w, input.raw_data() + src * row * w, n * row * w);
     }
   }
   return result;
@@ -283,64 +319,102 @@ absl::StatusOr<Literal> RaggedAllToAll(const Instruction& inst, Operands operand
 absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operands, Evaluator& ev) {
   DeviceContext& dev = ev.device();
   switch (inst.opcode()) {
-    case Opcode::kReplicaId: return ScalarS64(inst.shape().element_type, dev.replica_id);
-    case Opcode::kPartitionId: return ScalarS64(inst.shape().element_type, dev.partition_id);
-    default: break;
+    case Opcode::kReplicaId:
+      return ScalarS64(inst.shape().element_type, dev.replica_id);
+    case Opcode::kPartitionId:
+      return ScalarS64(inst.shape().element_type, dev.partition_id);
+    default:
+      break;
   }
   int64_t occurrence = ev.NextOccurrence(inst);
   std::string what = Describe(inst, occurrence);
   std::string key = fmt::format("{}/{}#{}", inst.parent() ? inst.parent()->name() : "", inst.name(), occurrence);
 
   switch (inst.opcode()) {
-    case Opcode::kSend: {
-      int64_t channel = IntAttr(inst, "channel_id", 0);
-      std::vector<int64_t> domain = PairDomain(inst, dev);
-      int64_t me = RankOf(domain, dev.device_id);
-      for (const auto& [src, dst] : SendRecvPairs(inst)) {
-        if (src != me) continue;
-        if (dst < 0 || dst >= static_cast<int64_t>(domain.size())) return Error(inst, "send target {} out of range", dst);
-        dev.hub->Send(fmt::format("channel {} #{}", channel, occurrence), dev.device_id, domain[static_cast<size_t>(dst)],
-                      *operands[0]);
-      }
-      return SendRecvTuple(inst.shape(), *operands[0]);
-    }
+    case Opcode::kSend:
     case Opcode::kRecv: {
-      int64_t channel = IntAttr(inst, "channel_id", 0);
-      std::vector<int64_t> domain = PairDomain(inst, dev);
-      int64_t me = RankOf(domain, dev.device_id);
-      Literal data(inst.shape().tuple_shapes.at(0));
-      for (const auto& [src, dst] : SendRecvPairs(inst)) {
-        if (dst != me) continue;
-        if (src < 0 || src >= static_cast<int64_t>(domain.size())) return Error(inst, "recv source {} out of range", src);
+      std::vector<std::pair<int64_t, int64_t>> pairs = SendRecvPairs(inst);
+      if (pairs.empty()) {
+        // No source/target pairs (host transfers, StableHLO programs): sends and receives meet by channel id, the
+        // k-th send on a channel feeding the k-th receive on it.
+        int64_t channel = IntAttr(inst, "channel_id", 0);
+        if (inst.opcode() == Opcode::kSend) {
+          int64_t seq = dev.sent_on_channel[channel]++;
+          dev.hub->Send(fmt::format("channel {} #{}", channel, seq), -1, -1, *operands[0]);
+          return SendRecvTuple(inst.shape(), *operands[0]);
+        }
+        int64_t seq = dev.received_on_channel[channel]++;
         absl::StatusOr<Literal> got =
-            dev.hub->Receive(fmt::format("channel {} #{}", channel, occurrence), domain[static_cast<size_t>(src)], dev.device_id, what);
+            dev.hub->Receive(fmt::format("channel {} #{}", channel, seq), -1, -1, what, dev.device_id);
+        if (!got.ok()) return got.status();
+        Literal data(inst.shape().tuple_shapes.at(0));
+        if (got->byte_size() != data.byte_size()) return Error(inst, "received data of the wrong size");
+        CopyBytes(data.mutable_raw_data(), got->raw_data(), data.byte_size());
+        return SendRecvTuple(inst.shape(), std::move(data));
+      }
+      int64_t max_id = -1;
+      for (const auto& [a, b] : pairs) max_id = std::max({max_id, a, b});
+      std::vector<int64_t> domain = PairDomain(inst, dev, max_id);
+      int64_t me = RankOf(domain, dev.device_id);
+      for (const auto& [src, dst] : pairs) {
+        if (src < 0 || dst < 0 || src >= static_cast<int64_t>(domain.size()) ||
+            dst >= static_cast<int64_t>(domain.size())) {
+          return Error(inst, "send/recv pair {{{},{}}} is out of range for {} devices", src, dst, domain.size());
+        }
+      }
+      if (inst.opcode() == Opcode::kSend) {
+        for (const auto& [src, dst] : pairs) {
+          if (src != me) continue;
+          int64_t target = domain[static_cast<size_t>(dst)];
+          int64_t seq = dev.sent[{dev.device_id, target}]++;
+          dev.hub->Send(fmt::format("p2p #{}", seq), dev.device_id, target, *operands[0]);
+        }
+        return SendRecvTuple(inst.shape(), *operands[0]);
+      }
+      // Messages pair up by (source, target) in program order, whatever their channel ids.
+      Literal data(inst.shape().tuple_shapes.at(0));
+      for (const auto& [src, dst] : pairs) {
+        if (dst != me) continue;
+        int64_t source = domain[static_cast<size_t>(src)];
+        int64_t seq = dev.received[{source, dev.device_id}]++;
+        absl::StatusOr<Literal> got =
+            dev.hub->Receive(fmt::format("p2p #{}", seq), source, dev.device_id, what, dev.device_id);
         if (!got.ok()) return got.status();
         if (got->byte_size() != data.byte_size()) return Error(inst, "received data of the wrong size");
-        std::memcpy(data.mutable_raw_data(), got->raw_data(), static_cast<size_t>(data.byte_size()));
+        CopyBytes(data.mutable_raw_data(), got->raw_data(), data.byte_size());
       }
       return SendRecvTuple(inst.shape(), std::move(data));
     }
-    case Opcode::kSendDone: return Literal(Shape::Token());
+    case Opcode::kSendDone:
+      return Literal(Shape::Token());
     case Opcode::kRecvDone: {
       std::vector<Literal> parts;
       parts.push_back(operands[0]->tuple_elements().at(0));
       parts.emplace_back(Shape::Token());
       return Literal::CreateTuple(std::move(parts));
     }
-    case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
       return CollectivePermute(inst, operands, ev, key, what);
-    default: break;
+    default:
+      break;
   }
 
   absl::StatusOr<std::vector<int64_t>> participants = Participants(inst, dev);
-  if (!participants.ok()) return participants.status();
+  if (!participants.ok()) {
+    // collective-broadcast leaves devices outside every group with zeros (StableHLO's definition).
+    if (inst.opcode() == Opcode::kCollectiveBroadcast && !Groups(inst).empty()) return Literal(inst.shape());
+    return participants.status();
+  }
   int64_t group_size = static_cast<int64_t>(participants->size());
   int64_t my_rank = RankOf(*participants, dev.device_id);
-  absl::StatusOr<std::vector<Literal>> all = dev.hub->Exchange(key, dev.device_id, *participants, TupleOf(operands), what);
+  absl::StatusOr<std::vector<Literal>> all =
+      dev.hub->Exchange(key, dev.device_id, *participants, TupleOf(operands), what);
   if (!all.ok()) return all.status();
 
   switch (inst.opcode()) {
-    case Opcode::kAllReduce: case Opcode::kAllReduceStart: {
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart: {
       absl::StatusOr<std::vector<Literal>> reduced = ReduceAll(inst, *all, ev);
       if (!reduced.ok()) return reduced.status();
       return Pack(inst.shape(), *std::move(reduced));
@@ -350,18 +424,33 @@ absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operand
       if (!reduced.ok()) return reduced.status();
       int64_t dim = IntList(inst, "dimensions").at(0);
       std::vector<Literal> parts;
-      for (const Literal& r : *reduced) parts.push_back(ChunkAlong(r, dim, group_size, my_rank));
+      for (size_t i = 0; i < reduced->size(); ++i) {
+        const Literal& r = (*reduced)[i];
+        const Shape& want = inst.shape().IsTuple() ? inst.shape().tuple_shapes[i] : inst.shape();
+        if (r.shape().dimensions[dim] != want.dimensions[dim] * group_size) {
+          return Error(inst, "scattering {} over {} participants cannot give {}", ShapeToString(r.shape(), false),
+                       group_size, ShapeToString(want, false));
+        }
+        parts.push_back(ChunkAlong(r, dim, group_size, my_rank));
+      }
       return Pack(inst.shape(), std::move(parts));
     }
-    case Opcode::kAllGather: case Opcode::kAllGatherStart: {
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart: {
       int64_t dim = IntList(inst, "dimensions").at(0);
       const Shape& result_shape =
           inst.opcode() == Opcode::kAllGatherStart ? inst.shape().tuple_shapes.at(1) : inst.shape();
       std::vector<Literal> gathered;
       for (size_t i = 0; i < operands.size(); ++i) {
+        const Shape& want = result_shape.IsTuple() ? result_shape.tuple_shapes[i] : result_shape;
+        if (operands[i]->shape().dimensions[dim] * group_size != want.dimensions[dim]) {
+          return Error(inst, "gathering {} from {} participants cannot give {}",
+                       ShapeToString(operands[i]->shape(), false), group_size, ShapeToString(want, false));
+        }
         std::vector<const Literal*> parts;
         for (const Literal& c : *all) parts.push_back(Flatten(c)[i]);
-        gathered.push_back(ConcatAlong(parts, dim, result_shape.IsTuple() ? result_shape.tuple_shapes[i] : result_shape));
+        gathered.push_back(
+            ConcatAlong(parts, dim, result_shape.IsTuple() ? result_shape.tuple_shapes[i] : result_shape));
       }
       Literal result = Pack(result_shape, std::move(gathered));
       if (inst.opcode() == Opcode::kAllGather) return result;
@@ -395,8 +484,10 @@ absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operand
       for (const Literal* l : root) parts.push_back(*l);
       return Pack(inst.shape(), std::move(parts));
     }
-    case Opcode::kRaggedAllToAll: return RaggedAllToAll(inst, operands, *all, my_rank);
-    default: return Unsupported(inst, "not a collective");
+    case Opcode::kRaggedAllToAll:
+      return RaggedAllToAll(inst, operands, *all, my_rank);
+    default:
+      return Unsupported(inst, "not a collective");
   }
 }
 

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "ir/float_types.h"
-#include "runtime/interpreter/internal.h"
+#include "runtime/interpreter/kernels.h"
 
 namespace xlac::interp {
 namespace {
@@ -34,14 +34,15 @@ D ConvertReal(S v, PrimitiveType to) {
   } else if constexpr (std::is_same_v<S, bool>) {
     return D(v ? 1 : 0);
   } else if constexpr (kIsInt<D>) {
-    if constexpr (kIsFloat<S>) return FloatToInt<D>(static_cast<double>(v), to);
-    else return static_cast<D>(v);
+    if constexpr (kIsFloat<S>)
+      return FloatToInt<D>(static_cast<double>(v), to);
+    else
+      return static_cast<D>(v);
   } else if constexpr (std::is_same_v<D, float>) {
     if constexpr (std::is_same_v<S, double>) {
-      // Eigen converts f64 to bf16/f16 through f32; ml_dtypes converts f64 to the f8/f6/f4 types directly.
-      if (to == PrimitiveType::kF32 || to == PrimitiveType::kBF16 || to == PrimitiveType::kF16) {
-        return static_cast<float>(v);
-      }
+      // f64 -> bf16 goes through f32 (XLA's emitters and Eigen both do); every other narrow type rounds once,
+      // as LLVM's fptrunc and ml_dtypes do.
+      if (to == PrimitiveType::kF32 || to == PrimitiveType::kBF16) return static_cast<float>(v);
       return NarrowToFloat(to, DoubleToFloatBits(to, v));
     } else {
       return static_cast<float>(v);  // integers go through f32 (as Eigen/ml_dtypes do), then round on store
@@ -105,7 +106,7 @@ absl::StatusOr<Literal> BitcastConvert(const Instruction& inst, const Literal& x
   bool byte_sized = in_bits == ByteWidth(from) * 8 && out_bits == ByteWidth(to) * 8;
   if (byte_sized) {
     // Storage is little-endian and row-major, so narrower elements are the wider ones' bytes in order.
-    std::memcpy(result.mutable_raw_data(), x.raw_data(), static_cast<size_t>(x.byte_size()));
+    CopyBytes(result.mutable_raw_data(), x.raw_data(), x.byte_size());
     if (to == PrimitiveType::kPred) {
       for (int64_t i = 0; i < result.element_count(); ++i) SetRawBits(result, i, RawBits(result, i));
     }
@@ -232,6 +233,19 @@ absl::StatusOr<Literal> EvalStochasticConvert(const Instruction& inst, const Lit
 
 }  // namespace
 
+void ConvertComputeValue(PrimitiveType from, const void* src, PrimitiveType to, void* dst) {
+  DispatchKind(KindOf(from), [&](auto src_tag) {
+    using S = decltype(src_tag);
+    S v;
+    std::memcpy(&v, src, sizeof(S));
+    DispatchKind(KindOf(to), [&](auto dst_tag) {
+      using D = decltype(dst_tag);
+      D r = Normalize<D>(ConvertValue<D>(v, to), to);
+      std::memcpy(dst, &r, sizeof(D));
+    });
+  });
+}
+
 absl::StatusOr<Literal> ConvertLiteral(const Literal& lit, PrimitiveType to) {
   Shape shape = lit.shape();
   shape.element_type = to;
@@ -257,13 +271,17 @@ absl::StatusOr<Literal> EvalConvert(const Instruction& inst, Operands operands) 
       absl::StatusOr<Literal> r = ConvertLiteral(*operands[0], inst.shape().element_type);
       if (!r.ok()) return r.status();
       Literal out(inst.shape());
-      std::memcpy(out.mutable_raw_data(), r->raw_data(), static_cast<size_t>(r->byte_size()));
+      CopyBytes(out.mutable_raw_data(), r->raw_data(), r->byte_size());
       return out;
     }
-    case Opcode::kBitcastConvert: return BitcastConvert(inst, *operands[0]);
-    case Opcode::kReducePrecision: return EvalReducePrecision(inst, *operands[0]);
-    case Opcode::kStochasticConvert: return EvalStochasticConvert(inst, *operands[0], *operands[1]);
-    default: return Unsupported(inst, "not a conversion");
+    case Opcode::kBitcastConvert:
+      return BitcastConvert(inst, *operands[0]);
+    case Opcode::kReducePrecision:
+      return EvalReducePrecision(inst, *operands[0]);
+    case Opcode::kStochasticConvert:
+      return EvalStochasticConvert(inst, *operands[0], *operands[1]);
+    default:
+      return Unsupported(inst, "not a conversion");
   }
 }
 

@@ -33,7 +33,7 @@ Literal AffineGather(const Literal& src, const Shape& out_shape, int64_t base, c
 
 Literal Reshaped(const Literal& src, const Shape& shape) {
   Literal result(shape);
-  std::memcpy(result.mutable_raw_data(), src.raw_data(), static_cast<size_t>(result.byte_size()));
+  CopyBytes(result.mutable_raw_data(), src.raw_data(), result.byte_size());
   return result;
 }
 
@@ -145,8 +145,7 @@ absl::StatusOr<Literal> Concatenate(const Instruction& inst, Operands operands) 
   for (const Literal* op : operands) {
     int64_t run = op->shape().dimensions[dim] * inner;
     for (int64_t o = 0; o < outer; ++o) {
-      std::memcpy(result.mutable_raw_data() + (o * out_row + offset) * w, op->raw_data() + o * run * w,
-                  static_cast<size_t>(run * w));
+      CopyBytes(result.mutable_raw_data() + (o * out_row + offset) * w, op->raw_data() + o * run * w, run * w);
     }
     offset += run;
   }
@@ -193,8 +192,10 @@ absl::StatusOr<Literal> Iota(const Instruction& inst) {
     using C = decltype(tag);
     for (int64_t i = 0; i < result.element_count(); ++i) {
       int64_t v = (i / strides[dim]) % dims[dim];
-      if constexpr (kIsComplex<C>) StoreOne<C>(result, i, C(static_cast<typename C::value_type>(v), 0));
-      else StoreOne<C>(result, i, static_cast<C>(v));
+      if constexpr (kIsComplex<C>)
+        StoreOne<C>(result, i, C(static_cast<typename C::value_type>(v), 0));
+      else
+        StoreOne<C>(result, i, static_cast<C>(v));
     }
   });
   return result;
@@ -209,7 +210,7 @@ absl::StatusOr<Literal> Bitcast(const Instruction& inst, const Literal& x) {
     return Error(inst, "bitcast changes the buffer size from {} to {} bytes", x.byte_size(), result.byte_size());
   }
   if (!HasNonDefaultLayout(in_shape) && !HasNonDefaultLayout(out_shape)) {
-    std::memcpy(result.mutable_raw_data(), x.raw_data(), static_cast<size_t>(x.byte_size()));
+    CopyBytes(result.mutable_raw_data(), x.raw_data(), x.byte_size());
     return result;
   }
   int64_t win = ByteWidth(in_shape.element_type), wout = ByteWidth(out_shape.element_type);
@@ -229,8 +230,11 @@ absl::StatusOr<Literal> Bitcast(const Instruction& inst, const Literal& x) {
 
 absl::StatusOr<Literal> EvalDataMovement(const Instruction& inst, Operands operands) {
   switch (inst.opcode()) {
-    case Opcode::kBroadcast: return Broadcast(inst, *operands[0]);
-    case Opcode::kReshape: case Opcode::kCopy: case Opcode::kSetDimensionSize:
+    case Opcode::kBroadcast:
+      return Broadcast(inst, *operands[0]);
+    case Opcode::kReshape:
+    case Opcode::kCopy:
+    case Opcode::kSetDimensionSize:
       if (operands[0]->byte_size() != Literal(inst.shape()).byte_size()) {
         return Error(inst, "element count changes from {}", operands[0]->element_count());
       }
@@ -242,22 +246,32 @@ absl::StatusOr<Literal> EvalDataMovement(const Instruction& inst, Operands opera
       }
       return Reshaped(*operands[0], inst.shape());
     }
-    case Opcode::kTranspose: return Transpose(inst, *operands[0]);
-    case Opcode::kReverse: return Reverse(inst, *operands[0]);
-    case Opcode::kSlice: return Slice(inst, *operands[0]);
-    case Opcode::kDynamicSlice: return DynamicSlice(inst, operands);
-    case Opcode::kDynamicUpdateSlice: return DynamicUpdateSlice(inst, operands);
-    case Opcode::kConcatenate: return Concatenate(inst, operands);
-    case Opcode::kPad: return Pad(inst, *operands[0], *operands[1]);
-    case Opcode::kIota: return Iota(inst);
-    case Opcode::kBitcast: return Bitcast(inst, *operands[0]);
+    case Opcode::kTranspose:
+      return Transpose(inst, *operands[0]);
+    case Opcode::kReverse:
+      return Reverse(inst, *operands[0]);
+    case Opcode::kSlice:
+      return Slice(inst, *operands[0]);
+    case Opcode::kDynamicSlice:
+      return DynamicSlice(inst, operands);
+    case Opcode::kDynamicUpdateSlice:
+      return DynamicUpdateSlice(inst, operands);
+    case Opcode::kConcatenate:
+      return Concatenate(inst, operands);
+    case Opcode::kPad:
+      return Pad(inst, *operands[0], *operands[1]);
+    case Opcode::kIota:
+      return Iota(inst);
+    case Opcode::kBitcast:
+      return Bitcast(inst, *operands[0]);
     case Opcode::kGetDimensionSize: {
       const std::vector<int64_t>& dims = IntList(inst, "dimensions");
       if (dims.size() != 1) return Error(inst, "expected one dimension");
       // Runtime sizes of dynamic dimensions are not tracked: values always fill their bounds.
       return ScalarS64(inst.shape().element_type, operands[0]->shape().dimensions.at(static_cast<size_t>(dims[0])));
     }
-    default: return Unsupported(inst, "not a data movement op");
+    default:
+      return Unsupported(inst, "not a data movement op");
   }
 }
 

@@ -19,10 +19,12 @@ absl::StatusOr<Literal> ToType(const Literal& lit, PrimitiveType type) {
 
 template <typename C>
 inline void Accumulate(C& acc, C a, C b) {
-  if constexpr (std::is_same_v<C, bool>) acc = acc || (a && b);
+  if constexpr (std::is_same_v<C, bool>)
+    acc = acc || (a && b);
   else if constexpr (std::is_same_v<C, int64_t>)
     acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  else acc += a * b;
+  else
+    acc += a * b;
 }
 
 // Gathers `lit` into [groups][rows][k] order: the dims of each list in their order, row-major within the list.
@@ -146,8 +148,13 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
   int64_t out_group = output_z / feature_groups;
   int64_t depthwise_multiplier = output_z / batch_groups;
   std::vector<int64_t> window_dims(spatial);
-  for (size_t i = 0; i < spatial; ++i) window_dims[i] = rd[dn.kernel_spatial_dimensions[i]];
-  bool empty_window = std::any_of(window_dims.begin(), window_dims.end(), [](int64_t d) { return d == 0; });
+  std::vector<WindowTaps> taps(spatial);
+  for (size_t i = 0; i < spatial; ++i) {
+    window_dims[i] = rd[dn.kernel_spatial_dimensions[i]];
+    if (window.dimensions[i].size != window_dims[i]) return Error(inst, "window size differs from the kernel");
+    taps[i] = MakeWindowTaps(window.dimensions[i], ld[dn.input_spatial_dimensions[i]],
+                             inst.shape().dimensions[dn.output_spatial_dimensions[i]]);
+  }
 
   Literal result(inst.shape());
   const std::vector<int64_t>& od = inst.shape().dimensions;
@@ -157,52 +164,148 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     std::vector<C> b = LoadAll<C>(rhs);
     std::vector<C> out(static_cast<size_t>(result.element_count()));
     std::vector<int64_t> o(od.size(), 0);
-    std::vector<int64_t> w(spatial, 0);
+    std::vector<const std::vector<std::pair<int64_t, int64_t>>*> lists(spatial);
+    std::vector<int64_t> sizes(spatial), k(spatial);
     for (size_t oi = 0; oi < out.size(); ++oi, NextIndex(o, od)) {
       C acc = C(0);
       int64_t oz = o[dn.output_feature_dimension];
       int64_t feature_group = oz / out_group;
       int64_t batch_group = oz / depthwise_multiplier;
-      std::fill(w.begin(), w.end(), 0);
-      if (empty_window) {
-        out[oi] = acc;
-        continue;
+      bool any = true;
+      for (size_t s = 0; s < spatial; ++s) {
+        lists[s] = &taps[s][static_cast<size_t>(o[dn.output_spatial_dimensions[s]])];
+        sizes[s] = static_cast<int64_t>(lists[s]->size());
+        if (sizes[s] == 0) any = false;
       }
-      do {
-        int64_t l_spatial = 0, r_spatial = 0;
-        bool valid = true;
-        for (size_t s = 0; s < spatial; ++s) {
-          const WindowDimension& wd = window.dimensions[s];
-          int64_t x = o[dn.output_spatial_dimensions[s]] * wd.stride - wd.padding_low + w[s] * wd.window_dilation;
-          if (wd.base_dilation > 1) {
-            if (x % wd.base_dilation != 0) {
-              valid = false;
-              break;
-            }
-            x /= wd.base_dilation;
+      if (any) {
+        int64_t l_fixed = o[dn.output_batch_dimension] * ls[dn.input_batch_dimension] +
+                          batch_group * batch_group_size * ls[dn.input_batch_dimension];
+        int64_t r_fixed = oz * rs[dn.kernel_output_feature_dimension];
+        std::fill(k.begin(), k.end(), 0);
+        // Window positions in row-major order, then input features: XLA's accumulation order.
+        do {
+          int64_t l_base = l_fixed, r_base = r_fixed;
+          for (size_t s = 0; s < spatial; ++s) {
+            const auto& [x, w] = (*lists[s])[static_cast<size_t>(k[s])];
+            int64_t kw = window.dimensions[s].window_reversal ? window_dims[s] - 1 - w : w;
+            l_base += x * ls[dn.input_spatial_dimensions[s]];
+            r_base += kw * rs[dn.kernel_spatial_dimensions[s]];
           }
-          if (x < 0 || x >= ld[dn.input_spatial_dimensions[s]]) {
-            valid = false;
-            break;
+          for (int64_t iz = 0; iz < in_group; ++iz) {
+            int64_t z = feature_group * in_group + iz;
+            Accumulate<C>(acc, a[l_base + z * ls[dn.input_feature_dimension]],
+                          b[r_base + iz * rs[dn.kernel_input_feature_dimension]]);
           }
-          l_spatial += x * ls[dn.input_spatial_dimensions[s]];
-          int64_t kw = wd.window_reversal ? window_dims[s] - 1 - w[s] : w[s];
-          r_spatial += kw * rs[dn.kernel_spatial_dimensions[s]];
-        }
-        if (!valid) continue;
-        int64_t l_base = l_spatial + o[dn.output_batch_dimension] * ls[dn.input_batch_dimension] +
-                         batch_group * batch_group_size * ls[dn.input_batch_dimension];
-        int64_t r_base = r_spatial + oz * rs[dn.kernel_output_feature_dimension];
-        for (int64_t iz = 0; iz < in_group; ++iz) {
-          int64_t z = feature_group * in_group + iz;
-          Accumulate<C>(acc, a[l_base + z * ls[dn.input_feature_dimension]],
-                        b[r_base + iz * rs[dn.kernel_input_feature_dimension]]);
-        }
-      } while (NextIndex(w, window_dims));
+        } while (NextIndex(k, sizes));
+      }
       out[oi] = acc;
     }
     StoreAll<C>(result, out);
   });
+  return result;
+}
+
+// ragged-dot: lhs_ragged_dims names one lhs dimension split into groups by group_sizes (the last dimension of the
+// group_sizes operand counts groups; leading ones, if any, follow the batch dimensions).
+//  - ragged non-contracting dim: lhs rows of group g multiply rhs slice g of rhs_group_dims; rows past the last
+//    group are zero.
+//  - ragged contracting dim: one result per group (a leading result dimension), contracting only that group's span.
+//  - ragged batch dim: an ordinary dot.
+absl::StatusOr<Literal> EvalRaggedDot(const Instruction& inst, Operands operands) {
+  if (operands.size() != 3) return Error(inst, "ragged-dot takes three operands");
+  PrimitiveType type = inst.shape().element_type;
+  absl::StatusOr<Literal> lhs = ToType(*operands[0], type);
+  absl::StatusOr<Literal> rhs = ToType(*operands[1], type);
+  if (!lhs.ok()) return lhs.status();
+  if (!rhs.ok()) return rhs.status();
+  const Literal& sizes = *operands[2];
+  const std::vector<int64_t>& ld = lhs->shape().dimensions;
+  const std::vector<int64_t>& rd = rhs->shape().dimensions;
+  const std::vector<int64_t>& lb = IntList(inst, "lhs_batch_dims");
+  const std::vector<int64_t>& rb = IntList(inst, "rhs_batch_dims");
+  const std::vector<int64_t>& lc = IntList(inst, "lhs_contracting_dims");
+  const std::vector<int64_t>& rc = IntList(inst, "rhs_contracting_dims");
+  const std::vector<int64_t>& ragged_dims = IntList(inst, "lhs_ragged_dims");
+  const std::vector<int64_t>& group_dims = IntList(inst, "rhs_group_dims");
+  if (ragged_dims.size() != 1) return Error(inst, "expected one lhs_ragged_dims entry");
+  int64_t ragged = ragged_dims[0];
+  bool contracting = Contains(lc, ragged);
+  if (Contains(lb, ragged)) return EvalDot(inst, operands.subspan(0, 2));
+  std::vector<int64_t> lf, rf;
+  for (int64_t d = 0; d < static_cast<int64_t>(ld.size()); ++d) {
+    if (!Contains(lb, d) && !Contains(lc, d)) lf.push_back(d);
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(rd.size()); ++d) {
+    if (!Contains(rb, d) && !Contains(rc, d) && !Contains(group_dims, d)) rf.push_back(d);
+  }
+  int64_t batch = Product(ld, lb), m = Product(ld, lf), n = Product(rd, rf), k = Product(ld, lc);
+  int64_t groups = sizes.shape().dimensions.empty() ? 1 : sizes.shape().dimensions.back();
+  bool per_batch_sizes = sizes.shape().dimensions.size() > 1;
+  // The ragged coordinate of a flattened index over `dims_list`: (index / stride) % size.
+  auto coordinate_of = [&](const std::vector<int64_t>& list) {
+    int64_t stride = 1;
+    size_t pos = std::find(list.begin(), list.end(), ragged) - list.begin();
+    for (size_t q = pos + 1; q < list.size(); ++q) stride *= ld[static_cast<size_t>(list[q])];
+    return std::pair<int64_t, int64_t>{stride, ld[static_cast<size_t>(ragged)]};
+  };
+  auto group_bounds = [&](int64_t b) {
+    std::vector<int64_t> bounds(static_cast<size_t>(groups) + 1, 0);
+    for (int64_t g = 0; g < groups; ++g) {
+      bounds[g + 1] = bounds[g] + std::max<int64_t>(IndexValue(sizes, (per_batch_sizes ? b * groups : 0) + g), 0);
+    }
+    return bounds;
+  };
+  Literal result(inst.shape());
+  absl::Status status = absl::OkStatus();
+  DispatchKind(KindOf(type), [&](auto tag) {
+    using C = decltype(tag);
+    std::vector<C> a = Canonicalize<C>(LoadAll<C>(*lhs), ld, {lb, lf, lc});
+    std::vector<C> out(static_cast<size_t>(result.element_count()), C(0));
+    if (!contracting) {
+      if (group_dims.size() != 1) {
+        status = Error(inst, "expected one rhs_group_dims entry");
+        return;
+      }
+      std::vector<C> bm = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, group_dims, rf, rc});
+      auto [stride, size] = coordinate_of(lf);
+      for (int64_t g = 0; g < batch; ++g) {
+        std::vector<int64_t> bounds = group_bounds(g);
+        for (int64_t i = 0; i < m; ++i) {
+          int64_t row = (i / stride) % size;
+          int64_t grp = std::upper_bound(bounds.begin() + 1, bounds.end(), row) - (bounds.begin() + 1);
+          if (grp >= groups) continue;  // past the last group: zeros
+          for (int64_t j = 0; j < n; ++j) {
+            C acc = C(0);
+            for (int64_t kk = 0; kk < k; ++kk) {
+              Accumulate<C>(acc, a[(g * m + i) * k + kk], bm[((g * groups + grp) * n + j) * k + kk]);
+            }
+            out[(g * m + i) * n + j] = acc;
+          }
+        }
+      }
+    } else {
+      std::vector<C> bm = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, rf, rc});
+      auto [stride, size] = coordinate_of(lc);
+      for (int64_t grp = 0; grp < groups; ++grp) {
+        for (int64_t g = 0; g < batch; ++g) {
+          std::vector<int64_t> bounds = group_bounds(g);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              C acc = C(0);
+              for (int64_t kk = 0; kk < k; ++kk) {
+                int64_t c = (kk / stride) % size;
+                if (c < bounds[grp] || c >= bounds[grp + 1]) continue;
+                Accumulate<C>(acc, a[(g * m + i) * k + kk], bm[(g * n + j) * k + kk]);
+              }
+              out[((grp * batch + g) * m + i) * n + j] = acc;
+            }
+          }
+        }
+      }
+    }
+    StoreAll<C>(result, out);
+  });
+  XLAC_RETURN_IF_ERROR(status);
   return result;
 }
 

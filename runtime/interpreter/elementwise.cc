@@ -33,12 +33,16 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x) {
       for (int64_t i = 0; i < n; ++i) {
         C v = LoadOne<C>(x, i);
         auto r = op == Opcode::kAbs ? std::abs(v) : op == Opcode::kReal ? v.real() : v.imag();
-        if constexpr (std::is_same_v<C, c64>) StoreOne<float>(result, i, r);
-        else StoreOne<double>(result, i, r);
+        if constexpr (std::is_same_v<C, c64>)
+          StoreOne<float>(result, i, r);
+        else
+          StoreOne<double>(result, i, r);
       }
     };
-    if (type == PrimitiveType::kC64) run(c64{});
-    else run(c128{});
+    if (type == PrimitiveType::kC64)
+      run(c64{});
+    else
+      run(c128{});
     return result;
   }
   if (op == Opcode::kReal) return x;
@@ -74,9 +78,12 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, co
         StoreOne(result, i, std::complex<R>(LoadOne<R>(a, At(a, i)), LoadOne<R>(b, At(b, i))));
       }
     };
-    if (type == PrimitiveType::kF32) run(float{});
-    else if (type == PrimitiveType::kF64) run(double{});
-    else return Error(inst, "complex needs f32 or f64 parts, got {}", PrimitiveTypeName(type));
+    if (type == PrimitiveType::kF32)
+      run(float{});
+    else if (type == PrimitiveType::kF64)
+      run(double{});
+    else
+      return Error(inst, "complex needs f32 or f64 parts, got {}", PrimitiveTypeName(type));
     return result;
   }
   if (inst.shape().element_type != type) {
@@ -143,25 +150,8 @@ absl::StatusOr<Literal> EvalClamp(const Instruction& inst, const Literal& lo, co
       return Unsupported(inst, "clamp is not defined for complex types");
     } else {
       for (int64_t i = 0; i < n; ++i) {
-        C l = LoadOne<C>(lo, At(lo, i)), v = LoadOne<C>(x, At(x, i)), h = LoadOne<C>(hi, At(hi, i));
-        C r;
-        if constexpr (kIsFloat<C>) {
-          if (std::isnan(l)) {
-            StoreOne<C>(result, i, l);
-            continue;
-          }
-          if (std::isnan(v)) {
-            StoreOne<C>(result, i, v);
-            continue;
-          }
-          if (std::isnan(h)) {
-            StoreOne<C>(result, i, h);
-            continue;
-          }
-        }
-        C m = (v < l) ? l : v;  // std::max(value, low)
-        r = (m < h) ? m : h;    // std::min(high, m)
-        StoreOne<C>(result, i, r);
+        StoreOne<C>(result, i,
+                    ClampValue<C>(LoadOne<C>(lo, At(lo, i)), LoadOne<C>(x, At(x, i)), LoadOne<C>(hi, At(hi, i))));
       }
       return std::move(result);
     }
@@ -173,10 +163,14 @@ absl::StatusOr<Literal> EvalClamp(const Instruction& inst, const Literal& lo, co
 absl::StatusOr<Literal> EvalElementwise(const Instruction& inst, Operands operands) {
   Opcode op = inst.opcode();
   switch (op) {
-    case Opcode::kCompare: return EvalCompare(inst, *operands[0], *operands[1]);
-    case Opcode::kSelect: return EvalSelect(inst, *operands[0], *operands[1], *operands[2]);
-    case Opcode::kClamp: return EvalClamp(inst, *operands[0], *operands[1], *operands[2]);
-    default: break;
+    case Opcode::kCompare:
+      return EvalCompare(inst, *operands[0], *operands[1]);
+    case Opcode::kSelect:
+      return EvalSelect(inst, *operands[0], *operands[1], *operands[2]);
+    case Opcode::kClamp:
+      return EvalClamp(inst, *operands[0], *operands[1], *operands[2]);
+    default:
+      break;
   }
   if (IsElementwiseUnary(op)) return EvalUnary(inst, *operands[0]);
   if (IsElementwiseBinary(op)) return EvalBinary(inst, *operands[0], *operands[1]);

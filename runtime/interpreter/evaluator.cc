@@ -1,10 +1,7 @@
-// The computation walk (post order over live instructions, freeing values after their last use), opcode dispatch,
-// control flow (call, while, conditional, fusion, async wrappers) and the multi-device entry point.
+// The computation walk (post order over live instructions, freeing values after their last use), opcode dispatch
+// and control flow (call, while, conditional, fusion, async wrappers).
 #include <algorithm>
-#include <thread>
 
-#include "ir/float_types.h"
-#include "runtime/interpreter/collective_hub.h"
 #include "runtime/interpreter/internal.h"
 
 namespace xlac::interp {
@@ -145,8 +142,12 @@ std::optional<int64_t> ByteSizeRecursive(const Shape& shape) {
 bool IsElementwiseOp(Opcode op) {
   if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
   switch (op) {
-    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: return true;
-    default: return false;
+    case Opcode::kCompare:
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -172,41 +173,90 @@ absl::StatusOr<Literal> Evaluator::EvalInstruction(const Instruction& inst, Oper
       FillRandom(lit, HashString(inst.name(), device_.options->seed));
       return lit;
     }
-    case Opcode::kConvert: case Opcode::kBitcastConvert: case Opcode::kReducePrecision:
+    case Opcode::kConvert:
+    case Opcode::kBitcastConvert:
+    case Opcode::kReducePrecision:
     case Opcode::kStochasticConvert:
       return EvalConvert(inst, operands);
-    case Opcode::kBroadcast: case Opcode::kReshape: case Opcode::kTranspose: case Opcode::kReverse:
-    case Opcode::kSlice: case Opcode::kDynamicSlice: case Opcode::kDynamicUpdateSlice: case Opcode::kConcatenate:
-    case Opcode::kPad: case Opcode::kIota: case Opcode::kCopy: case Opcode::kBitcast:
-    case Opcode::kGetDimensionSize: case Opcode::kSetDimensionSize: case Opcode::kDynamicReshape:
+    case Opcode::kBroadcast:
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+    case Opcode::kReverse:
+    case Opcode::kSlice:
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kConcatenate:
+    case Opcode::kPad:
+    case Opcode::kIota:
+    case Opcode::kCopy:
+    case Opcode::kBitcast:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kDynamicReshape:
       return EvalDataMovement(inst, operands);
-    case Opcode::kReduce: return EvalReduce(inst, operands, *this);
-    case Opcode::kReduceWindow: return EvalReduceWindow(inst, operands, *this);
-    case Opcode::kSelectAndScatter: return EvalSelectAndScatter(inst, operands, *this);
-    case Opcode::kMap: return EvalMap(inst, operands, *this);
-    case Opcode::kDot: return EvalDot(inst, operands);
-    case Opcode::kConvolution: return EvalConvolution(inst, operands);
-    case Opcode::kGather: return EvalGather(inst, operands);
-    case Opcode::kScatter: return EvalScatter(inst, operands, *this);
-    case Opcode::kSort: return EvalSort(inst, operands, *this);
-    case Opcode::kTopK: return EvalTopK(inst, operands);
-    case Opcode::kRng: case Opcode::kRngGetAndUpdateState: return EvalRng(inst, operands, device_);
-    case Opcode::kRngBitGenerator: return EvalRngBitGenerator(inst, operands);
-    case Opcode::kFft: return EvalFft(inst, operands);
-    case Opcode::kCholesky: case Opcode::kTriangularSolve: return EvalLinalg(inst, operands);
-    case Opcode::kBatchNormTraining: case Opcode::kBatchNormInference: case Opcode::kBatchNormGrad:
+    case Opcode::kReduce:
+      return EvalReduce(inst, operands, *this);
+    case Opcode::kReduceWindow:
+      return EvalReduceWindow(inst, operands, *this);
+    case Opcode::kSelectAndScatter:
+      return EvalSelectAndScatter(inst, operands, *this);
+    case Opcode::kMap:
+      return EvalMap(inst, operands, *this);
+    case Opcode::kScan:
+      return EvalScan(inst, operands, *this);
+    case Opcode::kRaggedDot:
+      return EvalRaggedDot(inst, operands);
+    case Opcode::kDot:
+      return EvalDot(inst, operands);
+    case Opcode::kConvolution:
+      return EvalConvolution(inst, operands);
+    case Opcode::kGather:
+      return EvalGather(inst, operands);
+    case Opcode::kScatter:
+      return EvalScatter(inst, operands, *this);
+    case Opcode::kSort:
+      return EvalSort(inst, operands, *this);
+    case Opcode::kTopK:
+      return EvalTopK(inst, operands);
+    case Opcode::kRng:
+    case Opcode::kRngGetAndUpdateState:
+      return EvalRng(inst, operands, device_);
+    case Opcode::kRngBitGenerator:
+      return EvalRngBitGenerator(inst, operands);
+    case Opcode::kFft:
+      return EvalFft(inst, operands);
+    case Opcode::kCholesky:
+    case Opcode::kTriangularSolve:
+      return EvalLinalg(inst, operands);
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad:
       return EvalBatchNorm(inst, operands);
-    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather: case Opcode::kAllGatherStart:
-    case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart: case Opcode::kCollectiveBroadcast: case Opcode::kRaggedAllToAll:
-    case Opcode::kReplicaId: case Opcode::kPartitionId: case Opcode::kSend: case Opcode::kSendDone:
-    case Opcode::kRecv: case Opcode::kRecvDone:
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kRaggedAllToAll:
+    case Opcode::kReplicaId:
+    case Opcode::kPartitionId:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
       return EvalCollective(inst, operands, *this);
     case Opcode::kAllReduceDone:
       return *operands[0];
-    case Opcode::kAllGatherDone: case Opcode::kCollectivePermuteDone:
+    case Opcode::kAllGatherDone:
+    case Opcode::kCollectivePermuteDone:
       return operands[0]->tuple_elements().at(1);
-    case Opcode::kAsyncStart: case Opcode::kAsyncUpdate: case Opcode::kAsyncDone:
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
       return EvalAsync(inst, operands);
     default:
       return EvalControl(inst, operands);
@@ -221,7 +271,8 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
       for (const Literal* op : operands) elements.push_back(*op);
       return Literal::CreateTuple(std::move(elements));
     }
-    case Opcode::kCall: case Opcode::kFusion:
+    case Opcode::kCall:
+    case Opcode::kFusion:
       if (inst.called_computations().empty()) return Error(inst, "no called computation");
       return Call(*inst.called_computation(0), operands);
     case Opcode::kWhile: {
@@ -256,24 +307,39 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
     }
     case Opcode::kCustomCall: {
       std::string_view target = TextAttr(inst, "custom_call_target");
+      if (target == "interpreter.run_parallel" || target == "interpreter.probe") {
+        return EvalInterpreterOp(inst, operands, *this);
+      }
       // Sharding annotations are identities on values.
       if (target == "Sharding" && operands.size() == 1 && operands[0]->shape().Compatible(inst.shape())) {
         return *operands[0];
       }
+      if (device_.options->custom_call_handler) {
+        absl::StatusOr<Literal> handled =
+            device_.options->custom_call_handler(inst, std::vector<const Literal*>(operands.begin(), operands.end()));
+        if (handled.ok() || handled.status().code() != absl::StatusCode::kUnimplemented) return handled;
+      }
       return absl::UnimplementedError(
           fmt::format("{}: unsupported custom call target {}", inst.name(), std::string(target)));
     }
-    case Opcode::kAfterAll: return Literal(Shape::Token());
-    case Opcode::kAddDependency: case Opcode::kOptimizationBarrier: case Opcode::kDomain:
+    case Opcode::kAfterAll:
+      return Literal(Shape::Token());
+    case Opcode::kAddDependency:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kDomain:
       return *operands[0];
     case Opcode::kCopyStart: {
       std::vector<Literal> elements = {*operands[0], *operands[0], Literal(Shape::Scalar(PrimitiveType::kU32))};
       return Literal::CreateTuple(std::move(elements));
     }
-    case Opcode::kCopyDone: return operands[0]->tuple_elements().at(0);
-    case Opcode::kOutfeed: return Literal(Shape::Token());  // the data leaves the program; nothing to compute
-    case Opcode::kInfeed: return Unsupported(inst, "infeed has no data source in the interpreter");
-    default: return Unsupported(inst, "opcode {} is not supported by the interpreter", OpcodeName(inst.opcode()));
+    case Opcode::kCopyDone:
+      return operands[0]->tuple_elements().at(0);
+    case Opcode::kOutfeed:
+      return Literal(Shape::Token());  // the data leaves the program; nothing to compute
+    case Opcode::kInfeed:
+      return Unsupported(inst, "infeed has no data source in the interpreter");
+    default:
+      return Unsupported(inst, "opcode {} is not supported by the interpreter", OpcodeName(inst.opcode()));
   }
 }
 

@@ -1,7 +1,7 @@
 // fft: FFT, IFFT (normalized by 1/N), RFFT and IRFFT over the innermost len(fft_length) dimensions.
 //
-// Computed as direct DFTs in double precision (exact twiddles, O(n^2) per line): the oracle wants accuracy, not
-// speed. Results are rounded to the element type once at the end.
+// Computed as direct DFTs in long double (O(n^2) per line): the oracle wants accuracy, not speed. Results are
+// rounded to the element type once at the end, so even f64 transforms are within about an ulp of exact.
 #include <cmath>
 #include <complex>
 
@@ -10,7 +10,7 @@
 namespace xlac::interp {
 namespace {
 
-using cd = std::complex<double>;
+using cd = std::complex<long double>;
 
 // In-place DFT along `axis` of a row-major array `data` with dims `dims` (sign -1 forward, +1 inverse; no scale).
 void DftAxis(std::vector<cd>& data, const std::vector<int64_t>& dims, size_t axis, int sign) {
@@ -18,7 +18,9 @@ void DftAxis(std::vector<cd>& data, const std::vector<int64_t>& dims, size_t axi
   if (n <= 1 || data.empty()) return;
   std::vector<cd> twiddle(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) {
-    double angle = sign * 2.0 * M_PI * static_cast<double>(k) / static_cast<double>(n);
+    // 2*pi to long double precision.
+    const long double kTwoPi = 6.283185307179586476925286766559005768L;
+    long double angle = sign * kTwoPi * static_cast<long double>(k) / static_cast<long double>(n);
     twiddle[k] = cd(std::cos(angle), std::sin(angle));
   }
   std::vector<int64_t> strides = RowMajorStrides(dims);
@@ -43,9 +45,19 @@ std::vector<cd> LoadComplex(const Literal& lit) {
   std::vector<cd> out(static_cast<size_t>(lit.element_count()));
   for (int64_t i = 0; i < lit.element_count(); ++i) {
     switch (lit.shape().element_type) {
-      case PrimitiveType::kC64: out[i] = cd(LoadOne<c64>(lit, i)); break;
-      case PrimitiveType::kC128: out[i] = LoadOne<c128>(lit, i); break;
-      default: out[i] = cd(lit.GetAsDouble(i), 0); break;
+      case PrimitiveType::kC64: {
+        c64 v = LoadOne<c64>(lit, i);
+        out[i] = cd(v.real(), v.imag());
+        break;
+      }
+      case PrimitiveType::kC128: {
+        c128 v = LoadOne<c128>(lit, i);
+        out[i] = cd(v.real(), v.imag());
+        break;
+      }
+      default:
+        out[i] = cd(lit.GetAsDouble(i), 0);
+        break;
     }
   }
   return out;
@@ -54,9 +66,16 @@ std::vector<cd> LoadComplex(const Literal& lit) {
 void StoreComplex(Literal& lit, const std::vector<cd>& v) {
   for (int64_t i = 0; i < lit.element_count(); ++i) {
     switch (lit.shape().element_type) {
-      case PrimitiveType::kC64: StoreOne<c64>(lit, i, c64(static_cast<float>(v[i].real()), static_cast<float>(v[i].imag()))); break;
-      case PrimitiveType::kC128: StoreOne<c128>(lit, i, v[i]); break;
-      default: lit.SetFromDouble(i, v[i].real()); break;
+      // Round straight from long double to the element type (one rounding).
+      case PrimitiveType::kC64:
+        StoreOne<c64>(lit, i, c64(static_cast<float>(v[i].real()), static_cast<float>(v[i].imag())));
+        break;
+      case PrimitiveType::kC128:
+        StoreOne<c128>(lit, i, c128(static_cast<double>(v[i].real()), static_cast<double>(v[i].imag())));
+        break;
+      default:
+        lit.SetFromDouble(i, static_cast<double>(v[i].real()));
+        break;
     }
   }
 }
@@ -80,7 +99,7 @@ absl::StatusOr<Literal> EvalFft(const Instruction& inst, Operands operands) {
     int sign = type == "FFT" ? -1 : 1;
     for (size_t a = rank - l; a < rank; ++a) DftAxis(data, in_dims, a, sign);
     if (type == "IFFT") {
-      for (cd& v : data) v /= scale;
+      for (cd& v : data) v /= static_cast<long double>(scale);
     }
     StoreComplex(result, data);
     return result;
@@ -117,7 +136,7 @@ absl::StatusOr<Literal> EvalFft(const Instruction& inst, Operands operands) {
       }
     }
     DftAxis(full, full_dims, rank - 1, 1);
-    for (cd& v : full) v /= scale;
+    for (cd& v : full) v /= static_cast<long double>(scale);
     StoreComplex(result, full);
     return result;
   }

@@ -74,7 +74,8 @@ absl::StatusOr<Literal> EvalGather(const Instruction& inst, Operands operands) {
       start[static_cast<size_t>(start_index_map[j])] = reader.Get(batch, static_cast<int64_t>(j));
     }
     for (size_t k = 0; k < operand_batching.size(); ++k) {
-      start[static_cast<size_t>(operand_batching[k])] = batch[static_cast<size_t>(reader.BatchPosition(indices_batching[k]))];
+      start[static_cast<size_t>(operand_batching[k])] =
+          batch[static_cast<size_t>(reader.BatchPosition(indices_batching[k]))];
     }
     int64_t src = 0;
     for (size_t d = 0; d < rank; ++d) {
@@ -133,7 +134,7 @@ absl::StatusOr<Literal> EvalScatter(const Instruction& inst, Operands operands, 
   for (size_t i = 0; i < n; ++i) {
     Shape s = inst.shape().IsTuple() ? inst.shape().tuple_shapes[i] : inst.shape();
     Literal lit(s);
-    std::memcpy(lit.mutable_raw_data(), inputs[i]->raw_data(), static_cast<size_t>(lit.byte_size()));
+    CopyBytes(lit.mutable_raw_data(), inputs[i]->raw_data(), lit.byte_size());
     results.push_back(std::move(lit));
   }
   ScalarComputation combiner(ev, *inst.called_computation(0));
@@ -152,7 +153,8 @@ absl::StatusOr<Literal> EvalScatter(const Instruction& inst, Operands operands, 
       start[static_cast<size_t>(to_operand[j])] = reader.Get(sidx, static_cast<int64_t>(j));
     }
     for (size_t k = 0; k < input_batching.size(); ++k) {
-      start[static_cast<size_t>(input_batching[k])] = sidx[static_cast<size_t>(reader.BatchPosition(indices_batching[k]))];
+      start[static_cast<size_t>(input_batching[k])] =
+          sidx[static_cast<size_t>(reader.BatchPosition(indices_batching[k]))];
     }
     bool in_bounds = true;
     for (size_t d = 0; d < rank; ++d) {

@@ -11,6 +11,8 @@
 
 #include <complex>
 #include <cstdint>
+#include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,13 +43,20 @@ NumKind KindOf(PrimitiveType type);
 template <typename F>
 decltype(auto) DispatchKind(NumKind kind, F&& f) {
   switch (kind) {
-    case NumKind::kPred: return f(bool{});
-    case NumKind::kSigned: return f(int64_t{});
-    case NumKind::kUnsigned: return f(uint64_t{});
-    case NumKind::kFloat: return f(float{});
-    case NumKind::kDouble: return f(double{});
-    case NumKind::kC64: return f(c64{});
-    case NumKind::kC128: break;
+    case NumKind::kPred:
+      return f(bool{});
+    case NumKind::kSigned:
+      return f(int64_t{});
+    case NumKind::kUnsigned:
+      return f(uint64_t{});
+    case NumKind::kFloat:
+      return f(float{});
+    case NumKind::kDouble:
+      return f(double{});
+    case NumKind::kC64:
+      return f(c64{});
+    case NumKind::kC128:
+      break;
   }
   return f(c128{});
 }
@@ -87,6 +96,10 @@ int64_t ElementCount(const Shape& shape);
 std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims);
 // Advances `index` in row-major order within `dims`; false after the last index.
 bool NextIndex(std::vector<int64_t>& index, const std::vector<int64_t>& dims);
+// memcpy that accepts empty ranges (whose pointers may be null, as for zero-element literals).
+inline void CopyBytes(void* dst, const void* src, int64_t n) {
+  if (n > 0) std::memcpy(dst, src, static_cast<size_t>(n));
+}
 // Copies one element's storage bytes (types must match).
 inline void CopyElement(const Literal& src, int64_t si, Literal& dst, int64_t di, int64_t width) {
   std::memcpy(dst.mutable_raw_data() + di * width, src.raw_data() + si * width, static_cast<size_t>(width));
@@ -100,6 +113,11 @@ int64_t IndexValue(const Literal& lit, int64_t i);
 // Physical (layout) order: element at physical position p is logical linear index PhysicalToLogical(shape)[p].
 std::vector<int64_t> PhysicalToLogical(const Shape& shape);
 bool HasNonDefaultLayout(const Shape& shape);
+
+// For one spatial dimension: taps[o] = the (operand coordinate, window position) pairs of output coordinate o that
+// land inside the operand (not in padding or base-dilation holes), in window order.
+using WindowTaps = std::vector<std::vector<std::pair<int64_t, int64_t>>>;
+WindowTaps MakeWindowTaps(const WindowDimension& wd, int64_t operand_size, int64_t output_size);
 
 // ---- attributes (the module is verified, so kinds are trusted; absent attributes take defaults) ----
 
@@ -133,6 +151,10 @@ struct DeviceContext {
   const InterpreterOptions* options = nullptr;
   CollectiveHub* hub = nullptr;
   uint64_t rng_counter = 0;  // advanced by every `rng` op
+  // Point-to-point message counts per (source, target) device pair: sends and receives match in program order.
+  std::map<std::pair<int64_t, int64_t>, int64_t> sent, received;
+  // Without source/target pairs, messages pair up per channel id in program order.
+  std::map<int64_t, int64_t> sent_on_channel, received_on_channel;
 };
 
 using Operands = absl::Span<const Literal* const>;
@@ -165,11 +187,13 @@ class Evaluator {
 };
 
 // Applies a computation over scalars to single elements of literals: the engine of reduce, reduce-window, scatter,
-// select-and-scatter, sort, map and all-reduce. Single-op computations (add, max, compare, ...) take a fast path
-// that skips building literals; both paths compute exactly the same values.
+// select-and-scatter, sort, map and all-reduce. Computations made only of scalar elementwise ops (the usual
+// reducers and comparators) are compiled once into a register program that runs without building literals; others
+// go through Evaluator::Call. Both paths compute exactly the same values.
 class ScalarComputation {
  public:
   ScalarComputation(Evaluator& ev, const Computation& comp);
+  ~ScalarComputation();
   struct In {
     const Literal* lit;
     int64_t index;
@@ -182,17 +206,21 @@ class ScalarComputation {
   absl::Status Apply(absl::Span<const In> args, absl::Span<const Out> outs);
   // For a computation returning pred[] (comparators, select of select-and-scatter).
   absl::StatusOr<bool> ApplyPred(absl::Span<const In> args);
-  // True if the computation is a single elementwise binary op on its parameters (swapped: op(p1, p0)); callers
-  // may then apply the op's kernel directly to whole arrays.
+  // True if the computation is a single elementwise binary op on its two parameters (swapped: op(p1, p0));
+  // callers may then apply the op's kernel directly to whole arrays.
   bool FastBinary(Opcode* op, bool* swapped) const;
-  struct Fast;  // the single-op fast path (defined in scalar_computation.cc)
+
+  struct Program;  // defined in scalar_computation.cc
 
  private:
+  absl::StatusOr<const Literal*> CallGeneric(absl::Span<const In> args);
+
   Evaluator& ev_;
   const Computation& comp_;
+  std::unique_ptr<Program> program_;
   std::vector<Literal> arg_literals_;
   std::vector<const Literal*> arg_ptrs_;
-  std::shared_ptr<const Fast> fast_;
+  Literal last_result_;
 };
 
 // ---- op families (each returns the result literal of `inst` given its operand values) ----
@@ -204,8 +232,10 @@ absl::StatusOr<Literal> EvalReduce(const Instruction& inst, Operands operands, E
 absl::StatusOr<Literal> EvalReduceWindow(const Instruction& inst, Operands operands, Evaluator& ev);
 absl::StatusOr<Literal> EvalSelectAndScatter(const Instruction& inst, Operands operands, Evaluator& ev);
 absl::StatusOr<Literal> EvalMap(const Instruction& inst, Operands operands, Evaluator& ev);
+absl::StatusOr<Literal> EvalScan(const Instruction& inst, Operands operands, Evaluator& ev);
 absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalRaggedDot(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalGather(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalScatter(const Instruction& inst, Operands operands, Evaluator& ev);
 absl::StatusOr<Literal> EvalSort(const Instruction& inst, Operands operands, Evaluator& ev);
@@ -216,6 +246,15 @@ absl::StatusOr<Literal> EvalFft(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalLinalg(const Instruction& inst, Operands operands);  // cholesky, triangular-solve
 absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operands, Evaluator& ev);
+
+// Runs programs[d] on device d = replica * partitions + partition with args[d], each device on its own thread
+// (inline when there is one), with a fresh rendezvous hub. Returns per-device results or the root-cause error.
+absl::StatusOr<std::vector<Literal>> RunDevices(const Module& module, const std::vector<const Computation*>& programs,
+                                                const std::vector<std::vector<const Literal*>>& args, int64_t replicas,
+                                                int64_t partitions, const InterpreterOptions& options);
+// The StableHLO reference interpreter's own ops, which the StableHLO frontend keeps as custom-calls:
+// interpreter.run_parallel (a grid of programs run as replicas x partitions) and interpreter.probe (identity).
+absl::StatusOr<Literal> EvalInterpreterOp(const Instruction& inst, Operands operands, Evaluator& ev);
 
 // Element-wise conversion of a whole array literal to `type` with XLA's convert semantics.
 absl::StatusOr<Literal> ConvertLiteral(const Literal& lit, PrimitiveType type);

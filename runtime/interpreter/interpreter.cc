@@ -26,13 +26,15 @@ absl::StatusOr<std::vector<Literal>> Evaluate(const Module& module, const std::v
   partitions = std::max<int64_t>(partitions, 1);
   int64_t devices = replicas * partitions;
   if (devices > 4096) return absl::InvalidArgumentError(fmt::format("{} devices is too many to simulate", devices));
-  if (arguments.size() != 1 && static_cast<int64_t>(arguments.size()) != devices) {
-    return absl::InvalidArgumentError(fmt::format(
-        "expected one argument list per device ({}) or a single list for all devices, got {}", devices,
-        arguments.size()));
+  static const std::vector<std::vector<Literal>> kNoArguments(1);
+  const std::vector<std::vector<Literal>>& args_in = arguments.empty() ? kNoArguments : arguments;
+  if (args_in.size() != 1 && static_cast<int64_t>(args_in.size()) != devices) {
+    return absl::InvalidArgumentError(
+        fmt::format("expected one argument list per device ({}) or a single list for all devices, got {}", devices,
+                    args_in.size()));
   }
-  for (size_t d = 0; d < arguments.size(); ++d) {
-    const std::vector<Literal>& args = arguments[d];
+  for (size_t d = 0; d < args_in.size(); ++d) {
+    const std::vector<Literal>& args = args_in[d];
     if (static_cast<int64_t>(args.size()) != entry->parameter_count()) {
       return absl::InvalidArgumentError(fmt::format("entry computation {} takes {} parameters but {} were given",
                                                     entry->name(), entry->parameter_count(), args.size()));
@@ -47,6 +49,21 @@ absl::StatusOr<std::vector<Literal>> Evaluate(const Module& module, const std::v
     }
   }
 
+  std::vector<const Computation*> programs(static_cast<size_t>(devices), entry);
+  std::vector<std::vector<const Literal*>> device_args;
+  for (int64_t d = 0; d < devices; ++d) {
+    const std::vector<Literal>& args = args_in.size() == 1 ? args_in[0] : args_in[static_cast<size_t>(d)];
+    std::vector<const Literal*> ptrs;
+    for (const Literal& a : args) ptrs.push_back(&a);
+    device_args.push_back(std::move(ptrs));
+  }
+  return RunDevices(module, programs, device_args, replicas, partitions, options);
+}
+
+absl::StatusOr<std::vector<Literal>> RunDevices(const Module& module, const std::vector<const Computation*>& programs,
+                                                const std::vector<std::vector<const Literal*>>& args, int64_t replicas,
+                                                int64_t partitions, const InterpreterOptions& options) {
+  int64_t devices = replicas * partitions;
   CollectiveHub hub(devices, options.collective_timeout_ms);
   std::vector<absl::StatusOr<Literal>> results(static_cast<size_t>(devices), absl::UnknownError("not run"));
   auto run = [&](int64_t d) {
@@ -58,12 +75,8 @@ absl::StatusOr<std::vector<Literal>> Evaluate(const Module& module, const std::v
     ctx.num_partitions = partitions;
     ctx.options = &options;
     ctx.hub = &hub;
-    ctx.rng_counter = 0;
     Evaluator ev(module, ctx);
-    const std::vector<Literal>& args = arguments.size() == 1 ? arguments[0] : arguments[static_cast<size_t>(d)];
-    std::vector<const Literal*> ptrs;
-    for (const Literal& a : args) ptrs.push_back(&a);
-    results[static_cast<size_t>(d)] = ev.Call(*entry, ptrs);
+    results[static_cast<size_t>(d)] = ev.Call(*programs[static_cast<size_t>(d)], args[static_cast<size_t>(d)]);
     hub.DeviceFinished(d, results[static_cast<size_t>(d)].ok());
   };
   if (devices == 1) {

@@ -9,9 +9,15 @@
 // with the accumulator as the reducer's first argument; dot and convolution convert operands to the result type and
 // accumulate in its compute type (f32 for narrow floats, 64-bit for integers). Where XLA's evaluator deviates from
 // what compiled XLA does (it saturates integer convolutions), the interpreter wraps like compiled code.
+//
+// Custom-calls: "Sharding" is the identity; "interpreter.run_parallel" and "interpreter.probe" (the StableHLO
+// reference interpreter's ops, kept by the StableHLO frontend) run a grid of programs / pass their operand through;
+// any other target goes to InterpreterOptions::custom_call_handler or fails with "unsupported custom call target X".
+// Dynamic dimensions are evaluated at their bounds (runtime sizes are not tracked); infeed is not supported.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,17 +37,24 @@ struct InterpreterOptions {
   int64_t collective_timeout_ms = 30000;
   // Largest result (bytes) a single instruction may produce; larger ones fail instead of exhausting memory.
   int64_t max_result_bytes = int64_t{4} << 30;
+  // Evaluates custom-calls the interpreter does not implement itself (test-harness `check.*` targets, tool hooks).
+  // Called from every device thread, possibly concurrently. Returning an Unimplemented status falls back to the
+  // interpreter's "unsupported custom call target X" error.
+  std::function<absl::StatusOr<Literal>(const Instruction& custom_call, const std::vector<const Literal*>& operands)>
+      custom_call_handler;
 };
 
 // Runs the entry computation on every device. `arguments[d]` are device d's parameters (d = replica *
-// num_partitions + partition); a single argument list is broadcast to all devices. Returns one result literal per
-// device. Errors (unsupported op, mismatched collective, bad arguments) are statuses with readable messages.
+// num_partitions + partition); a single argument list is broadcast to all devices (and no list at all means no
+// arguments). Returns one result literal per device. Errors (unsupported op, mismatched collective, bad arguments)
+// are statuses with readable messages; with several devices they name the device that failed first.
 absl::StatusOr<std::vector<Literal>> Evaluate(const Module& module, const std::vector<std::vector<Literal>>& arguments,
                                               const InterpreterOptions& options = {});
 
 // Deterministic pseudo-random values of `shape` (tuples recursively), the same for the same (shape, seed) on every
-// platform: floats uniform in [-1, 1) rounded to the element type, complex parts likewise, signed and unsigned
-// integers uniform in [0, 8), pred uniform. Elided `{...}` constants get these values with a seed derived from
+// platform: floats uniform in [-1, 1) rounded to the element type (f8e8m0fnu, which has no sign or zero, takes
+// magnitudes in [0.125, 1.125)), complex parts likewise, signed and unsigned integers uniform in [0, 8), pred
+// uniform. Elided `{...}` constants get these values with a seed derived from
 // options.seed and the constant's name; tools use it to make reproducible inputs.
 Literal MakeRandomLiteral(const Shape& shape, uint64_t seed);
 

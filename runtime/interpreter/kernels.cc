@@ -26,21 +26,30 @@ inline int64_t SignExtend(uint64_t v, int bits) {
 
 template <typename C>
 C Add(C a, C b, PrimitiveType) {
-  if constexpr (std::is_same_v<C, bool>) return a || b;
-  else if constexpr (std::is_same_v<C, int64_t>) return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  else return a + b;
+  if constexpr (std::is_same_v<C, bool>)
+    return a || b;
+  else if constexpr (std::is_same_v<C, int64_t>)
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  else
+    return a + b;
 }
 template <typename C>
 C Sub(C a, C b, PrimitiveType) {
-  if constexpr (std::is_same_v<C, bool>) return a != b;
-  else if constexpr (std::is_same_v<C, int64_t>) return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-  else return a - b;
+  if constexpr (std::is_same_v<C, bool>)
+    return a != b;
+  else if constexpr (std::is_same_v<C, int64_t>)
+    return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+  else
+    return a - b;
 }
 template <typename C>
 C Mul(C a, C b, PrimitiveType) {
-  if constexpr (std::is_same_v<C, bool>) return a && b;
-  else if constexpr (std::is_same_v<C, int64_t>) return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  else return a * b;
+  if constexpr (std::is_same_v<C, bool>)
+    return a && b;
+  else if constexpr (std::is_same_v<C, int64_t>)
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else
+    return a * b;
 }
 template <typename C>
 C Div(C a, C b, PrimitiveType) {
@@ -70,21 +79,34 @@ C Rem(C a, C b, PrimitiveType) {
     return std::fmod(a, b);
   }
 }
+// Complex values order lexicographically by (real, imag), as StableHLO defines max/min for them.
+template <typename C>
+bool Less(C a, C b) {
+  if constexpr (kIsComplex<C>)
+    return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+  else
+    return a < b;
+}
+template <typename C>
+bool IsNan(C a) {
+  if constexpr (kIsComplex<C>)
+    return std::isnan(a.real()) || std::isnan(a.imag());
+  else if constexpr (kIsFloat<C>)
+    return std::isnan(a);
+  else
+    return false;
+}
 template <typename C>
 C Max(C a, C b, PrimitiveType) {
-  if constexpr (kIsFloat<C>) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-  }
-  return (a < b) ? b : a;  // std::max
+  if (IsNan(a)) return a;
+  if (IsNan(b)) return b;
+  return Less(a, b) ? b : a;  // std::max
 }
 template <typename C>
 C Min(C a, C b, PrimitiveType) {
-  if constexpr (kIsFloat<C>) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-  }
-  return (b < a) ? b : a;  // std::min
+  if (IsNan(a)) return a;
+  if (IsNan(b)) return b;
+  return Less(b, a) ? b : a;  // std::min
 }
 
 uint64_t IPow(uint64_t base, uint64_t exponent) {
@@ -131,18 +153,24 @@ C Atan2(C y, C x, PrimitiveType) {
 }
 template <typename C>
 C And(C a, C b, PrimitiveType) {
-  if constexpr (std::is_same_v<C, bool>) return a && b;
-  else return a & b;
+  if constexpr (std::is_same_v<C, bool>)
+    return a && b;
+  else
+    return a & b;
 }
 template <typename C>
 C Or(C a, C b, PrimitiveType) {
-  if constexpr (std::is_same_v<C, bool>) return a || b;
-  else return a | b;
+  if constexpr (std::is_same_v<C, bool>)
+    return a || b;
+  else
+    return a | b;
 }
 template <typename C>
 C Xor(C a, C b, PrimitiveType) {
-  if constexpr (std::is_same_v<C, bool>) return a != b;
-  else return a ^ b;
+  if constexpr (std::is_same_v<C, bool>)
+    return a != b;
+  else
+    return a ^ b;
 }
 // Shift amounts are read as unsigned values of the element width; amounts >= width are out of range.
 template <typename C>
@@ -181,20 +209,28 @@ C MulHi(C a, C b, PrimitiveType t) {
 
 template <typename C>
 C Abs(C a, PrimitiveType) {
-  if constexpr (std::is_same_v<C, int64_t>) return a < 0 ? static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a)) : a;
-  else if constexpr (kIsFloat<C>) return std::fabs(a);
-  else return a;  // unsigned, pred
+  if constexpr (std::is_same_v<C, int64_t>)
+    return a < 0 ? static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a)) : a;
+  else if constexpr (kIsFloat<C>)
+    return std::fabs(a);
+  else
+    return a;  // unsigned, pred
 }
 template <typename C>
 C Negate(C a, PrimitiveType) {
-  if constexpr (std::is_same_v<C, bool>) return a;
-  else if constexpr (kIsInt<C>) return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(a));
-  else return -a;
+  if constexpr (std::is_same_v<C, bool>)
+    return a;
+  else if constexpr (kIsInt<C>)
+    return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(a));
+  else
+    return -a;
 }
 template <typename C>
 C Not(C a, PrimitiveType) {
-  if constexpr (std::is_same_v<C, bool>) return !a;
-  else return ~a;
+  if constexpr (std::is_same_v<C, bool>)
+    return !a;
+  else
+    return ~a;
 }
 template <typename C>
 C Sign(C a, PrimitiveType) {
@@ -222,29 +258,37 @@ C Popcnt(C a, PrimitiveType t) {
 // Rounding ops are the identity on integers.
 template <typename C>
 C Floor(C a, PrimitiveType) {
-  if constexpr (kIsFloat<C>) return std::floor(a);
-  else return a;
+  if constexpr (kIsFloat<C>)
+    return std::floor(a);
+  else
+    return a;
 }
 template <typename C>
 C Ceil(C a, PrimitiveType) {
-  if constexpr (kIsFloat<C>) return std::ceil(a);
-  else return a;
+  if constexpr (kIsFloat<C>)
+    return std::ceil(a);
+  else
+    return a;
 }
 template <typename C>
 C RoundAfz(C a, PrimitiveType) {
-  if constexpr (kIsFloat<C>) return std::round(a);
-  else return a;
+  if constexpr (kIsFloat<C>)
+    return std::round(a);
+  else
+    return a;
 }
 template <typename C>
 C RoundEven(C a, PrimitiveType) {
-  if constexpr (kIsFloat<C>) return std::nearbyint(a);
-  else return a;
+  if constexpr (kIsFloat<C>)
+    return std::nearbyint(a);
+  else
+    return a;
 }
 
-#define XLAC_FLOAT_UNARY(Name, expr)      \
-  template <typename C>                   \
-  C Name(C x, PrimitiveType) {            \
-    return expr;                          \
+#define XLAC_FLOAT_UNARY(Name, expr) \
+  template <typename C>              \
+  C Name(C x, PrimitiveType) {       \
+    return expr;                     \
   }
 XLAC_FLOAT_UNARY(Exp, std::exp(x))
 XLAC_FLOAT_UNARY(Log, std::log(x))
@@ -269,14 +313,32 @@ XLAC_FLOAT_UNARY(Expm1, std::expm1(x))
 XLAC_FLOAT_UNARY(Log1p, std::log1p(x))
 #undef XLAC_FLOAT_UNARY
 
-// Complex exp(x)-1 and log(1+x), which the standard library lacks.
+// Complex exp(z)-1, log(1+z) and cbrt, which the standard library lacks. The first two avoid the cancellation of
+// the naive forms near zero (computed in double for c64).
 template <typename C>
-C ComplexExpm1(C x, PrimitiveType) {
-  return std::exp(x) - C(1);
+C ComplexExpm1(C z, PrimitiveType) {
+  double x = z.real(), y = z.imag();
+  double s = std::sin(y / 2);
+  double re = std::expm1(x) * std::cos(y) - 2 * s * s;  // e^x cos y - 1
+  double im = std::exp(x) * std::sin(y);
+  return C(static_cast<typename C::value_type>(re), static_cast<typename C::value_type>(im));
 }
 template <typename C>
-C ComplexLog1p(C x, PrimitiveType) {
-  return std::log(C(1) + x);
+C ComplexLog1p(C z, PrimitiveType) {
+  double x = z.real(), y = z.imag();
+  double re;
+  double m = std::hypot(1 + x, y);
+  if (m > 0.5 && m < 2) {
+    re = 0.5 * std::log1p(x * (x + 2) + y * y);  // log|1+z| without cancellation when |1+z| ~ 1
+  } else {
+    re = std::log(m);
+  }
+  double im = std::atan2(y, 1 + x);
+  return C(static_cast<typename C::value_type>(re), static_cast<typename C::value_type>(im));
+}
+template <typename C>
+C ComplexCbrt(C z, PrimitiveType) {
+  return std::exp(std::log(z) / typename C::value_type(3));  // principal cube root
 }
 
 // ---- compare ----
@@ -328,12 +390,18 @@ CompareFn<C> GetCompareFn(CompareDirection d, bool total_order) {
   if constexpr (kIsFloat<C>) {
     if (total_order) {
       switch (d) {
-        case CompareDirection::kEq: return &CmpTotal<C, CompareDirection::kEq>;
-        case CompareDirection::kNe: return &CmpTotal<C, CompareDirection::kNe>;
-        case CompareDirection::kLt: return &CmpTotal<C, CompareDirection::kLt>;
-        case CompareDirection::kGt: return &CmpTotal<C, CompareDirection::kGt>;
-        case CompareDirection::kLe: return &CmpTotal<C, CompareDirection::kLe>;
-        case CompareDirection::kGe: return &CmpTotal<C, CompareDirection::kGe>;
+        case CompareDirection::kEq:
+          return &CmpTotal<C, CompareDirection::kEq>;
+        case CompareDirection::kNe:
+          return &CmpTotal<C, CompareDirection::kNe>;
+        case CompareDirection::kLt:
+          return &CmpTotal<C, CompareDirection::kLt>;
+        case CompareDirection::kGt:
+          return &CmpTotal<C, CompareDirection::kGt>;
+        case CompareDirection::kLe:
+          return &CmpTotal<C, CompareDirection::kLe>;
+        case CompareDirection::kGe:
+          return &CmpTotal<C, CompareDirection::kGe>;
       }
     }
   }
@@ -341,12 +409,18 @@ CompareFn<C> GetCompareFn(CompareDirection d, bool total_order) {
     if (d != CompareDirection::kEq && d != CompareDirection::kNe) return nullptr;
   }
   switch (d) {
-    case CompareDirection::kEq: return &Cmp<C, CompareDirection::kEq>;
-    case CompareDirection::kNe: return &Cmp<C, CompareDirection::kNe>;
-    case CompareDirection::kLt: return &Cmp<C, CompareDirection::kLt>;
-    case CompareDirection::kGt: return &Cmp<C, CompareDirection::kGt>;
-    case CompareDirection::kLe: return &Cmp<C, CompareDirection::kLe>;
-    case CompareDirection::kGe: return &Cmp<C, CompareDirection::kGe>;
+    case CompareDirection::kEq:
+      return &Cmp<C, CompareDirection::kEq>;
+    case CompareDirection::kNe:
+      return &Cmp<C, CompareDirection::kNe>;
+    case CompareDirection::kLt:
+      return &Cmp<C, CompareDirection::kLt>;
+    case CompareDirection::kGt:
+      return &Cmp<C, CompareDirection::kGt>;
+    case CompareDirection::kLe:
+      return &Cmp<C, CompareDirection::kLe>;
+    case CompareDirection::kGe:
+      return &Cmp<C, CompareDirection::kGe>;
   }
   return nullptr;
 }
@@ -357,20 +431,23 @@ BinaryFn<C> GetBinaryFn(Opcode op) {
   constexpr bool kBool = std::is_same_v<C, bool>;
   constexpr bool kCplx = kIsComplex<C>;
   switch (op) {
-    case Opcode::kAdd: return &Add<C>;
-    case Opcode::kSubtract: return &Sub<C>;
-    case Opcode::kMultiply: return &Mul<C>;
-    case Opcode::kDivide: return &Div<C>;
-    case Opcode::kPower: return &Pow<C>;
+    case Opcode::kAdd:
+      return &Add<C>;
+    case Opcode::kSubtract:
+      return &Sub<C>;
+    case Opcode::kMultiply:
+      return &Mul<C>;
+    case Opcode::kDivide:
+      return &Div<C>;
+    case Opcode::kPower:
+      return &Pow<C>;
     case Opcode::kRemainder:
       if constexpr (!kCplx) return &Rem<C>;
       break;
     case Opcode::kMaximum:
-      if constexpr (!kCplx) return &Max<C>;
-      break;
+      return &Max<C>;
     case Opcode::kMinimum:
-      if constexpr (!kCplx) return &Min<C>;
-      break;
+      return &Min<C>;
     case Opcode::kAtan2:
       if constexpr (!kInt && !kBool) return &Atan2<C>;
       break;
@@ -395,7 +472,8 @@ BinaryFn<C> GetBinaryFn(Opcode op) {
     case Opcode::kMulhi:
       if constexpr (kInt) return &MulHi<C>;
       break;
-    default: break;
+    default:
+      break;
   }
   return nullptr;
 }
@@ -410,7 +488,8 @@ UnaryFn<C> GetUnaryFn(Opcode op) {
     case Opcode::kAbs:
       if constexpr (!kCplx) return &Abs<C>;
       break;
-    case Opcode::kNegate: return &Negate<C>;
+    case Opcode::kNegate:
+      return &Negate<C>;
     case Opcode::kNot:
       if constexpr (kInt || kBool) return &Not<C>;
       break;
@@ -435,52 +514,81 @@ UnaryFn<C> GetUnaryFn(Opcode op) {
     case Opcode::kRoundNearestEven:
       if constexpr (!kCplx && !kBool) return &RoundEven<C>;
       break;
-    default: break;
+    default:
+      break;
   }
   if constexpr (kReal || kCplx) {
     switch (op) {
-      case Opcode::kExp: return &Exp<C>;
-      case Opcode::kLog: return &Log<C>;
-      case Opcode::kSqrt: return &Sqrt<C>;
-      case Opcode::kRsqrt: return &Rsqrt<C>;
-      case Opcode::kTanh: return &Tanh<C>;
-      case Opcode::kSin: return &Sin<C>;
-      case Opcode::kCos: return &Cos<C>;
-      case Opcode::kTan: return &Tan<C>;
-      case Opcode::kLogistic: return &Logistic<C>;
-      case Opcode::kSinh: return &Sinh<C>;
-      case Opcode::kCosh: return &Cosh<C>;
-      case Opcode::kAsin: return &Asin<C>;
-      case Opcode::kAcos: return &Acos<C>;
-      case Opcode::kAtan: return &Atan<C>;
-      case Opcode::kAsinh: return &Asinh<C>;
-      case Opcode::kAcosh: return &Acosh<C>;
-      case Opcode::kAtanh: return &Atanh<C>;
-      default: break;
+      case Opcode::kExp:
+        return &Exp<C>;
+      case Opcode::kLog:
+        return &Log<C>;
+      case Opcode::kSqrt:
+        return &Sqrt<C>;
+      case Opcode::kRsqrt:
+        return &Rsqrt<C>;
+      case Opcode::kTanh:
+        return &Tanh<C>;
+      case Opcode::kSin:
+        return &Sin<C>;
+      case Opcode::kCos:
+        return &Cos<C>;
+      case Opcode::kTan:
+        return &Tan<C>;
+      case Opcode::kLogistic:
+        return &Logistic<C>;
+      case Opcode::kSinh:
+        return &Sinh<C>;
+      case Opcode::kCosh:
+        return &Cosh<C>;
+      case Opcode::kAsin:
+        return &Asin<C>;
+      case Opcode::kAcos:
+        return &Acos<C>;
+      case Opcode::kAtan:
+        return &Atan<C>;
+      case Opcode::kAsinh:
+        return &Asinh<C>;
+      case Opcode::kAcosh:
+        return &Acosh<C>;
+      case Opcode::kAtanh:
+        return &Atanh<C>;
+      default:
+        break;
     }
   }
   if constexpr (kReal) {
     switch (op) {
-      case Opcode::kCbrt: return &Cbrt<C>;
-      case Opcode::kErf: return &Erf<C>;
-      case Opcode::kExpm1: return &Expm1<C>;
-      case Opcode::kLog1p: return &Log1p<C>;
-      default: break;
+      case Opcode::kCbrt:
+        return &Cbrt<C>;
+      case Opcode::kErf:
+        return &Erf<C>;
+      case Opcode::kExpm1:
+        return &Expm1<C>;
+      case Opcode::kLog1p:
+        return &Log1p<C>;
+      default:
+        break;
     }
   }
   if constexpr (kCplx) {
     switch (op) {
-      case Opcode::kExpm1: return &ComplexExpm1<C>;
-      case Opcode::kLog1p: return &ComplexLog1p<C>;
-      default: break;
+      case Opcode::kExpm1:
+        return &ComplexExpm1<C>;
+      case Opcode::kLog1p:
+        return &ComplexLog1p<C>;
+      case Opcode::kCbrt:
+        return &ComplexCbrt<C>;
+      default:
+        break;
     }
   }
   return nullptr;
 }
 
-#define XLAC_INSTANTIATE(C)                                                  \
-  template BinaryFn<C> GetBinaryFn<C>(Opcode);                               \
-  template UnaryFn<C> GetUnaryFn<C>(Opcode);                                 \
+#define XLAC_INSTANTIATE(C)                    \
+  template BinaryFn<C> GetBinaryFn<C>(Opcode); \
+  template UnaryFn<C> GetUnaryFn<C>(Opcode);   \
   template CompareFn<C> GetCompareFn<C>(CompareDirection, bool);
 XLAC_INSTANTIATE(bool)
 XLAC_INSTANTIATE(int64_t)

@@ -29,4 +29,21 @@ std::optional<CompareDirection> ParseDirection(std::string_view text);
 template <typename C>
 CompareFn<C> GetCompareFn(CompareDirection direction, bool total_order);
 
+// clamp(lo, x, hi) as XLA's evaluator computes it: a NaN bound or value propagates (lo, then x, then hi), otherwise
+// std::min(hi, std::max(x, lo)).
+template <typename C>
+inline C ClampValue(C lo, C x, C hi) {
+  if constexpr (kIsFloat<C>) {
+    if (lo != lo) return lo;
+    if (x != x) return x;
+    if (hi != hi) return hi;
+  }
+  C m = (x < lo) ? lo : x;
+  return (m < hi) ? m : hi;
+}
+
+// Converts one value held in the compute type of element type `from` (at `src`) to the compute type of `to` (at
+// `dst`), with XLA's convert semantics.
+void ConvertComputeValue(PrimitiveType from, const void* src, PrimitiveType to, void* dst);
+
 }  // namespace xlac::interp

@@ -14,9 +14,15 @@ std::vector<cd> Load(const Literal& lit) {
   std::vector<cd> out(static_cast<size_t>(lit.element_count()));
   for (int64_t i = 0; i < lit.element_count(); ++i) {
     switch (lit.shape().element_type) {
-      case PrimitiveType::kC64: out[i] = cd(LoadOne<c64>(lit, i)); break;
-      case PrimitiveType::kC128: out[i] = LoadOne<c128>(lit, i); break;
-      default: out[i] = cd(lit.GetAsDouble(i), 0); break;
+      case PrimitiveType::kC64:
+        out[i] = cd(LoadOne<c64>(lit, i));
+        break;
+      case PrimitiveType::kC128:
+        out[i] = LoadOne<c128>(lit, i);
+        break;
+      default:
+        out[i] = cd(lit.GetAsDouble(i), 0);
+        break;
     }
   }
   return out;
@@ -25,9 +31,15 @@ std::vector<cd> Load(const Literal& lit) {
 void Store(Literal& lit, const std::vector<cd>& v) {
   for (int64_t i = 0; i < lit.element_count(); ++i) {
     switch (lit.shape().element_type) {
-      case PrimitiveType::kC64: StoreOne<c64>(lit, i, c64(static_cast<float>(v[i].real()), static_cast<float>(v[i].imag()))); break;
-      case PrimitiveType::kC128: StoreOne<c128>(lit, i, v[i]); break;
-      default: lit.SetFromDouble(i, v[i].real()); break;
+      case PrimitiveType::kC64:
+        StoreOne<c64>(lit, i, c64(static_cast<float>(v[i].real()), static_cast<float>(v[i].imag())));
+        break;
+      case PrimitiveType::kC128:
+        StoreOne<c128>(lit, i, v[i]);
+        break;
+      default:
+        lit.SetFromDouble(i, v[i].real());
+        break;
     }
   }
 }
@@ -221,8 +233,8 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands
       for (size_t i = 0; i < xv.size(); ++i) {
         int64_t f = view.Feature(static_cast<int64_t>(i));
         double inv = 1 / std::sqrt(var[f] + eps);
-        grad_x[i] = scale[f] * inv / count *
-                    (count * dy[i] - sum_dy[f] - (xv[i] - mean[f]) * sum_dy_xc[f] / (var[f] + eps));
+        grad_x[i] =
+            scale[f] * inv / count * (count * dy[i] - sum_dy[f] - (xv[i] - mean[f]) * sum_dy_xc[f] / (var[f] + eps));
       }
       std::vector<Literal> parts;
       parts.push_back(StoreReal(x.shape(), grad_x));
@@ -230,7 +242,8 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands
       parts.push_back(StoreReal(feature_shape, grad_offset));
       return Literal::CreateTuple(std::move(parts));
     }
-    default: return Unsupported(inst, "not a batch-norm op");
+    default:
+      return Unsupported(inst, "not a batch-norm op");
   }
 }
 

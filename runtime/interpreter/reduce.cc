@@ -75,6 +75,21 @@ void ReduceFast(const Literal& input, const Literal& init, Literal& result, Opco
 
 }  // namespace
 
+WindowTaps MakeWindowTaps(const WindowDimension& wd, int64_t operand_size, int64_t output_size) {
+  WindowTaps taps(static_cast<size_t>(output_size));
+  for (int64_t o = 0; o < output_size; ++o) {
+    for (int64_t w = 0; w < wd.size; ++w) {
+      int64_t x = o * wd.stride - wd.padding_low + w * wd.window_dilation;
+      if (wd.base_dilation > 1) {
+        if (x % wd.base_dilation != 0) continue;
+        x /= wd.base_dilation;
+      }
+      if (x >= 0 && x < operand_size) taps[static_cast<size_t>(o)].emplace_back(x, w);
+    }
+  }
+  return taps;
+}
+
 absl::StatusOr<Literal> EvalReduce(const Instruction& inst, Operands operands, Evaluator& ev) {
   if (operands.size() % 2 != 0 || inst.called_computations().empty()) return Error(inst, "malformed reduce");
   size_t n = operands.size() / 2;
@@ -92,7 +107,8 @@ absl::StatusOr<Literal> EvalReduce(const Instruction& inst, Operands operands, E
   ScalarComputation reducer(ev, *inst.called_computation(0));
   Opcode op;
   bool swapped;
-  if (n == 1 && reducer.FastBinary(&op, &swapped) && inputs[0]->shape().element_type == results[0].shape().element_type) {
+  if (n == 1 && reducer.FastBinary(&op, &swapped) &&
+      inputs[0]->shape().element_type == results[0].shape().element_type) {
     DispatchKind(KindOf(results[0].shape().element_type), [&](auto tag) {
       ReduceFast<decltype(tag)>(*inputs[0], *inits[0], results[0], op, swapped, base_offsets, reduce_offsets);
     });
@@ -115,31 +131,15 @@ absl::StatusOr<Literal> EvalReduce(const Instruction& inst, Operands operands, E
 
 namespace {
 
-// For each spatial position: table[o * size + w] = operand index of window element w of output o, or -1 when it
-// falls into padding or a base-dilation hole.
 struct WindowTables {
-  std::vector<std::vector<int64_t>> table;
-  std::vector<int64_t> window_dims;
+  std::vector<WindowTaps> taps;  // per dim
 };
 
 WindowTables MakeWindowTables(const Window& window, const std::vector<int64_t>& operand_dims,
                               const std::vector<int64_t>& output_dims) {
   WindowTables t;
   for (size_t d = 0; d < operand_dims.size(); ++d) {
-    const WindowDimension& wd = window.dimensions[d];
-    std::vector<int64_t> tab(static_cast<size_t>(output_dims[d] * wd.size), -1);
-    for (int64_t o = 0; o < output_dims[d]; ++o) {
-      for (int64_t w = 0; w < wd.size; ++w) {
-        int64_t x = o * wd.stride - wd.padding_low + w * wd.window_dilation;
-        if (wd.base_dilation > 1) {
-          if (x % wd.base_dilation != 0) continue;
-          x /= wd.base_dilation;
-        }
-        if (x >= 0 && x < operand_dims[d]) tab[static_cast<size_t>(o * wd.size + w)] = x;
-      }
-    }
-    t.table.push_back(std::move(tab));
-    t.window_dims.push_back(wd.size);
+    t.taps.push_back(MakeWindowTaps(window.dimensions[d], operand_dims[d], output_dims[d]));
   }
   return t;
 }
@@ -148,24 +148,20 @@ WindowTables MakeWindowTables(const Window& window, const std::vector<int64_t>& 
 template <typename F>
 absl::Status ForEachWindowElement(const WindowTables& t, const std::vector<int64_t>& out,
                                   const std::vector<int64_t>& operand_strides, F&& f) {
-  size_t rank = t.window_dims.size();
-  std::vector<int64_t> w(rank, 0);
-  for (int64_t d : t.window_dims) {
-    if (d == 0) return absl::OkStatus();
+  size_t rank = t.taps.size();
+  std::vector<const std::vector<std::pair<int64_t, int64_t>>*> lists(rank);
+  std::vector<int64_t> sizes(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    lists[d] = &t.taps[d][static_cast<size_t>(out[d])];
+    sizes[d] = static_cast<int64_t>(lists[d]->size());
+    if (sizes[d] == 0) return absl::OkStatus();
   }
+  std::vector<int64_t> k(rank, 0);
   do {
     int64_t lin = 0;
-    bool valid = true;
-    for (size_t d = 0; d < rank; ++d) {
-      int64_t x = t.table[d][static_cast<size_t>(out[d] * t.window_dims[d] + w[d])];
-      if (x < 0) {
-        valid = false;
-        break;
-      }
-      lin += x * operand_strides[d];
-    }
-    if (valid) XLAC_RETURN_IF_ERROR(f(lin));
-  } while (NextIndex(w, t.window_dims));
+    for (size_t d = 0; d < rank; ++d) lin += (*lists[d])[static_cast<size_t>(k[d])].first * operand_strides[d];
+    XLAC_RETURN_IF_ERROR(f(lin));
+  } while (NextIndex(k, sizes));
   return absl::OkStatus();
 }
 
@@ -253,6 +249,89 @@ absl::StatusOr<Literal> EvalMap(const Instruction& inst, Operands operands, Eval
     XLAC_RETURN_IF_ERROR(fn.Apply(args, absl::MakeConstSpan(&out, 1)));
   }
   return result;
+}
+
+}  // namespace xlac::interp
+
+namespace xlac::interp {
+namespace {
+
+// Copies slice `t` along `dim` of `src` into `dst` (whose shape lacks `dim`), or back when `to_src`.
+void CopySlice(const Literal& src_shape_owner, Literal& slice, Literal* full, const Literal* full_in, int64_t dim,
+               int64_t t, bool to_full) {
+  const std::vector<int64_t>& dims = src_shape_owner.shape().dimensions;
+  int64_t w = ByteWidth(src_shape_owner.shape().element_type);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= dims[d];
+  for (size_t d = static_cast<size_t>(dim) + 1; d < dims.size(); ++d) inner *= dims[d];
+  int64_t n = dims[dim];
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t base = (o * n + t) * inner * w;
+    if (to_full) {
+      CopyBytes(full->mutable_raw_data() + base, slice.raw_data() + o * inner * w, inner * w);
+    } else {
+      CopyBytes(slice.mutable_raw_data() + o * inner * w, full_in->raw_data() + base, inner * w);
+    }
+  }
+}
+
+Shape WithoutDim(const Shape& shape, int64_t dim) {
+  Shape s = shape;
+  s.ClearLayout();
+  s.dimensions.erase(s.dimensions.begin() + dim);
+  s.dynamic_dimensions.erase(s.dynamic_dimensions.begin() + dim);
+  return s;
+}
+
+}  // namespace
+
+// scan: walks `dimensions={d}` (backwards when is_reverse), calling the body with the inputs' slices and the
+// carries; the body returns (output slices..., new carries...). Results are the stacked outputs, then the carries.
+absl::StatusOr<Literal> EvalScan(const Instruction& inst, Operands operands, Evaluator& ev) {
+  const std::vector<int64_t>& dims = IntList(inst, "dimensions");
+  int64_t carries = IntAttr(inst, "num_carries", 0);
+  if (dims.size() != 1 || inst.called_computations().empty() || carries < 0 ||
+      carries > static_cast<int64_t>(operands.size())) {
+    return Error(inst, "malformed scan");
+  }
+  int64_t dim = dims[0];
+  bool reverse = BoolAttr(inst, "is_reverse", false);
+  size_t num_inputs = operands.size() - static_cast<size_t>(carries);
+  std::vector<Shape> result_shapes =
+      inst.shape().IsTuple() ? inst.shape().tuple_shapes : std::vector<Shape>{inst.shape()};
+  if (result_shapes.size() < static_cast<size_t>(carries)) return Error(inst, "fewer results than carries");
+  size_t num_outputs = result_shapes.size() - static_cast<size_t>(carries);
+  std::vector<Literal> outputs;
+  for (size_t i = 0; i < num_outputs; ++i) outputs.emplace_back(result_shapes[i]);
+  int64_t len = num_inputs > 0 ? operands[0]->shape().dimensions.at(dim)
+                               : (num_outputs > 0 ? result_shapes[0].dimensions.at(dim) : 0);
+  std::vector<Literal> state;
+  for (size_t i = num_inputs; i < operands.size(); ++i) state.push_back(*operands[i]);
+  std::vector<Literal> slices;
+  for (size_t i = 0; i < num_inputs; ++i) slices.emplace_back(WithoutDim(operands[i]->shape(), dim));
+  for (int64_t step = 0; step < len; ++step) {
+    int64_t t = reverse ? len - 1 - step : step;
+    std::vector<const Literal*> args;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      CopySlice(*operands[i], slices[i], nullptr, operands[i], dim, t, false);
+      args.push_back(&slices[i]);
+    }
+    for (const Literal& c : state) args.push_back(&c);
+    absl::StatusOr<Literal> r = ev.Call(*inst.called_computation(0), args);
+    if (!r.ok()) return r.status();
+    std::vector<Literal> parts;
+    if (r->is_tuple()) {
+      parts = std::move(r->mutable_tuple_elements());
+    } else {
+      parts.push_back(*std::move(r));
+    }
+    if (parts.size() != result_shapes.size()) return Error(inst, "body returns {} values", parts.size());
+    for (size_t i = 0; i < num_outputs; ++i) CopySlice(outputs[i], parts[i], &outputs[i], nullptr, dim, t, true);
+    for (size_t i = 0; i < static_cast<size_t>(carries); ++i) state[i] = std::move(parts[num_outputs + i]);
+  }
+  for (Literal& c : state) outputs.push_back(std::move(c));
+  if (!inst.shape().IsTuple()) return std::move(outputs[0]);
+  return Literal::CreateTuple(std::move(outputs));
 }
 
 }  // namespace xlac::interp

@@ -188,9 +188,9 @@ absl::StatusOr<Literal> EvalRngBitGenerator(const Instruction& inst, Operands op
   } else if (algorithm == "rng_philox" || algorithm == "rng_default" || algorithm.empty()) {
     if (state_size < 2) return Error(inst, "Philox needs a u64[2] or u64[3] state");
     // A u64[3] state holds (key, counter_low, counter_high); a u64[2] state's key doubles as the counter's high word.
-    std::array<uint64_t, 2> counter = state_size >= 3
-                                          ? std::array<uint64_t, 2>{LoadOne<uint64_t>(state, 1), LoadOne<uint64_t>(state, 2)}
-                                          : std::array<uint64_t, 2>{LoadOne<uint64_t>(state, 1), key};
+    std::array<uint64_t, 2> counter =
+        state_size >= 3 ? std::array<uint64_t, 2>{LoadOne<uint64_t>(state, 1), LoadOne<uint64_t>(state, 2)}
+                        : std::array<uint64_t, 2>{LoadOne<uint64_t>(state, 1), key};
     std::array<uint64_t, 2> next = PhiloxFill(key, counter, data);
     out_state[1] = next[0];
     if (state_size >= 3) out_state[2] = next[1];

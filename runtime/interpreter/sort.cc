@@ -66,7 +66,8 @@ absl::StatusOr<Literal> EvalSort(const Instruction& inst, Operands operands, Eva
     XLAC_RETURN_IF_ERROR(status);
     for (size_t k = 0; k < operands.size(); ++k) {
       int64_t w = ByteWidth(operands[k]->shape().element_type);
-      for (int64_t j = 0; j < len; ++j) CopyElement(*operands[k], base + perm[j] * stride, results[k], base + j * stride, w);
+      for (int64_t j = 0; j < len; ++j)
+        CopyElement(*operands[k], base + perm[j] * stride, results[k], base + j * stride, w);
     }
     return absl::OkStatus();
   }));

@@ -10,11 +10,16 @@ namespace xlac::interp {
 
 NumKind KindOf(PrimitiveType type) {
   switch (type) {
-    case PrimitiveType::kPred: return NumKind::kPred;
-    case PrimitiveType::kF64: return NumKind::kDouble;
-    case PrimitiveType::kC64: return NumKind::kC64;
-    case PrimitiveType::kC128: return NumKind::kC128;
-    default: break;
+    case PrimitiveType::kPred:
+      return NumKind::kPred;
+    case PrimitiveType::kF64:
+      return NumKind::kDouble;
+    case PrimitiveType::kC64:
+      return NumKind::kC64;
+    case PrimitiveType::kC128:
+      return NumKind::kC128;
+    default:
+      break;
   }
   if (IsSignedIntegralType(type)) return NumKind::kSigned;
   if (IsUnsignedIntegralType(type)) return NumKind::kUnsigned;
@@ -41,7 +46,8 @@ float NarrowToFloat(PrimitiveType type, uint64_t bits) {
       std::memcpy(&f, &b, sizeof(f));
       return f;
     }
-    default: return static_cast<float>(FloatBitsToDouble(type, bits));
+    default:
+      return static_cast<float>(FloatBitsToDouble(type, bits));
   }
 }
 
@@ -65,7 +71,8 @@ uint64_t FloatToNarrow(PrimitiveType type, float v) {
       std::memcpy(&u, &v, sizeof(u));
       return u;
     }
-    default: return DoubleToFloatBits(type, static_cast<double>(v));
+    default:
+      return DoubleToFloatBits(type, static_cast<double>(v));
   }
 }
 
@@ -110,29 +117,40 @@ bool LoadOne<bool>(const Literal& lit, int64_t i) {
 template <>
 int64_t LoadOne<int64_t>(const Literal& lit, int64_t i) {
   switch (lit.shape().element_type) {
-    case PrimitiveType::kS16: return RawGet<int16_t>(lit, i);
-    case PrimitiveType::kS32: return RawGet<int32_t>(lit, i);
-    case PrimitiveType::kS64: return RawGet<int64_t>(lit, i);
-    default: return RawGet<int8_t>(lit, i);  // s2, s4, s8 (sub-byte values are stored sign-extended)
+    case PrimitiveType::kS16:
+      return RawGet<int16_t>(lit, i);
+    case PrimitiveType::kS32:
+      return RawGet<int32_t>(lit, i);
+    case PrimitiveType::kS64:
+      return RawGet<int64_t>(lit, i);
+    default:
+      return RawGet<int8_t>(lit, i);  // s2, s4, s8 (sub-byte values are stored sign-extended)
   }
 }
 template <>
 uint64_t LoadOne<uint64_t>(const Literal& lit, int64_t i) {
   switch (lit.shape().element_type) {
-    case PrimitiveType::kU16: return RawGet<uint16_t>(lit, i);
-    case PrimitiveType::kU32: return RawGet<uint32_t>(lit, i);
-    case PrimitiveType::kU64: return RawGet<uint64_t>(lit, i);
-    default: return RawGet<uint8_t>(lit, i);
+    case PrimitiveType::kU16:
+      return RawGet<uint16_t>(lit, i);
+    case PrimitiveType::kU32:
+      return RawGet<uint32_t>(lit, i);
+    case PrimitiveType::kU64:
+      return RawGet<uint64_t>(lit, i);
+    default:
+      return RawGet<uint8_t>(lit, i);
   }
 }
 template <>
 float LoadOne<float>(const Literal& lit, int64_t i) {
   PrimitiveType t = lit.shape().element_type;
   switch (t) {
-    case PrimitiveType::kF32: return RawGet<float>(lit, i);
+    case PrimitiveType::kF32:
+      return RawGet<float>(lit, i);
     case PrimitiveType::kBF16:
-    case PrimitiveType::kF16: return NarrowToFloat(t, RawGet<uint16_t>(lit, i));
-    default: return NarrowToFloat(t, RawGet<uint8_t>(lit, i));
+    case PrimitiveType::kF16:
+      return NarrowToFloat(t, RawGet<uint16_t>(lit, i));
+    default:
+      return NarrowToFloat(t, RawGet<uint8_t>(lit, i));
   }
 }
 template <>
@@ -156,32 +174,58 @@ template <>
 void StoreOne<int64_t>(Literal& lit, int64_t i, int64_t v) {
   PrimitiveType t = lit.shape().element_type;
   switch (t) {
-    case PrimitiveType::kS8: RawSet<int8_t>(lit, i, static_cast<int8_t>(v)); return;
-    case PrimitiveType::kS16: RawSet<int16_t>(lit, i, static_cast<int16_t>(v)); return;
-    case PrimitiveType::kS32: RawSet<int32_t>(lit, i, static_cast<int32_t>(v)); return;
-    case PrimitiveType::kS64: RawSet<int64_t>(lit, i, v); return;
-    default: RawSet<int8_t>(lit, i, static_cast<int8_t>(SignExtend(static_cast<uint64_t>(v), BitWidth(t)))); return;
+    case PrimitiveType::kS8:
+      RawSet<int8_t>(lit, i, static_cast<int8_t>(v));
+      return;
+    case PrimitiveType::kS16:
+      RawSet<int16_t>(lit, i, static_cast<int16_t>(v));
+      return;
+    case PrimitiveType::kS32:
+      RawSet<int32_t>(lit, i, static_cast<int32_t>(v));
+      return;
+    case PrimitiveType::kS64:
+      RawSet<int64_t>(lit, i, v);
+      return;
+    default:
+      RawSet<int8_t>(lit, i, static_cast<int8_t>(SignExtend(static_cast<uint64_t>(v), BitWidth(t))));
+      return;
   }
 }
 template <>
 void StoreOne<uint64_t>(Literal& lit, int64_t i, uint64_t v) {
   PrimitiveType t = lit.shape().element_type;
   switch (t) {
-    case PrimitiveType::kU8: RawSet<uint8_t>(lit, i, static_cast<uint8_t>(v)); return;
-    case PrimitiveType::kU16: RawSet<uint16_t>(lit, i, static_cast<uint16_t>(v)); return;
-    case PrimitiveType::kU32: RawSet<uint32_t>(lit, i, static_cast<uint32_t>(v)); return;
-    case PrimitiveType::kU64: RawSet<uint64_t>(lit, i, v); return;
-    default: RawSet<uint8_t>(lit, i, static_cast<uint8_t>(v & UnsignedMax(t))); return;
+    case PrimitiveType::kU8:
+      RawSet<uint8_t>(lit, i, static_cast<uint8_t>(v));
+      return;
+    case PrimitiveType::kU16:
+      RawSet<uint16_t>(lit, i, static_cast<uint16_t>(v));
+      return;
+    case PrimitiveType::kU32:
+      RawSet<uint32_t>(lit, i, static_cast<uint32_t>(v));
+      return;
+    case PrimitiveType::kU64:
+      RawSet<uint64_t>(lit, i, v);
+      return;
+    default:
+      RawSet<uint8_t>(lit, i, static_cast<uint8_t>(v & UnsignedMax(t)));
+      return;
   }
 }
 template <>
 void StoreOne<float>(Literal& lit, int64_t i, float v) {
   PrimitiveType t = lit.shape().element_type;
   switch (t) {
-    case PrimitiveType::kF32: RawSet<float>(lit, i, v); return;
+    case PrimitiveType::kF32:
+      RawSet<float>(lit, i, v);
+      return;
     case PrimitiveType::kBF16:
-    case PrimitiveType::kF16: RawSet<uint16_t>(lit, i, static_cast<uint16_t>(FloatToNarrow(t, v))); return;
-    default: RawSet<uint8_t>(lit, i, static_cast<uint8_t>(FloatToNarrow(t, v))); return;
+    case PrimitiveType::kF16:
+      RawSet<uint16_t>(lit, i, static_cast<uint16_t>(FloatToNarrow(t, v)));
+      return;
+    default:
+      RawSet<uint8_t>(lit, i, static_cast<uint8_t>(FloatToNarrow(t, v)));
+      return;
   }
 }
 template <>
@@ -226,9 +270,14 @@ std::vector<C> LoadAll(const Literal& lit) {
   PrimitiveType t = lit.shape().element_type;
   if constexpr (std::is_same_v<C, int64_t>) {
     switch (t) {
-      case PrimitiveType::kS32: LoadLoop<int32_t>(lit, out); return out;
-      case PrimitiveType::kS64: LoadLoop<int64_t>(lit, out); return out;
-      default: break;
+      case PrimitiveType::kS32:
+        LoadLoop<int32_t>(lit, out);
+        return out;
+      case PrimitiveType::kS64:
+        LoadLoop<int64_t>(lit, out);
+        return out;
+      default:
+        break;
     }
   } else if constexpr (std::is_same_v<C, float>) {
     if (t == PrimitiveType::kF32) {
@@ -248,9 +297,14 @@ void StoreAll(Literal& lit, const std::vector<C>& values) {
   PrimitiveType t = lit.shape().element_type;
   if constexpr (std::is_same_v<C, int64_t>) {
     switch (t) {
-      case PrimitiveType::kS32: StoreLoop<int32_t>(lit, values); return;
-      case PrimitiveType::kS64: StoreLoop<int64_t>(lit, values); return;
-      default: break;
+      case PrimitiveType::kS32:
+        StoreLoop<int32_t>(lit, values);
+        return;
+      case PrimitiveType::kS64:
+        StoreLoop<int64_t>(lit, values);
+        return;
+      default:
+        break;
     }
   } else if constexpr (std::is_same_v<C, float>) {
     if (t == PrimitiveType::kF32) {
@@ -278,9 +332,9 @@ C Normalize(C v, PrimitiveType type) {
   }
 }
 
-#define XLAC_INSTANTIATE(C)                                         \
-  template std::vector<C> LoadAll<C>(const Literal&);               \
-  template void StoreAll<C>(Literal&, const std::vector<C>&);       \
+#define XLAC_INSTANTIATE(C)                                   \
+  template std::vector<C> LoadAll<C>(const Literal&);         \
+  template void StoreAll<C>(Literal&, const std::vector<C>&); \
   template C Normalize<C>(C, PrimitiveType);
 XLAC_INSTANTIATE(bool)
 XLAC_INSTANTIATE(int64_t)
@@ -345,8 +399,8 @@ std::vector<int64_t> PhysicalToLogical(const Shape& shape) {
   size_t rank = shape.dimensions.size();
   std::vector<int64_t> major_to_minor(rank);
   for (size_t i = 0; i < rank; ++i) {
-    major_to_minor[i] = HasNonDefaultLayout(shape) ? shape.layout->minor_to_major[rank - 1 - i]
-                                                   : static_cast<int64_t>(i);
+    major_to_minor[i] =
+        HasNonDefaultLayout(shape) ? shape.layout->minor_to_major[rank - 1 - i] : static_cast<int64_t>(i);
   }
   std::vector<int64_t> phys_dims(rank);
   for (size_t i = 0; i < rank; ++i) phys_dims[i] = shape.dimensions[major_to_minor[i]];
@@ -410,20 +464,30 @@ void FillRandom(Literal& lit, uint64_t seed) {
   for (int64_t i = 0; i < lit.element_count(); ++i) {
     uint64_t r = SplitMix64(seed ^ SplitMix64(static_cast<uint64_t>(i)));
     switch (KindOf(t)) {
-      case NumKind::kPred: StoreOne<bool>(lit, i, (r >> 32) & 1); break;
-      case NumKind::kSigned: StoreOne<int64_t>(lit, i, static_cast<int64_t>((r >> 32) % 8)); break;
-      case NumKind::kUnsigned: StoreOne<uint64_t>(lit, i, (r >> 32) % 8); break;
+      case NumKind::kPred:
+        StoreOne<bool>(lit, i, (r >> 32) & 1);
+        break;
+      case NumKind::kSigned:
+        StoreOne<int64_t>(lit, i, static_cast<int64_t>((r >> 32) % 8));
+        break;
+      case NumKind::kUnsigned:
+        StoreOne<uint64_t>(lit, i, (r >> 32) % 8);
+        break;
       case NumKind::kFloat: {
         double v = UniformSigned(r);
         StoreOne<float>(lit, i, static_cast<float>(unsigned_float ? std::fabs(v) + 0.125 : v));
         break;
       }
-      case NumKind::kDouble: StoreOne<double>(lit, i, UniformSigned(r)); break;
-      case NumKind::kC64:
-        StoreOne<c64>(lit, i, c64(static_cast<float>(UniformSigned(r)),
-                                  static_cast<float>(UniformSigned(SplitMix64(r)))));
+      case NumKind::kDouble:
+        StoreOne<double>(lit, i, UniformSigned(r));
         break;
-      case NumKind::kC128: StoreOne<c128>(lit, i, c128(UniformSigned(r), UniformSigned(SplitMix64(r)))); break;
+      case NumKind::kC64:
+        StoreOne<c64>(lit, i,
+                      c64(static_cast<float>(UniformSigned(r)), static_cast<float>(UniformSigned(SplitMix64(r)))));
+        break;
+      case NumKind::kC128:
+        StoreOne<c128>(lit, i, c128(UniformSigned(r), UniformSigned(SplitMix64(r))));
+        break;
     }
   }
 }

@@ -17,7 +17,7 @@ ENTRY e {
   c = f32[3] constant({1, 2, 3.5})
   ROOT a = f32[3] add(p0, c)
 })",
-                                          {Vec(F32, {10, 20, 30})}));
+                                              {Vec(F32, {10, 20, 30})}));
   EXPECT_EQ(Doubles(r), (std::vector<double>{11, 22, 33.5}));
 }
 
@@ -31,12 +31,12 @@ ENTRY e {
   n = f32[2] negate(a)
   ROOT t = (s32[], (f32[2], f32[2])) tuple(b, (f32[2], f32[2]) tuple(a, n))
 })",
-                                          {[] {
-                                            std::vector<Literal> e;
-                                            e.push_back(Vec(F32, {1, -2}));
-                                            e.push_back(Scalar(S32, 7));
-                                            return Literal::CreateTuple(std::move(e));
-                                          }()}));
+                                              {[] {
+                                                std::vector<Literal> e;
+                                                e.push_back(Vec(F32, {1, -2}));
+                                                e.push_back(Scalar(S32, 7));
+                                                return Literal::CreateTuple(std::move(e));
+                                              }()}));
   ASSERT_TRUE(r.is_tuple());
   EXPECT_EQ(Int64s(r.tuple_elements()[0]), (std::vector<int64_t>{7}));
   EXPECT_EQ(Doubles(r.tuple_elements()[1].tuple_elements()[1]), (std::vector<double>{-1, 2}));
@@ -59,7 +59,7 @@ ENTRY e {
   c = f32[2] call(p), to_apply=sq
   ROOT f = f32[2] fusion(c, p), kind=kLoop, calls=fused
 })",
-                                          {Vec(F32, {3, -4})}));
+                                              {Vec(F32, {3, -4})}));
   EXPECT_EQ(Doubles(r), (std::vector<double>{6, 20}));
 }
 
@@ -119,8 +119,8 @@ TEST(InterpreterFramework, ConditionalIndexFormAndOutOfRangeRunsLastBranch) {
   EXPECT_EQ(run(0), -3);
   EXPECT_EQ(run(1), 6);
   EXPECT_EQ(run(2), 9);
-  EXPECT_EQ(run(3), 9);    // out of range -> last branch
-  EXPECT_EQ(run(-1), 9);   // negative -> last branch
+  EXPECT_EQ(run(3), 9);   // out of range -> last branch
+  EXPECT_EQ(run(-1), 9);  // negative -> last branch
 }
 
 TEST(InterpreterFramework, ConditionalPredForm) {
@@ -161,8 +161,35 @@ ENTRY e {
   y = f32[3] parameter(1)
   ROOT r = f32[3] map(x, y), dimensions={0}, to_apply=f
 })",
-                                          {Vec(F32, {1, 2, 3}), Vec(F32, {1, 1, 10})}));
+                                              {Vec(F32, {1, 2, 3}), Vec(F32, {1, 1, 10})}));
   EXPECT_EQ(Doubles(r), (std::vector<double>{1, 3, -4}));
+}
+
+TEST(InterpreterFramework, CompiledAndGenericScalarComputationsAgree) {
+  // The same bf16 reducer, once as a plain add (compiled register program) and once behind a call (evaluated
+  // through literals): both must round after every add.
+  constexpr char kText[] = R"(
+HloModule m
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+add_via_call {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT c = bf16[] call(a, b), to_apply=add
+}
+ENTRY e {
+  x = bf16[6] parameter(0)
+  z = bf16[] constant(0)
+  r1 = bf16[] reduce(x, z), dimensions={0}, to_apply=add
+  r2 = bf16[] reduce(x, z), dimensions={0}, to_apply=add_via_call
+  ROOT t = (bf16[], bf16[]) tuple(r1, r2)
+})";
+  XLAC_ASSERT_OK_AND_ASSIGN(Literal r, RunHlo(kText, {Vec(PrimitiveType::kBF16, {256, 1, 1, 1, 1, 3})}));
+  EXPECT_EQ(r.tuple_elements()[0].GetAsDouble(0), 260);  // 256 +1 +1 +1 +1 stays 256; +3 -> 259 -> 260
+  EXPECT_EQ(r.tuple_elements()[1].GetAsDouble(0), 260);
 }
 
 TEST(InterpreterFramework, ElidedConstantsAreDeterministicAndSeeded) {
@@ -200,7 +227,7 @@ ENTRY e {
   p = f32[2] parameter(0)
   ROOT c = f32[2] custom-call(p), custom_call_target="my_kernel"
 })",
-                                  {Vec(F32, {1, 2})});
+                                     {Vec(F32, {1, 2})});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("unsupported custom call target my_kernel"), std::string::npos)
       << r.status().ToString();
@@ -221,7 +248,7 @@ ENTRY e {
   cs = (f32[2], f32[2], u32[]) copy-start(d)
   ROOT cd = f32[2] copy-done(cs)
 })",
-                                          {Vec(F32, {1, -5})}));
+                                              {Vec(F32, {1, -5})}));
   EXPECT_EQ(Doubles(r), (std::vector<double>{-1, 5}));
 }
 
@@ -250,7 +277,7 @@ ENTRY e {
   dead = f32[2] custom-call(p), custom_call_target="nope"
   ROOT n = f32[2] negate(p)
 })",
-                                          {Vec(F32, {1, 2})}));
+                                              {Vec(F32, {1, 2})}));
   EXPECT_EQ(Doubles(r), (std::vector<double>{-1, -2}));
 }
 

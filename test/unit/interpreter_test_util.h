@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -15,6 +16,9 @@
 #include "runtime/interpreter/interpreter.h"
 
 namespace xlac::interp::testing {
+
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
 
 inline std::unique_ptr<Module> ParseAndVerify(const std::string& text) {
   absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, "<test>");
@@ -30,7 +34,7 @@ inline std::unique_ptr<Module> ParseAndVerify(const std::string& text) {
 
 // Evaluates on one device; every argument list is the same.
 inline absl::StatusOr<Literal> RunHlo(const std::string& text, std::vector<Literal> args = {},
-                                   InterpreterOptions options = {}) {
+                                      InterpreterOptions options = {}) {
   std::unique_ptr<Module> module = ParseAndVerify(text);
   if (!module) return absl::InvalidArgumentError("module did not parse or verify");
   absl::StatusOr<std::vector<Literal>> r = Evaluate(*module, {std::move(args)}, options);
@@ -103,8 +107,8 @@ inline uint32_t F32Bits(float f) {
 }
 
 // Asserts the evaluation succeeded and yields the literal.
-#define XLAC_ASSERT_OK_AND_ASSIGN(lhs, expr)                         \
-  auto XLAC_CONCAT(_r_, __LINE__) = (expr);                          \
+#define XLAC_ASSERT_OK_AND_ASSIGN(lhs, expr)                                                      \
+  auto XLAC_CONCAT(_r_, __LINE__) = (expr);                                                       \
   ASSERT_TRUE(XLAC_CONCAT(_r_, __LINE__).ok()) << XLAC_CONCAT(_r_, __LINE__).status().ToString(); \
   lhs = *std::move(XLAC_CONCAT(_r_, __LINE__))
 
