@@ -208,10 +208,10 @@ bool Parser::ParseLiteral(const Shape& shape, Literal* out) {
         }
         if (!Expect(TokKind::kRparen, "after a complex number")) return false;
         const PrimitiveType component = ComplexComponentType(type);
-        const double limit =
-            component == PrimitiveType::kF32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+        // A part is in range when it rounds to a finite value: the printer's 9 significant digits for FLT_MAX
+        // (3.40282347e+38) are slightly above FLT_MAX as a double.
         for (int i = 0; i < 2; ++i) {
-          if (std::isfinite(parts[i]) && std::abs(parts[i]) > limit) {
+          if (OverflowsFloatType(component, parts[i])) {
             return Error(at, fmt::format("{} part {} is out of range for literal's primitive type {}", names[i],
                                          parts[i], TypeName(type)));
           }

@@ -1,13 +1,8 @@
 // Cross-device ops: all-reduce, all-gather, reduce-scatter, all-to-all (array and tuple forms), ragged-all-to-all,
 // collective-permute, collective-broadcast, send/recv, replica-id and partition-id.
 //
-// Participants follow XLA's CollectiveOpGroupMode: without channel_id, replica_groups hold replica ids (within the
-// device's partition); with channel_id, all-reduce/all-gather/reduce-scatter use replica ids across all
-// partitions (use_global_device_ids=false) or flattened device ids (true), and the other ops use partition ids.
-// One leniency: when the ids name devices beyond an axis of size 1 while the other axis has several devices, they
-// are read on that other axis (test programs often leave the axis implicit). Participant lists are ordered as
-// XLA's GetParticipatingDevices orders them; that order fixes all-gather concatenation, reduce-scatter chunks and
-// all-reduce accumulation. Devices outside every group of a collective-broadcast get zeros.
+// Participants come from ir/collective_groups.h (XLA's group modes and participant order, shared with codegen).
+// Devices outside every group of a collective-broadcast get zeros.
 //
 // Collectives meet by (instruction, how often this device executed it, participant set), so devices that reach
 // different collectives time out with a diagnosis instead of exchanging data. send/recv with
@@ -17,51 +12,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/collective_groups.h"
 #include "runtime/interpreter/collective_hub.h"
 #include "runtime/interpreter/internal.h"
 
 namespace xlac::interp {
 namespace {
-
-enum class GroupMode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
-
-bool HasChannel(const Instruction& inst) { return inst.FindAttr("channel_id") != nullptr; }
-
-// XLA's GetCollectiveOpGroupMode.
-GroupMode StrictMode(const Instruction& inst) {
-  bool channel = HasChannel(inst);
-  switch (inst.opcode()) {
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kAllGather:
-    case Opcode::kAllGatherStart:
-    case Opcode::kReduceScatter:
-      if (!channel) return GroupMode::kCrossReplica;
-      return BoolAttr(inst, "use_global_device_ids", false) ? GroupMode::kFlattenedId
-                                                            : GroupMode::kCrossReplicaAndPartition;
-    default:
-      return channel ? GroupMode::kCrossPartition : GroupMode::kCrossReplica;
-  }
-}
-
-// The strict mode, except that ids beyond a single-device axis are read on the other axis when only that one has
-// several devices (test programs often leave the axis implicit).
-GroupMode ModeOf(const Instruction& inst, const DeviceContext& dev, int64_t max_id) {
-  GroupMode mode = StrictMode(inst);
-  if (mode == GroupMode::kCrossReplica && max_id >= dev.num_replicas && dev.num_replicas == 1) {
-    return GroupMode::kCrossPartition;
-  }
-  if (mode == GroupMode::kCrossPartition && max_id >= dev.num_partitions && dev.num_partitions == 1) {
-    return GroupMode::kCrossReplica;
-  }
-  return mode;
-}
-
-std::vector<std::vector<int64_t>> Groups(const Instruction& inst) {
-  const AttrValue* v = inst.FindAttr("replica_groups");
-  if (v == nullptr || v->kind != AttrKind::kReplicaGroups) return {};
-  return v->get<ReplicaGroups>().Expanded();
-}
 
 std::string Describe(const Instruction& inst, int64_t occurrence) {
   return fmt::format("{} '{}' (execution #{})", OpcodeName(inst.opcode()), inst.name(), occurrence);
@@ -69,72 +25,11 @@ std::string Describe(const Instruction& inst, int64_t occurrence) {
 
 // Device ids taking part with this device, in XLA's order.
 absl::StatusOr<std::vector<int64_t>> Participants(const Instruction& inst, const DeviceContext& dev) {
-  std::vector<std::vector<int64_t>> groups = Groups(inst);
-  int64_t max_id = -1;
-  for (const auto& g : groups) {
-    for (int64_t id : g) max_id = std::max(max_id, id);
-  }
-  GroupMode mode = ModeOf(inst, dev, max_id);
-  int64_t R = dev.num_replicas, P = dev.num_partitions;
-  int64_t my_id, id_limit;
-  switch (mode) {
-    case GroupMode::kCrossReplica:
-    case GroupMode::kCrossReplicaAndPartition:
-      my_id = dev.replica_id;
-      id_limit = R;
-      break;
-    case GroupMode::kCrossPartition:
-      my_id = dev.partition_id;
-      id_limit = P;
-      break;
-    case GroupMode::kFlattenedId:
-      my_id = dev.device_id;
-      id_limit = R * P;
-      break;
-  }
-  std::vector<int64_t> group;
-  if (groups.empty()) {
-    for (int64_t i = 0; i < id_limit; ++i) group.push_back(i);
-  } else {
-    for (const auto& g : groups) {
-      for (int64_t id : g) {
-        if (id < 0 || id >= id_limit) {
-          return Error(inst, "replica group id {} is out of range for {} replicas x {} partitions", id, R, P);
-        }
-      }
-      if (std::find(g.begin(), g.end(), my_id) != g.end()) group = g;
-    }
-    if (group.empty()) return Error(inst, "id {} of device {} is in no replica group", my_id, dev.device_id);
-  }
-  std::vector<int64_t> devices;
-  for (int64_t id : group) {
-    switch (mode) {
-      case GroupMode::kCrossReplica:
-        devices.push_back(id * P + dev.partition_id);
-        break;
-      case GroupMode::kCrossPartition:
-        devices.push_back(dev.replica_id * P + id);
-        break;
-      case GroupMode::kCrossReplicaAndPartition:
-        for (int64_t p = 0; p < P; ++p) devices.push_back(id * P + p);
-        break;
-      case GroupMode::kFlattenedId:
-        devices.push_back(id);
-        break;
-    }
-  }
-  return devices;
+  return ParticipatingDevices(inst, dev.num_replicas, dev.num_partitions, dev.device_id);
 }
 
-// Device ids of the "domain" a collective-permute or send/recv pair list refers to, indexed by pair id.
-std::vector<int64_t> PairDomain(const Instruction& inst, const DeviceContext& dev, int64_t max_id) {
-  std::vector<int64_t> devices;
-  if (ModeOf(inst, dev, max_id) == GroupMode::kCrossPartition) {
-    for (int64_t p = 0; p < dev.num_partitions; ++p) devices.push_back(dev.replica_id * dev.num_partitions + p);
-  } else {
-    for (int64_t r = 0; r < dev.num_replicas; ++r) devices.push_back(r * dev.num_partitions + dev.partition_id);
-  }
-  return devices;
+std::vector<int64_t> PairDomainOf(const Instruction& inst, const DeviceContext& dev, int64_t max_id) {
+  return PairDomain(inst, dev.num_replicas, dev.num_partitions, dev.device_id, max_id);
 }
 
 int64_t RankOf(const std::vector<int64_t>& participants, int64_t device) {
@@ -260,7 +155,7 @@ absl::StatusOr<Literal> CollectivePermute(const Instruction& inst, Operands oper
   for (const auto& pair : pairs) {
     for (int64_t id : pair) max_id = std::max(max_id, id);
   }
-  std::vector<int64_t> domain = PairDomain(inst, dev, max_id);
+  std::vector<int64_t> domain = PairDomainOf(inst, dev, max_id);
   int64_t my_rank = RankOf(domain, dev.device_id);
   absl::StatusOr<std::vector<Literal>> all = dev.hub->Exchange(key, dev.device_id, domain, *operands[0], what);
   if (!all.ok()) return all.status();
@@ -354,7 +249,7 @@ absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operand
       }
       int64_t max_id = -1;
       for (const auto& [a, b] : pairs) max_id = std::max({max_id, a, b});
-      std::vector<int64_t> domain = PairDomain(inst, dev, max_id);
+      std::vector<int64_t> domain = PairDomainOf(inst, dev, max_id);
       int64_t me = RankOf(domain, dev.device_id);
       for (const auto& [src, dst] : pairs) {
         if (src < 0 || dst < 0 || src >= static_cast<int64_t>(domain.size()) ||
@@ -403,7 +298,7 @@ absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operand
   absl::StatusOr<std::vector<int64_t>> participants = Participants(inst, dev);
   if (!participants.ok()) {
     // collective-broadcast leaves devices outside every group with zeros (StableHLO's definition).
-    if (inst.opcode() == Opcode::kCollectiveBroadcast && !Groups(inst).empty()) return Literal(inst.shape());
+    if (inst.opcode() == Opcode::kCollectiveBroadcast && !ReplicaGroupsOf(inst).empty()) return Literal(inst.shape());
     return participants.status();
   }
   int64_t group_size = static_cast<int64_t>(participants->size());

@@ -314,6 +314,7 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
       if (target == "Sharding" && operands.size() == 1 && operands[0]->shape().Compatible(inst.shape())) {
         return *operands[0];
       }
+      if (std::optional<absl::StatusOr<Literal>> linalg = EvalLinalgCustomCall(inst, operands)) return *linalg;
       if (device_.options->custom_call_handler) {
         absl::StatusOr<Literal> handled =
             device_.options->custom_call_handler(inst, std::vector<const Literal*>(operands.begin(), operands.end()));
@@ -336,8 +337,19 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
       return operands[0]->tuple_elements().at(0);
     case Opcode::kOutfeed:
       return Literal(Shape::Token());  // the data leaves the program; nothing to compute
-    case Opcode::kInfeed:
-      return Unsupported(inst, "infeed has no data source in the interpreter");
+    case Opcode::kInfeed: {
+      // No host feeds the device: each execution of an infeed reads fresh seeded values, reproducible per
+      // (seed, name, device, occurrence), like parameters a tool generates.
+      if (!inst.shape().IsTuple() || inst.shape().tuple_shapes.size() != 2) return Error(inst, "malformed infeed");
+      Literal data(inst.shape().tuple_shapes[0]);
+      uint64_t occurrence = static_cast<uint64_t>(NextOccurrence(inst));
+      FillRandom(data, HashString(inst.name(), device_.options->seed) ^
+                           SplitMix64(static_cast<uint64_t>(device_.device_id) * 0x10001 + occurrence));
+      std::vector<Literal> parts;
+      parts.push_back(std::move(data));
+      parts.push_back(Literal(Shape::Token()));
+      return Literal::CreateTuple(std::move(parts));
+    }
     default:
       return Unsupported(inst, "opcode {} is not supported by the interpreter", OpcodeName(inst.opcode()));
   }

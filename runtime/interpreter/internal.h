@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -244,6 +245,8 @@ absl::StatusOr<Literal> EvalRng(const Instruction& inst, Operands operands, Devi
 absl::StatusOr<Literal> EvalRngBitGenerator(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalFft(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalLinalg(const Instruction& inst, Operands operands);  // cholesky, triangular-solve
+// XLA's linear-algebra custom-call targets ("Qr", "ProductOfElementaryHouseholderReflectors"); nullopt for others.
+std::optional<absl::StatusOr<Literal>> EvalLinalgCustomCall(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operands, Evaluator& ev);
 
@@ -262,5 +265,7 @@ absl::StatusOr<Literal> ConvertLiteral(const Literal& lit, PrimitiveType type);
 // Deterministic pseudo-random fill (see MakeRandomLiteral).
 void FillRandom(Literal& lit, uint64_t seed);
 uint64_t HashString(std::string_view s, uint64_t seed);
+// A 64-bit mixing function (SplitMix64's finalizer); rng streams and seeded values derive from it.
+uint64_t SplitMix64(uint64_t x);
 
 }  // namespace xlac::interp

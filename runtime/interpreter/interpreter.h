@@ -12,8 +12,10 @@
 //
 // Custom-calls: "Sharding" is the identity; "interpreter.run_parallel" and "interpreter.probe" (the StableHLO
 // reference interpreter's ops, kept by the StableHLO frontend) run a grid of programs / pass their operand through;
+// XLA's "Qr" and "ProductOfElementaryHouseholderReflectors" (LAPACK geqrf / orgqr layouts) are evaluated;
 // any other target goes to InterpreterOptions::custom_call_handler or fails with "unsupported custom call target X".
-// Dynamic dimensions are evaluated at their bounds (runtime sizes are not tracked); infeed is not supported.
+// Dynamic dimensions are evaluated at their bounds (runtime sizes are not tracked). Infeed has no host behind it: it
+// yields seeded pseudo-random data (per seed, instruction name, device and occurrence); outfeed discards its data.
 #pragma once
 
 #include <cstdint>

@@ -152,13 +152,6 @@ std::array<uint64_t, 2> PhiloxFill(uint64_t key, std::array<uint64_t, 2> counter
   return {lo, lo < counter[0] ? counter[1] + 1 : counter[1]};
 }
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 absl::StatusOr<Literal> EvalRngBitGenerator(const Instruction& inst, Operands operands) {

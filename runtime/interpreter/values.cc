@@ -431,14 +431,14 @@ const Window* WindowAttr(const Instruction& inst) {
 
 // ---- deterministic random values ----
 
-namespace {
-
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
+
+namespace {
 
 // Uniform in [-1, 1) with 53 random bits.
 double UniformSigned(uint64_t r) { return static_cast<double>(r >> 11) * 0x1p-52 - 1.0; }

@@ -6,7 +6,7 @@ import lit.formats
 
 config.name = "xlac"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".hlo"]
+config.suffixes = [".hlo", ".mlir"]
 # Inputs/ holds files that RUN lines read; they are not tests themselves.
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
 
@@ -18,9 +18,14 @@ config.test_exec_root = os.path.join(config.xlac_obj_root, "test", "lit")
 
 # Tools are found through PATH rather than text substitutions: a substitution for "xla-opt" would also rewrite
 # paths such as %s when a test lives in test/lit/xla-opt/.
-for tool, directory in [("xla-opt", config.xlac_tools_dir), ("FileCheck", config.llvm_tools_dir),
+for tool, directory in [("xla-opt", config.xlac_tools_dir), ("xla-run", config.xlac_tools_dir),
+                        ("FileCheck", config.llvm_tools_dir),
                         ("not", config.llvm_tools_dir)]:
     if not os.path.exists(os.path.join(directory, tool)):
         lit_config.fatal(f"{tool} not found in {directory} (build it first: ninja check-lit builds xla-opt)")
 config.environment["PATH"] = os.pathsep.join(
     [config.xlac_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
+
+# Tests that read the shared corpus (../shared/corpus next to the repository) need it to exist.
+if os.path.isdir(os.path.join(config.xlac_src_root, "..", "shared", "corpus")):
+    config.available_features.add("corpus")

@@ -753,6 +753,18 @@ TEST(HloPrinter, MetadataFields) {
             "deduplicated_name=\"d\" scheduling_name=\"s\"");
 }
 
+// Extreme complex parts print with 9 significant digits, which as doubles lie just outside f32's range; they must
+// still parse back to the same bits, while values that really overflow stay errors.
+TEST(HloPrinter, ComplexFloatMaxRoundTrips) {
+  const float max = std::numeric_limits<float>::max();
+  Literal lit = MakeLiteral<std::complex<float>>(Arr(P::kC64, {2}), {{-max, 1.0f}, {max, -max}});
+  std::string text = "HloModule m\n\nENTRY e {\n  ROOT c = c64[2]{0} constant(" + LiteralToString(lit, false) + ")\n}\n";
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message() << "\n" << text;
+  EXPECT_EQ((*module)->entry_computation()->root()->literal(), lit);
+  EXPECT_FALSE(ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = c64[] constant((3.5e38, 0))\n}\n").ok());
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Corpus round trips: XLA's own parser tests (hlo/parser_test in the shared corpus). A roundtrip_long file must
 // print back byte for byte in the long form, a roundtrip_short file in the short form, and each

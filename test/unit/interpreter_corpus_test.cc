@@ -1,5 +1,5 @@
-// Runs every module of the execution corpora (hlo/xla_tests, hlo/evaluator, hlo/models) that parses and verifies
-// on seeded random arguments, and tallies how many evaluate without error. Modules whose values would exceed a
+// Runs every module of the execution corpora (hlo/xla_tests, hlo/evaluator, hlo/models, hlo/cpu and the PyTorch/XLA
+// dumps) that parses and verifies
 // per-module element budget are skipped and listed, so the sweep stays fast.
 #include <algorithm>
 #include <chrono>
@@ -116,7 +116,7 @@ TEST(InterpreterCorpus, EvaluatesExecutionCorpora) {
   if (!fs::exists(root / "hlo" / "manifest.tsv")) GTEST_SKIP() << "corpus not found at " << root;
   std::map<std::string, std::string> flags = ReadManifestFlags(root / "hlo" / "manifest.tsv");
   std::vector<fs::path> files;
-  for (const char* dir : {"xla_tests", "evaluator", "models"}) {
+  for (const char* dir : {"xla_tests", "evaluator", "models", "cpu", "external_pytorch_xla"}) {
     for (const auto& entry : fs::recursive_directory_iterator(root / "hlo" / dir)) {
       if (entry.is_regular_file() && entry.path().extension() == ".hlo") files.push_back(entry.path());
     }

@@ -211,6 +211,28 @@ ENTRY e {
   }
 }
 
+TEST(InterpreterFramework, InfeedYieldsFreshSeededValuesPerExecution) {
+  constexpr char kText[] = R"(
+HloModule m
+ENTRY e {
+  t0 = token[] after-all()
+  in0 = (f32[4], token[]) infeed(t0)
+  d0 = f32[4] get-tuple-element(in0), index=0
+  t1 = token[] get-tuple-element(in0), index=1
+  in1 = (f32[4], token[]) infeed(t1)
+  d1 = f32[4] get-tuple-element(in1), index=0
+  ROOT r = (f32[4], f32[4]) tuple(d0, d1)
+})";
+  XLAC_ASSERT_OK_AND_ASSIGN(Literal a, RunHlo(kText));
+  XLAC_ASSERT_OK_AND_ASSIGN(Literal b, RunHlo(kText));
+  InterpreterOptions other;
+  other.seed = 9;
+  XLAC_ASSERT_OK_AND_ASSIGN(Literal c, RunHlo(kText, {}, other));
+  EXPECT_TRUE(a == b);
+  EXPECT_FALSE(a == c);
+  EXPECT_FALSE(a.tuple_elements()[0] == a.tuple_elements()[1]);
+}
+
 TEST(InterpreterFramework, MakeRandomLiteralRanges) {
   Literal ints = MakeRandomLiteral(Shape::Array(S32, {64}), 3);
   for (int64_t v : Int64s(ints)) {

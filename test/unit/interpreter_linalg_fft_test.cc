@@ -155,6 +155,28 @@ ENTRY e {
   EXPECT_EQ(Doubles(xr), (std::vector<double>{1, 2}));
 }
 
+TEST(InterpreterLinalg, QrCustomCallsFollowLapack) {
+  // geqrf of [[3,1],[4,2]]: R = [[-5,-2.2],[0,0.4]], v_0 = (1, 0.5), tau = (1.6, 0); orgqr gives Q with Q R = A.
+  XLAC_ASSERT_OK_AND_ASSIGN(Literal qr, RunHlo(R"(
+HloModule m
+ENTRY e {
+  a = f32[1,2,2] parameter(0)
+  qr = (f32[1,2,2], f32[1,2]) custom-call(a), custom_call_target="Qr"
+  r = f32[1,2,2] get-tuple-element(qr), index=0
+  taus = f32[1,2] get-tuple-element(qr), index=1
+  q = f32[1,2,2] custom-call(r, taus), custom_call_target="ProductOfElementaryHouseholderReflectors"
+  ROOT t = (f32[1,2,2], f32[1,2], f32[1,2,2]) tuple(r, taus, q)
+})",
+                                               {Arr(F32, {1, 2, 2}, {3, 1, 4, 2})}));
+  auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "element " << i;
+  };
+  near(Doubles(qr.tuple_elements()[0]), {-5, -2.2, 0.5, 0.4});
+  near(Doubles(qr.tuple_elements()[1]), {1.6, 0});
+  near(Doubles(qr.tuple_elements()[2]), {-0.6, -0.8, -0.8, 0.6});
+}
+
 TEST(InterpreterBatchNorm, TrainingAndInference) {
   XLAC_ASSERT_OK_AND_ASSIGN(Literal t, RunHlo(R"(
 HloModule m

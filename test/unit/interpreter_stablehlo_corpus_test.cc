@@ -1,18 +1,19 @@
 // Checks the interpreter's numbers against expected values written by other projects: the StableHLO reference
 // interpreter's test cases (stablehlo/interpret/cases) and JAX-generated cases (stablehlo/testdata, stablehlo/math).
-// The StableHLO parser lowers their `check.*` ops to custom-calls, which this test evaluates with the tolerances of
-// corpus/README.md. Files that do not parse or verify are counted and skipped (they test the parser, not this).
+// The StableHLO parser lowers their `check.*` ops to custom-calls, which runtime/harness/checks.h evaluates with the
+// tolerances of corpus/README.md. Files that do not parse or verify are counted and skipped (they test the parser,
+// not this).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <set>
 #include <sstream>
 
 #include "frontend/stablehlo/parser.h"
 #include "interpreter_test_util.h"
+#include "runtime/harness/checks.h"
 
 namespace xlac::interp::testing {
 namespace {
@@ -34,92 +35,6 @@ int64_t ElementsOf(const Shape& shape) {
   }
   std::optional<int64_t> n = shape.IsArray() ? shape.ElementCount() : std::optional<int64_t>(0);
   return n ? *n : std::numeric_limits<int64_t>::max() / 4;
-}
-
-// A number from a JSON-ish backend_config ({"tolerance":1e-4,...}); `fallback` when absent.
-double ConfigNumber(const std::string& config, const std::string& key, double fallback) {
-  size_t pos = config.find("\"" + key + "\"");
-  if (pos == std::string::npos) return fallback;
-  pos = config.find(':', pos);
-  if (pos == std::string::npos) return fallback;
-  return std::strtod(config.c_str() + pos + 1, nullptr);
-}
-
-// Storage bits of a floating-point element and the position of its sign bit.
-uint64_t FloatBits(const Literal& lit, int64_t i, PrimitiveType t, int64_t component) {
-  int64_t w = ByteWidth(t);
-  uint64_t v = 0;
-  std::memcpy(&v, lit.raw_data() + i * ByteWidth(lit.shape().element_type) + component * w, static_cast<size_t>(w));
-  return v;
-}
-
-// ULP distance in the element's own type (corpus/README.md): same sign -> difference of magnitudes' bits,
-// different signs -> sum; NaN matches only NaN. Infinities count as the patterns next to the largest finite values
-// (StableHLO's own ulp_difference test expects inf vs -inf to be within 2^64-1 ulp).
-std::optional<uint64_t> UlpDistance(uint64_t a, uint64_t b, PrimitiveType t) {
-  if (a == b) return 0;
-  double da = FloatBitsToDouble(t, a), db = FloatBitsToDouble(t, b);
-  if (std::isnan(da) && std::isnan(db)) return 0;
-  if (std::isnan(da) || std::isnan(db)) return ~uint64_t{0};  // only a 2^64-1 ulp tolerance accepts NaN vs number
-  int sign_bit = BitWidth(t) - 1;
-  bool unsigned_float = GetFloatFormat(t).is_unsigned;
-  uint64_t mask = unsigned_float ? ~uint64_t{0} : ~(uint64_t{1} << sign_bit);
-  uint64_t ma = a & mask, mb = b & mask;
-  bool sa = !unsigned_float && ((a >> sign_bit) & 1), sb = !unsigned_float && ((b >> sign_bit) & 1);
-  if (sa == sb) return ma > mb ? ma - mb : mb - ma;
-  return ma + mb;
-}
-
-// Compares actual vs expected per `target`; returns "" when they match, else a description of the first mismatch.
-std::string Compare(const std::string& target, const std::string& config, const Literal& actual,
-                    const Literal& expected) {
-  if (actual.element_count() != expected.element_count() ||
-      actual.shape().element_type != expected.shape().element_type) {
-    return "shape mismatch: " + ShapeToString(actual.shape(), false) + " vs " + ShapeToString(expected.shape(), false);
-  }
-  PrimitiveType t = actual.shape().element_type;
-  bool is_float = IsFloatingPointType(t) || IsComplexType(t);
-  PrimitiveType comp = IsComplexType(t) ? ComplexComponentType(t) : t;
-  int components = IsComplexType(t) ? 2 : 1;
-  bool custom_call_form = config.empty();
-  for (int64_t i = 0; i < actual.element_count(); ++i) {
-    for (int c = 0; c < components; ++c) {
-      auto describe = [&](const std::string& why) {
-        std::ostringstream os;
-        os << target << " element " << i << (components == 2 ? (c ? " (imag)" : " (real)") : "") << ": got ";
-        if (is_float) {
-          os << FloatBitsToDouble(comp, FloatBits(actual, i, comp, c)) << " want "
-             << FloatBitsToDouble(comp, FloatBits(expected, i, comp, c));
-        } else {
-          os << actual.GetAsInt64(i) << " want " << expected.GetAsInt64(i);
-        }
-        return os.str() + " (" + why + ")";
-      };
-      if (!is_float) {
-        if (Bits(actual)[static_cast<size_t>(i)] != Bits(expected)[static_cast<size_t>(i)]) return describe("exact");
-        continue;
-      }
-      uint64_t a = FloatBits(actual, i, comp, c), b = FloatBits(expected, i, comp, c);
-      double da = FloatBitsToDouble(comp, a), db = FloatBitsToDouble(comp, b);
-      if (target == "check.expect_eq") {
-        if (!(da == db)) return describe("exact");
-      } else if (target == "check.expect_almost_eq" || target == "check.eq") {
-        double tol = ConfigNumber(config, "tolerance", custom_call_form ? 1e-3 : 1e-4);
-        if (target == "check.eq") tol = 1e-4;
-        bool ok = da == db || (std::isnan(da) && std::isnan(db)) ||
-                  (std::isfinite(da) && std::isfinite(db) && std::fabs(da - db) <= tol);
-        if (!ok) return describe("tolerance " + std::to_string(tol));
-      } else if (target == "check.expect_close") {
-        double max_ulp = ConfigNumber(config, "max_ulp_difference", custom_call_form ? 3 : 1);
-        std::optional<uint64_t> d = UlpDistance(a, b, comp);
-        if (!d || (static_cast<double>(*d) > max_ulp && max_ulp < 0x1p64)) {
-          return describe(d ? std::to_string(*d) + " ulp > " + std::to_string(static_cast<int>(max_ulp))
-                            : "non-finite");
-        }
-      }
-    }
-  }
-  return "";
 }
 
 // Files whose expected values the interpreter deliberately does not reproduce, with the reason. The test fails on
@@ -145,12 +60,6 @@ const std::map<std::string, std::string>& KnownDivergences() {
   return *known;
 }
 
-struct CheckLog {
-  std::mutex mu;
-  int checks = 0;
-  std::vector<std::string> failures;
-};
-
 TEST(InterpreterStableHloCorpus, MatchesExpectedValues) {
   fs::path root = CorpusRoot() / "stablehlo";
   if (!fs::exists(root)) GTEST_SKIP() << "corpus not found at " << root;
@@ -161,7 +70,7 @@ TEST(InterpreterStableHloCorpus, MatchesExpectedValues) {
     }
   }
   std::sort(files.begin(), files.end());
-  int total = 0, unparsed = 0, unverified = 0, too_big = 0, evaluated = 0, passed = 0, checks = 0;
+  int total = 0, unparsed = 0, unverified = 0, too_big = 0, evaluated = 0, passed = 0, checks_run = 0;
   std::map<std::string, std::vector<std::string>> errors;
   std::vector<std::string> mismatches;
   for (const fs::path& path : files) {
@@ -189,22 +98,11 @@ TEST(InterpreterStableHloCorpus, MatchesExpectedValues) {
       ++too_big;
       continue;
     }
-    CheckLog log;
+    harness::CheckCollector checks;
     InterpreterOptions options;
     options.collective_timeout_ms = 5000;
-    options.custom_call_handler = [&log](const Instruction& inst,
-                                         const std::vector<const Literal*>& operands) -> absl::StatusOr<Literal> {
-      std::string target(inst.StringAttr("custom_call_target"));
-      if (target.rfind("check.", 0) != 0) return absl::UnimplementedError("not a check");
-      std::string config = inst.backend_config();
-      std::string problem;
-      if (target != "check.expect_serialized_eq" && operands.size() == 2) {
-        problem = Compare(target, config, *operands[0], *operands[1]);
-      }
-      std::lock_guard<std::mutex> lock(log.mu);
-      ++log.checks;
-      if (!problem.empty()) log.failures.push_back(problem);
-      return Literal(inst.shape());
+    options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
+      return checks.Handle(inst, operands);
     };
     const Computation* entry = (*module)->entry_computation();
     std::vector<Literal> args;
@@ -221,17 +119,23 @@ TEST(InterpreterStableHloCorpus, MatchesExpectedValues) {
       continue;
     }
     ++evaluated;
-    checks += log.checks;
-    if (log.failures.empty()) {
+    std::vector<harness::CheckResult> results = checks.Results();
+    checks_run += static_cast<int>(results.size());
+    std::vector<const harness::CheckResult*> failures;
+    for (const harness::CheckResult& r : results) {
+      if (!r.passed()) failures.push_back(&r);
+    }
+    if (failures.empty()) {
       ++passed;
     } else {
-      mismatches.push_back(rel + ": " + std::to_string(log.failures.size()) +
-                           " failed check(s); first: " + log.failures[0]);
+      std::string first = harness::FormatCheckFailure(*failures[0], rel);
+      first = first.substr(0, first.find('\n', first.find('\n') + 1));  // the header and the first mismatch
+      mismatches.push_back(rel + ": " + std::to_string(failures.size()) + " failed check(s); first: " + first);
     }
   }
   std::cout << "stablehlo files: " << total << ", not parsed: " << unparsed << ", not verified: " << unverified
             << ", over the element budget: " << too_big << "\n"
-            << "evaluated: " << evaluated << " (" << checks << " checks), all checks passed: " << passed << "\n";
+            << "evaluated: " << evaluated << " (" << checks_run << " checks), all checks passed: " << passed << "\n";
   for (const auto& [category, list] : errors) {
     std::cout << category << ": " << list.size() << "\n";
     for (const std::string& e : list) std::cout << "  " << e << "\n";

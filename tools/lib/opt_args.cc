@@ -115,12 +115,13 @@ absl::StatusOr<OptOptions> ParseOptArgs(std::span<const std::string_view> args) 
 }
 
 std::string OptHelpText() {
-  return R"(OVERVIEW: xla-opt: parse, verify, transform and print XLA HLO text modules
+  return R"(OVERVIEW: xla-opt: parse, verify, transform and print XLA HLO modules
 
 USAGE: xla-opt [options] <input file | ->
 
-  Reads an HLO module (from stdin when the input is '-' or absent), verifies it, runs the requested passes
-  (verifying after each one) and prints the result to stdout.
+  Reads an HLO or StableHLO module (from stdin when the input is '-' or absent), verifies it, runs the requested
+  passes (verifying after each one) and prints the result to stdout as HLO text. Files ending in .mlir, or whose
+  text starts with `module` / `func.func`, are StableHLO (converted as XLA's StableHLO-to-HLO translation does).
 
 OPTIONS:
   --passes=<a,b,...>      Run these passes in order (see --list-passes)

@@ -11,13 +11,13 @@
 #include <memory>
 #include <sstream>
 
-#include "frontend/hlo/parser.h"
 #include "frontend/hlo/printer.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "passes/pass_manager.h"
 #include "passes/verifier.h"
 #include "tools/lib/expected_diagnostics.h"
+#include "tools/lib/module_input.h"
 
 namespace xlac {
 namespace {
@@ -34,7 +34,7 @@ std::string_view Trim(std::string_view s) {
 // Returns true on success.
 bool ProcessModule(const OptOptions& options, const SourceFile& file, PassManager& pass_manager,
                    const HloPrintOptions& print_options, DiagnosticEngine& diags, std::string& out) {
-  std::unique_ptr<Module> module = ParseHloModule(file, diags);
+  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
   if (module == nullptr) {
     // The parser promises at least one error; make sure a broken promise still fails loudly.
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");

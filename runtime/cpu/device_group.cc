@@ -1,0 +1,143 @@
+// Device groups: creation, running an entry on one thread per device, device queries and custom calls.
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "runtime/cpu/internal.h"
+
+namespace xlac::rt {
+namespace {
+
+// Clears everything a previous run left behind (including rendezvous instances abandoned by a failed run).
+void Reset(XlacRtGroup* group) {
+  std::lock_guard<std::mutex> lock(group->mu);
+  group->instances.clear();
+  group->failed = false;
+  group->first_error_device = -1;
+  for (auto& dev : group->devices) {
+    dev->failed.store(0);
+    dev->code = XLAC_RT_OK;
+    dev->message.clear();
+    dev->generation.clear();
+    dev->state = DeviceState::kRunning;
+    dev->waiting_at.clear();
+  }
+}
+
+void RunDevice(XlacRtGroup* group, XlacRtEntryFn entry, void* const* buffers, int64_t device) {
+  XlacRtDevice* dev = group->devices[static_cast<size_t>(device)].get();
+  entry(buffers, dev);
+  std::lock_guard<std::mutex> lock(group->mu);
+  // Peers waiting for this device at a collective learn at once that it will never come.
+  if (dev->state != DeviceState::kFailed) dev->state = DeviceState::kFinished;
+  dev->waiting_at.clear();
+  group->cv.notify_all();
+}
+
+}  // namespace
+}  // namespace xlac::rt
+
+using namespace xlac::rt;
+
+extern "C" {
+
+XlacRtGroup* xlac_rt_group_create(int64_t num_replicas, int64_t num_partitions, int64_t collective_timeout_ms,
+                                  XlacRtStatus* status) {
+  if (num_replicas < 1 || num_partitions < 1 || num_replicas > (int64_t{1} << 20) / num_partitions) {
+    FillStatus(status, XLAC_RT_ERROR_INVALID_ARGUMENT, -1,
+               "cannot emulate " + std::to_string(num_replicas) + " replicas x " + std::to_string(num_partitions) +
+                   " partitions");
+    return nullptr;
+  }
+  auto* group = new XlacRtGroup;
+  group->num_replicas = num_replicas;
+  group->num_partitions = num_partitions;
+  if (collective_timeout_ms > 0) group->timeout = std::chrono::milliseconds(collective_timeout_ms);
+  for (int64_t d = 0; d < num_replicas * num_partitions; ++d) {
+    auto dev = std::make_unique<XlacRtDevice>();
+    dev->group = group;
+    dev->id = d;
+    dev->replica = d / num_partitions;
+    dev->partition = d % num_partitions;
+    group->devices.push_back(std::move(dev));
+  }
+  FillStatus(status, XLAC_RT_OK, -1, "");
+  return group;
+}
+
+void xlac_rt_group_destroy(XlacRtGroup* group) { delete group; }
+
+int64_t xlac_rt_group_num_devices(XlacRtGroup* group) { return static_cast<int64_t>(group->devices.size()); }
+
+int xlac_rt_group_run(XlacRtGroup* group, XlacRtEntryFn entry, void* const* const* buffers_per_device,
+                      XlacRtStatus* status) {
+  if (group == nullptr || entry == nullptr || buffers_per_device == nullptr) {
+    FillStatus(status, XLAC_RT_ERROR_INVALID_ARGUMENT, -1, "xlac_rt_group_run needs a group, an entry and buffers");
+    return XLAC_RT_ERROR_INVALID_ARGUMENT;
+  }
+  std::lock_guard<std::mutex> run_lock(group->run_mu);
+  Reset(group);
+  int64_t n = static_cast<int64_t>(group->devices.size());
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(n));
+  for (int64_t d = 1; d < n; ++d) {
+    try {
+      threads.emplace_back(RunDevice, group, entry, buffers_per_device[d], d);
+    } catch (const std::system_error& e) {
+      // Peers that wait for this device get cancelled instead of timing out.
+      RecordError(group->devices[static_cast<size_t>(d)].get(), XLAC_RT_ERROR_RESOURCE_EXHAUSTED,
+                  std::string("could not start a thread for the device: ") + e.what(), /*consequence=*/false);
+    }
+  }
+  RunDevice(group, entry, buffers_per_device[0], 0);
+  for (std::thread& t : threads) t.join();
+
+  std::lock_guard<std::mutex> lock(group->mu);
+  int64_t culprit = group->first_error_device;
+  for (int64_t d = 0; culprit < 0 && d < n; ++d) {
+    if (group->devices[static_cast<size_t>(d)]->failed.load()) culprit = d;
+  }
+  if (culprit < 0) {
+    FillStatus(status, XLAC_RT_OK, -1, "");
+    return XLAC_RT_OK;
+  }
+  const XlacRtDevice& dev = *group->devices[static_cast<size_t>(culprit)];
+  FillStatus(status, dev.code, culprit, "device " + std::to_string(culprit) + ": " + dev.message);
+  return dev.code;
+}
+
+int64_t xlac_rt_device_id(XlacRtDevice* dev) { return dev->id; }
+int64_t xlac_rt_replica_id(XlacRtDevice* dev) { return dev->replica; }
+int64_t xlac_rt_partition_id(XlacRtDevice* dev) { return dev->partition; }
+int64_t xlac_rt_num_replicas(XlacRtDevice* dev) { return dev->group->num_replicas; }
+int64_t xlac_rt_num_partitions(XlacRtDevice* dev) { return dev->group->num_partitions; }
+
+void xlac_rt_group_set_thread_pool(XlacRtGroup* group, XlacRtThreadPool* pool) { group->pool = pool; }
+XlacRtThreadPool* xlac_rt_device_thread_pool(XlacRtDevice* dev) { return dev->group->pool; }
+
+void xlac_rt_group_set_custom_call_handler(XlacRtGroup* group, XlacRtCustomCallFn fn, void* user) {
+  group->custom_call = fn;
+  group->custom_call_user = user;
+}
+
+int xlac_rt_custom_call(XlacRtDevice* dev, const char* target, const char* backend_config, void* const* operands,
+                        void* result) {
+  if (xlac_rt_failed(dev)) return dev->code;
+  const char* name = target != nullptr ? target : "";
+  XlacRtGroup* group = dev->group;
+  if (group->custom_call == nullptr) {
+    RecordError(dev, XLAC_RT_ERROR_UNIMPLEMENTED, std::string("unsupported custom call target '") + name + "'",
+                /*consequence=*/false);
+    return dev->code;
+  }
+  int rc = group->custom_call(group->custom_call_user, name, backend_config != nullptr ? backend_config : "", operands,
+                              result, dev);
+  if (rc != 0 && !xlac_rt_failed(dev)) {
+    RecordError(dev, XLAC_RT_ERROR_EXECUTION,
+                std::string("custom call '") + name + "' failed (handler returned " + std::to_string(rc) + ")",
+                /*consequence=*/false);
+  }
+  return xlac_rt_failed(dev) ? dev->code : XLAC_RT_OK;
+}
+
+}  // extern "C"

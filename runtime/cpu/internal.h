@@ -1,0 +1,103 @@
+// Internals of the CPU runtime (C++ behind the C ABI of xlac_runtime.h); not part of its API.
+//
+// One mutex per group guards everything devices share: errors, device states, and the rendezvous table. Device
+// threads only block on the group's condition variable, so a failure anywhere can wake and release every waiter.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/cpu/xlac_runtime.h"
+
+namespace xlac::rt {
+
+enum class DeviceState { kRunning, kWaiting, kFinished, kFailed };
+
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kPermute, kBroadcast, kBarrier };
+const char* KindName(CollectiveKind kind);
+
+// (op_id, lowest-ranked device of the group, generation)
+using InstanceKey = std::tuple<int64_t, int64_t, int64_t>;
+
+// One execution of one collective by one participant group.
+struct Instance {
+  InstanceKey key;
+  CollectiveKind kind;
+  std::vector<int64_t> devices;  // rank order
+  int64_t size = 0;              // byte count the op was called with (participants must agree)
+  int64_t element_bytes = 0;
+  int64_t first_device = -1;     // who created it, for mismatch messages
+  std::vector<const void*> src;  // per rank
+  std::vector<void*> dst;        // per rank
+  std::vector<char> present;     // per rank: has arrived
+  int64_t arrived = 0;
+  int64_t synced = 0;
+  int64_t departed = 0;
+  std::vector<unsigned char> scratch;
+};
+
+void FillStatus(XlacRtStatus* status, int code, int64_t device, const std::string& message);
+
+}  // namespace xlac::rt
+
+struct XlacRtDevice {
+  XlacRtGroup* group = nullptr;
+  int64_t id = 0;
+  int64_t replica = 0;
+  int64_t partition = 0;
+  // Written under the group mutex; read lock-free by xlac_rt_failed.
+  std::atomic<int> failed{0};
+  int code = XLAC_RT_OK;
+  std::string message;
+  // How often this device has executed each multi-device collective (by op_id) in the current run.
+  std::unordered_map<int64_t, int64_t> generation;
+  // Guarded by the group mutex.
+  xlac::rt::DeviceState state = xlac::rt::DeviceState::kRunning;
+  std::string waiting_at;
+};
+
+struct XlacRtGroup {
+  int64_t num_replicas = 1;
+  int64_t num_partitions = 1;
+  std::chrono::milliseconds timeout{30000};
+  std::vector<std::unique_ptr<XlacRtDevice>> devices;
+  XlacRtThreadPool* pool = nullptr;
+  XlacRtCustomCallFn custom_call = nullptr;
+  void* custom_call_user = nullptr;
+
+  std::mutex run_mu;  // one run at a time
+  std::mutex mu;
+  std::condition_variable cv;
+  bool failed = false;              // some device failed in this run
+  int64_t first_error_device = -1;  // the run's first failure that is not a consequence of another
+  std::map<xlac::rt::InstanceKey, std::unique_ptr<xlac::rt::Instance>> instances;
+};
+
+namespace xlac::rt {
+
+// Records a device error (the device's first wins). `consequence` marks errors caused by another device's failure
+// (cancellation), which never become the run's reported error. Takes the group mutex unless `locked`.
+void RecordError(XlacRtDevice* dev, int code, const std::string& message, bool consequence);
+void RecordErrorLocked(XlacRtDevice* dev, int code, const std::string& message, bool consequence);
+
+// Joins collective `name` (op_id) as `rank` of `devices` and blocks until every participant has arrived. Returns
+// the shared instance, or nullptr after recording an error on `dev` (timeout, cancellation, mismatch).
+Instance* Arrive(XlacRtDevice* dev, int64_t op_id, const char* name, CollectiveKind kind,
+                 const std::vector<int64_t>& devices, int64_t rank, const void* src, void* dst, int64_t size,
+                 int64_t element_bytes, int64_t scratch_bytes);
+// Blocks until every participant has called Sync (after Arrive succeeded every participant is inside the runtime,
+// so this cannot stall).
+void Sync(XlacRtDevice* dev, Instance* inst);
+// Leaves the instance; the last participant to leave frees it. No access to `inst` afterwards.
+void Depart(XlacRtDevice* dev, Instance* inst);
+
+}  // namespace xlac::rt

@@ -1,0 +1,178 @@
+/* The xlac CPU runtime: the C ABI that compiled code (JIT and AOT object files) calls into, and the host API that
+ * runs compiled entry functions on a group of emulated devices.
+ *
+ * Valid C99 and C++. The library (CMake target xlac_runtime, a static library) needs only the C++ standard library
+ * and pthreads; a C program links it with the C++ driver or adds -lstdc++ -lpthread.
+ *
+ * Devices. A group emulates num_replicas x num_partitions devices, numbered
+ *   device = replica * num_partitions + partition,
+ * each running the same compiled entry on its own thread. Every entry function has the signature XlacRtEntryFn and
+ * receives its device's context as the last argument; the context is valid only during that call and only on that
+ * device's thread.
+ *
+ * Errors. Compiled code reports a failure with xlac_rt_set_error (the first error of a device wins) and, after any
+ * runtime call that can fail, checks xlac_rt_failed and returns early. Runtime calls made on a failed device do
+ * nothing. The first error of a run (in time; errors that are only consequences of another device's failure never
+ * count) is what xlac_rt_group_run reports.
+ *
+ * Collectives. Codegen resolves participant groups at compile time (ir/collective_groups.h) into global device ids,
+ * so the runtime never knows about replica/partition group modes: `groups` is a flat array of num_groups x
+ * group_size device ids, each group in rank order. A device's rank is its position in the group that contains it.
+ * Every collective has an op_id, unique per collective instruction of the program, and a name for messages (e.g.
+ * the HLO instruction name). The k-th execution of op_id on one device meets the k-th execution on its peers, so
+ * collectives inside loops work. A device that waits for peers longer than the group's collective timeout fails
+ * with a message naming the peers that never arrived and where they are; a device that waits for a peer that
+ * finished its entry without reaching the collective fails at once; when any device fails, every device waiting in
+ * (or later entering) a collective is released with XLAC_RT_ERROR_CANCELLED. No call ever blocks forever.
+ * Data is exchanged synchronously: a collective returns only after every participant has read what it needs, so src
+ * may be reused right after the call, and dst may overlap the device's own src.
+ */
+#ifndef XLAC_RUNTIME_CPU_XLAC_RUNTIME_H_
+#define XLAC_RUNTIME_CPU_XLAC_RUNTIME_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status ---- */
+
+typedef enum XlacRtStatusCode {
+  XLAC_RT_OK = 0,
+  XLAC_RT_ERROR_INVALID_ARGUMENT = 1,   /* bad host-API or collective arguments */
+  XLAC_RT_ERROR_EXECUTION = 2,          /* compiled code reported a failure (xlac_rt_set_error) */
+  XLAC_RT_ERROR_DEADLINE_EXCEEDED = 3,  /* a collective waited longer than the timeout */
+  XLAC_RT_ERROR_CANCELLED = 4,          /* released from a collective because another device failed */
+  XLAC_RT_ERROR_UNIMPLEMENTED = 5,      /* e.g. a custom-call target nobody handles */
+  XLAC_RT_ERROR_RESOURCE_EXHAUSTED = 6, /* allocation or thread creation failed */
+  XLAC_RT_ERROR_COLLECTIVE_MISMATCH = 7 /* peers disagree about a collective, or one finished without it */
+} XlacRtStatusCode;
+
+#define XLAC_RT_MESSAGE_CAPACITY 1024
+
+/* Result of a host-API call. `message` is NUL-terminated (long messages are truncated). */
+typedef struct XlacRtStatus {
+  int code;       /* an XlacRtStatusCode */
+  int64_t device; /* the failing device, or -1 when the failure is not a device's */
+  char message[XLAC_RT_MESSAGE_CAPACITY];
+} XlacRtStatus;
+
+/* ---- devices and groups ---- */
+
+typedef struct XlacRtDevice XlacRtDevice;
+typedef struct XlacRtGroup XlacRtGroup;
+typedef struct XlacRtThreadPool XlacRtThreadPool;
+
+/* A compiled entry: buffers are the entry's buffer table (parameters, results, temporaries: codegen's choice). */
+typedef void (*XlacRtEntryFn)(void* const* buffers, XlacRtDevice* dev);
+
+int64_t xlac_rt_device_id(XlacRtDevice* dev);
+int64_t xlac_rt_replica_id(XlacRtDevice* dev);
+int64_t xlac_rt_partition_id(XlacRtDevice* dev);
+int64_t xlac_rt_num_replicas(XlacRtDevice* dev);
+int64_t xlac_rt_num_partitions(XlacRtDevice* dev);
+
+/* Records `message` as this device's error (code XLAC_RT_ERROR_EXECUTION) unless it already failed. */
+void xlac_rt_set_error(XlacRtDevice* dev, const char* message);
+/* As xlac_rt_set_error with an explicit XlacRtStatusCode (not XLAC_RT_OK). */
+void xlac_rt_set_error_code(XlacRtDevice* dev, int code, const char* message);
+/* Nonzero once this device has failed. Cheap: an atomic load. */
+int xlac_rt_failed(XlacRtDevice* dev);
+
+/* Returns NULL (and fills *status when given) if the arguments are invalid: both counts must be >= 1; a timeout
+ * <= 0 means the default of 30000 ms. */
+XlacRtGroup* xlac_rt_group_create(int64_t num_replicas, int64_t num_partitions, int64_t collective_timeout_ms,
+                                  XlacRtStatus* status);
+void xlac_rt_group_destroy(XlacRtGroup* group);
+int64_t xlac_rt_group_num_devices(XlacRtGroup* group);
+
+/* Runs entry(buffers_per_device[d], device d) for every device concurrently: one thread per device, device 0 on the
+ * caller's thread (so a single device runs entirely on it), and joins them. Returns the XlacRtStatusCode of the
+ * run's first error (and fills *status when given: code, failing device, "device D: message"). A group runs one
+ * entry at a time; collective generations start from zero in every run. */
+int xlac_rt_group_run(XlacRtGroup* group, XlacRtEntryFn entry, void* const* const* buffers_per_device,
+                      XlacRtStatus* status);
+/* The outcome of `device` in the last run (including errors that were consequences of another device's). */
+int xlac_rt_group_device_status(XlacRtGroup* group, int64_t device, XlacRtStatus* status);
+
+/* ---- collectives (called from a device thread; return nonzero on failure, which is also recorded on dev) ---- */
+
+/* Combines `count` elements: acc[i] = reducer(acc[i], in[i]). Generated by codegen; must be elementwise (the runtime
+ * splits ranges across participants) and may be called concurrently from several threads. */
+typedef void (*XlacRtCombineFn)(void* acc, const void* in, int64_t count, void* ctx);
+
+/* dst = p0 (+) p1 (+) ... (+) p(n-1) elementwise, participants in rank order, folded left to right exactly like the
+ * reference interpreter, so every participant gets bit-identical results. src and dst hold count elements of
+ * element_bytes each. */
+int xlac_rt_all_reduce(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t* groups, int64_t num_groups,
+                       int64_t group_size, const void* src, void* dst, int64_t count, int64_t element_bytes,
+                       XlacRtCombineFn combine, void* combine_ctx);
+
+/* dst (group_size * bytes) = the rank-ordered concatenation of every participant's src (bytes). Gathering along a
+ * non-leading dimension is codegen's job (rearrange before or after). */
+int xlac_rt_all_gather(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t* groups, int64_t num_groups,
+                       int64_t group_size, const void* src, void* dst, int64_t bytes);
+
+/* src holds group_size * count elements; dst (count elements) = chunk `rank` of the all-reduce of the srcs. */
+int xlac_rt_reduce_scatter(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t* groups,
+                           int64_t num_groups, int64_t group_size, const void* src, void* dst, int64_t count,
+                           int64_t element_bytes, XlacRtCombineFn combine, void* combine_ctx);
+
+/* src and dst hold group_size chunks of chunk_bytes; chunk j of rank i's src becomes chunk i of rank j's dst. */
+int xlac_rt_all_to_all(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t* groups, int64_t num_groups,
+                       int64_t group_size, const void* src, void* dst, int64_t chunk_bytes);
+
+/* pairs: num_pairs (source, target) global device ids, flat. dst = src of the source paired with this device (the
+ * last such pair wins), zeros if none. Every device named in a pair takes part in the rendezvous. */
+int xlac_rt_collective_permute(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t* pairs,
+                               int64_t num_pairs, const void* src, void* dst, int64_t bytes);
+
+/* dst = src of the group's rank 0; devices in no group get zeros. */
+int xlac_rt_collective_broadcast(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t* groups,
+                                 int64_t num_groups, int64_t group_size, const void* src, void* dst, int64_t bytes);
+
+/* Waits until every participant of this device's group has arrived. */
+int xlac_rt_barrier(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t* groups, int64_t num_groups,
+                    int64_t group_size);
+
+/* ---- memory ---- */
+
+/* `alignment` must be a power of two (values below sizeof(void*) are raised to it). Zero bytes give a unique
+ * pointer. NULL on failure. Free with xlac_rt_free. */
+void* xlac_rt_aligned_alloc(size_t bytes, size_t alignment);
+void xlac_rt_free(void* ptr);
+
+/* ---- thread pool ---- */
+
+/* `threads` workers in total, the calling thread included (so threads <= 1 creates no thread). Safe to use from
+ * several threads at once; parallel_for calls from inside a task are fine too (the caller helps). */
+XlacRtThreadPool* xlac_rt_thread_pool_create(int threads);
+void xlac_rt_thread_pool_destroy(XlacRtThreadPool* pool);
+/* Calls fn on disjoint ranges covering [0, n) and returns when all are done. pool may be NULL: runs inline. */
+void xlac_rt_parallel_for(XlacRtThreadPool* pool, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
+                          void* ctx);
+/* Gives the group's devices a pool for parallel loops (not owned; NULL removes it). Device threads themselves are
+ * never pool threads: collectives need every device to run at once. */
+void xlac_rt_group_set_thread_pool(XlacRtGroup* group, XlacRtThreadPool* pool);
+/* The group's pool, or NULL (xlac_rt_parallel_for then runs inline). */
+XlacRtThreadPool* xlac_rt_device_thread_pool(XlacRtDevice* dev);
+
+/* ---- custom calls ---- */
+
+/* Returns 0 on success. On failure, it should call xlac_rt_set_error(dev, ...) with a message; otherwise the runtime
+ * records a generic one. Called concurrently from every device thread. */
+typedef int (*XlacRtCustomCallFn)(void* user, const char* target, const char* backend_config, void* const* operands,
+                                  void* result, XlacRtDevice* dev);
+void xlac_rt_group_set_custom_call_handler(XlacRtGroup* group, XlacRtCustomCallFn fn, void* user);
+/* Dispatches to the group's handler; without one, fails with "unsupported custom call target 'T'". Nonzero on
+ * failure. */
+int xlac_rt_custom_call(XlacRtDevice* dev, const char* target, const char* backend_config, void* const* operands,
+                        void* result);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* XLAC_RUNTIME_CPU_XLAC_RUNTIME_H_ */

@@ -1,0 +1,231 @@
+// The xla-run driver in-process (tools/lib/run_driver.h): argument handling, inputs, outputs, checks, exit codes.
+#include "tools/lib/module_input.h"
+#include "tools/lib/run_driver.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "runtime/harness/npy.h"
+
+namespace xlac {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("xla_run_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& contents) {
+    fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << contents;
+    return path.string();
+  }
+
+  int Run(std::vector<std::string> args) {
+    std::vector<std::string_view> views(args.begin(), args.end());
+    std::ostringstream out, err;
+    int rc = RunMain(views, out, err);
+    out_ = out.str();
+    err_ = err.str();
+    return rc;
+  }
+
+  fs::path dir_;
+  std::string out_, err_;
+};
+
+constexpr char kAdd[] = R"(HloModule add
+ENTRY e {
+  x = f32[2,2] parameter(0)
+  y = f32[2,2] parameter(1)
+  s = f32[2,2] add(x, y)
+  c = s32[] constant(7)
+  ROOT t = (f32[2,2], s32[]) tuple(s, c)
+}
+)";
+
+std::string F32Npy(std::vector<int64_t> dims, const std::vector<float>& values) {
+  Literal lit(Shape::Array(PrimitiveType::kF32, std::move(dims)));
+  for (size_t i = 0; i < values.size(); ++i) lit.Set<float>(static_cast<int64_t>(i), values[i]);
+  return *harness::LiteralToNpy(lit);
+}
+
+TEST_F(RunDriverTest, PrintsTupleElementsSeparately) {
+  std::string file = Write("add.hlo", kAdd);
+  std::string a = Write("a.npy", F32Npy({2, 2}, {1, 2, 3, 4}));
+  std::string b = Write("b.npy", F32Npy({2, 2}, {10, 20, 30, 40}));
+  ASSERT_EQ(Run({file, "--input=" + a, "--input", b}), 0) << err_;
+  EXPECT_EQ(out_, "result_0 = f32[2,2]{1,0} { { 11, 22 }, { 33, 44 } }\nresult_1 = s32[] 7\n");
+  EXPECT_EQ(err_, "");
+}
+
+TEST_F(RunDriverTest, SeededInputsAreDeterministic) {
+  std::string file = Write("add.hlo", kAdd);
+  ASSERT_EQ(Run({file}), 0) << err_;
+  std::string first = out_;
+  ASSERT_EQ(Run({file, "--seed=42"}), 0);
+  EXPECT_EQ(out_, first);  // 42 is the default
+  ASSERT_EQ(Run({file, "--seed=43"}), 0);
+  EXPECT_NE(out_, first);
+}
+
+TEST_F(RunDriverTest, InputErrors) {
+  std::string file = Write("add.hlo", kAdd);
+  std::string a = Write("a.npy", F32Npy({2, 2}, {1, 2, 3, 4}));
+  std::string wrong = Write("w.npy", F32Npy({4}, {1, 2, 3, 4}));
+  EXPECT_EQ(Run({file, "--input=" + a}), 1);
+  EXPECT_EQ(err_, "xla-run: error: the entry computation e takes 2 parameters, but 1 --input file was given\n");
+  EXPECT_EQ(Run({file, "--input=" + a, "--input=" + wrong}), 1);
+  EXPECT_EQ(err_, "xla-run: error: input 1 ('" + wrong +
+                      "'): has shape (4,), but parameter 1 (y) expects f32[2,2] (numpy shape (2, 2))\n");
+  EXPECT_EQ(Run({file, "--input=" + a, "--input=" + (dir_ / "missing.npy").string()}), 1);
+  EXPECT_NE(err_.find("input 1 ('"), std::string::npos);
+  EXPECT_NE(err_.find("cannot open"), std::string::npos);
+  std::string s32 = Write("i.npy", *harness::LiteralToNpy(Literal(Shape::Array(PrimitiveType::kS32, {2, 2}))));
+  EXPECT_EQ(Run({file, "--input=" + a, "--input=" + s32}), 1);
+  EXPECT_NE(err_.find("dtype '<i4' does not match element type f32 (expected '<f4'); parameter 1 (y) expects f32[2,2]"),
+            std::string::npos)
+      << err_;
+}
+
+TEST_F(RunDriverTest, FlagAndFileErrors) {
+  EXPECT_EQ(Run({"--frobnicate"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: unknown option '--frobnicate' (see --help)\n");
+  EXPECT_EQ(Run({}), 1);
+  EXPECT_EQ(err_, "xla-run: error: no module file given (see --help)\n");
+  EXPECT_EQ(Run({"x.hlo", "--backend=cpu"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: unknown backend 'cpu' (available: interpreter)\n");
+  EXPECT_EQ(Run({"x.hlo", "--num-partitions=0"}), 1);
+  EXPECT_NE(err_.find("invalid value '0' for --num-partitions"), std::string::npos);
+  EXPECT_EQ(Run({"x.hlo", "--seed"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: option '--seed' needs a value\n");
+  EXPECT_EQ(Run({(dir_ / "nope.hlo").string()}), 1);
+  EXPECT_NE(err_.find("xla-run: error: cannot open '"), std::string::npos);
+  EXPECT_EQ(Run({"--help"}), 0);
+  EXPECT_NE(out_.find("USAGE: xla-run"), std::string::npos);
+}
+
+TEST_F(RunDriverTest, ParseErrorsAreDiagnostics) {
+  std::string file = Write("bad.hlo", "HloModule m\nENTRY e {\n  ROOT r = f32[] frobnicate()\n}\n");
+  EXPECT_EQ(Run({file}), 1);
+  EXPECT_EQ(err_.rfind(file + ":3:", 0), 0u) << err_;
+  EXPECT_NE(err_.find("error: "), std::string::npos);
+  EXPECT_EQ(out_, "");
+  std::string mlir = Write("bad.mlir", "func.func @main() {\n  %0 = stablehlo.frob\n}\n");
+  EXPECT_EQ(Run({mlir}), 1);
+  EXPECT_EQ(err_.rfind(mlir + ":2:", 0), 0u) << err_;
+}
+
+constexpr char kChecks[] = R"(module {
+  func.func @main() {
+    %0 = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+    %1 = stablehlo.constant dense<[1.0, 2.5, 3.0]> : tensor<3xf32>
+    check.expect_almost_eq %0, %1, tolerance = 0.1 : tensor<3xf32>
+    check.expect_eq_const %0, dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+    func.return
+  }
+}
+)";
+
+TEST_F(RunDriverTest, ReportsFailedChecks) {
+  std::string file = Write("checks.mlir", kChecks);
+  EXPECT_EQ(Run({file}), 1) << err_;
+  EXPECT_EQ(out_, file +
+                      ":5:5: error: check.expect_almost_eq failed: 1 of 3 elements differs (tolerance 0.1)\n"
+                      "  at [1]: got 2 (0x40000000) want 2.5 (0x40200000) \u2014 differs by 0.5\n"
+                      "2 checks: 1 passed, 1 failed\n");
+  EXPECT_EQ(err_, "");
+  std::string text = kChecks;
+  text.replace(text.find("2.5"), 3, "2.0");
+  std::string passing = Write("pass.mlir", text);
+  EXPECT_EQ(Run({passing}), 0) << err_;
+  EXPECT_EQ(out_, "2 checks: 2 passed, 0 failed\n");
+}
+
+TEST_F(RunDriverTest, SniffsStableHloWithoutMlirExtension) {
+  EXPECT_EQ(DetectModuleFormat("x.txt", "// comment\n\nmodule @m {\n}"), ModuleFormat::kStableHlo);
+  EXPECT_EQ(DetectModuleFormat("x", "func.func @main() {"), ModuleFormat::kStableHlo);
+  EXPECT_EQ(DetectModuleFormat("x.hlo", "HloModule m"), ModuleFormat::kHlo);
+  EXPECT_EQ(DetectModuleFormat("x.hlo", "module_name = f32[] parameter(0)"), ModuleFormat::kHlo);
+  EXPECT_EQ(DetectModuleFormat("x.mlir", "HloModule m"), ModuleFormat::kStableHlo);
+  std::string text = kChecks;
+  text.replace(text.find("2.5"), 3, "2.0");
+  EXPECT_EQ(Run({Write("checks.txt", text)}), 0) << err_;
+}
+
+TEST_F(RunDriverTest, OutputDirWritesNpyAndSkipsPrinting) {
+  std::string file = Write("add.hlo", kAdd);
+  std::string a = Write("a.npy", F32Npy({2, 2}, {1, 2, 3, 4}));
+  fs::path out_dir = dir_ / "out" / "nested";
+  ASSERT_EQ(Run({file, "--input=" + a, "--input=" + a, "--output-dir=" + out_dir.string()}), 0) << err_;
+  EXPECT_EQ(out_, "");
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(out_dir)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"result_0.npy", "result_1.npy"}));
+  std::ifstream in(out_dir / "result_0.npy", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<Literal> r0 = harness::NpyToLiteral(bytes);
+  ASSERT_TRUE(r0.ok()) << r0.status();
+  EXPECT_EQ(r0->Get<float>(3), 8.0f);
+  // --print prints as well.
+  ASSERT_EQ(Run({file, "--output-dir=" + out_dir.string(), "--print"}), 0);
+  EXPECT_NE(out_.find("result_1 = s32[] 7"), std::string::npos);
+}
+
+TEST_F(RunDriverTest, OverridesDeviceCountsAndLabelsPerDevice) {
+  std::string file = Write("ar.hlo", R"(HloModule ar, num_partitions=1
+sum {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  id = u32[] partition-id()
+  v = s32[] convert(id)
+  ROOT r = s32[] all-reduce(v), replica_groups={}, to_apply=sum, channel_id=1
+}
+)");
+  ASSERT_EQ(Run({file, "--num-partitions=3"}), 0) << err_;
+  EXPECT_EQ(out_, "device_0/result_0 = s32[] 3\ndevice_1/result_0 = s32[] 3\ndevice_2/result_0 = s32[] 3\n");
+  fs::path out_dir = dir_ / "o";
+  ASSERT_EQ(Run({file, "--num-partitions", "2", "--output-dir", out_dir.string()}), 0) << err_;
+  EXPECT_TRUE(fs::exists(out_dir / "device_0" / "result_0.npy"));
+  EXPECT_TRUE(fs::exists(out_dir / "device_1" / "result_0.npy"));
+}
+
+TEST_F(RunDriverTest, RuntimeErrorsExitOneWithoutOutputs) {
+  std::string file = Write("cc.hlo", R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT r = f32[2] custom-call(p), custom_call_target="not.a.thing"
+}
+)");
+  fs::path out_dir = dir_ / "o";
+  EXPECT_EQ(Run({file, "--output-dir=" + out_dir.string()}), 1);
+  EXPECT_NE(err_.find(file + ": error: "), std::string::npos) << err_;
+  EXPECT_NE(err_.find("not.a.thing"), std::string::npos) << err_;
+  EXPECT_FALSE(fs::exists(out_dir));
+}
+
+TEST_F(RunDriverTest, HugeSeededParameterIsAnErrorNotACrash) {
+  std::string file = Write("big.hlo", "HloModule m\nENTRY e {\n  ROOT p = f32[100000,100000,100] parameter(0)\n}\n");
+  EXPECT_EQ(Run({file}), 1);
+  EXPECT_EQ(err_,
+            "xla-run: error: parameter 0 (p) has shape f32[100000,100000,100], too large to fill with seeded "
+            "values\n");
+}
+
+}  // namespace
+}  // namespace xlac

@@ -1,0 +1,129 @@
+#include <charconv>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tools/lib/run_options.h"
+
+namespace xlac {
+namespace {
+
+absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
+
+template <typename T>
+absl::StatusOr<T> ParseNumber(std::string_view flag, std::string_view text, T min_value) {
+  T value{};
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < min_value) {
+    return Invalid("invalid value '" + std::string(text) + "' for --" + std::string(flag) +
+                   " (expected an integer >= " + std::to_string(min_value) + ")");
+  }
+  return value;
+}
+
+}  // namespace
+
+absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) {
+  RunOptions options;
+  bool have_input = false;
+  bool options_ended = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string_view arg = args[i];
+    if (options_ended || arg == "-" || !arg.starts_with("-")) {
+      if (have_input) {
+        return Invalid("more than one module file: '" + options.input_filename + "' and '" + std::string(arg) + "'");
+      }
+      have_input = true;
+      options.input_filename = std::string(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_ended = true;
+      continue;
+    }
+    std::string_view body = arg.substr(arg.starts_with("--") ? 2 : 1);
+    std::string_view name = body;
+    std::string_view value;
+    bool has_value = false;
+    if (size_t eq = body.find('='); eq != std::string_view::npos) {
+      name = body.substr(0, eq);
+      value = body.substr(eq + 1);
+      has_value = true;
+    }
+    auto take_value = [&]() -> absl::StatusOr<std::string_view> {
+      if (has_value) return value;
+      if (i + 1 >= args.size()) return Invalid("option '" + std::string(arg) + "' needs a value");
+      return args[++i];
+    };
+    auto no_value = [&]() -> absl::Status {
+      if (has_value) return Invalid("option '--" + std::string(name) + "' does not take a value");
+      return absl::OkStatus();
+    };
+    if (name == "help" || name == "h") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.help = true;
+    } else if (name == "print" || name == "no-print") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.print = name == "print";
+    } else if (name == "backend" || name == "input" || name == "output-dir" || name == "seed" ||
+               name == "num-partitions" || name == "num-replicas" || name == "max-mismatches") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      if (name == "backend") {
+        if (*v != "interpreter") return Invalid("unknown backend '" + std::string(*v) + "' (available: interpreter)");
+        options.backend = std::string(*v);
+      } else if (name == "input") {
+        if (v->empty()) return Invalid("--input needs a .npy file name");
+        options.inputs.emplace_back(*v);
+      } else if (name == "output-dir") {
+        if (v->empty()) return Invalid("--output-dir needs a directory name");
+        options.output_dir = std::string(*v);
+      } else if (name == "seed") {
+        absl::StatusOr<uint64_t> n = ParseNumber<uint64_t>(name, *v, 0);
+        if (!n.ok()) return n.status();
+        options.seed = *n;
+      } else if (name == "max-mismatches") {
+        absl::StatusOr<int> n = ParseNumber<int>(name, *v, 0);
+        if (!n.ok()) return n.status();
+        options.max_mismatches = *n;
+      } else {
+        absl::StatusOr<int64_t> n = ParseNumber<int64_t>(name, *v, 1);
+        if (!n.ok()) return n.status();
+        (name == "num-partitions" ? options.num_partitions : options.num_replicas) = *n;
+      }
+    } else {
+      return Invalid("unknown option '" + std::string(arg) + "' (see --help)");
+    }
+  }
+  if (!have_input && !options.help) return Invalid("no module file given (see --help)");
+  if (options.input_filename == "-") return Invalid("reading the module from stdin is not supported; pass a file");
+  return options;
+}
+
+std::string RunHelpText() {
+  return R"(OVERVIEW: xla-run: run the entry computation of an HLO or StableHLO module and evaluate its checks
+
+USAGE: xla-run [options] <module file>
+
+  Files ending in .mlir, or starting with `module` / `func.func`, are StableHLO; anything else is HLO text.
+  The module is parsed, verified and evaluated on the reference interpreter. Results are printed as HLO literals
+  and/or written as .npy files; the test-harness check.* custom-calls are evaluated and reported.
+
+OPTIONS:
+  --backend=interpreter   Execution backend (only the interpreter exists)
+  --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any
+                          --input every parameter gets pseudo-random values from --seed
+  --seed=<N>              Seed for random parameters, elided {...} constants and rng ops (default 42)
+  --output-dir=<dir>      Write each result as <dir>/result_<i>.npy (<dir>/device_<d>/... with several devices)
+  --print / --no-print    Print the results as HLO literals (default: print unless --output-dir is given)
+  --num-replicas=<N>      Override the module's replica count
+  --num-partitions=<N>    Override the module's number of partitions
+  --max-mismatches=<N>    Mismatching elements listed per failed check (default 5)
+  --help                  Print this help and exit
+
+Exit status: 0 when the run succeeded and every check passed; 1 on any error or failed check.
+)";
+}
+
+}  // namespace xlac

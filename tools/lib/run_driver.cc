@@ -1,0 +1,309 @@
+#include "tools/lib/run_driver.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "frontend/hlo/printer.h"
+#include "ir/diagnostics.h"
+#include "ir/module.h"
+#include "passes/verifier.h"
+#include "runtime/harness/checks.h"
+#include "runtime/harness/npy.h"
+#include "runtime/interpreter/interpreter.h"
+#include "tools/lib/module_input.h"
+
+namespace xlac {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool ReadFile(const std::string& path, std::string& contents, std::string& error) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    error = "'" + path + "' is a directory";
+    return false;
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream buffer;
+  buffer << file.rdbuf();
+  if (file.bad()) {
+    error = "cannot read '" + path + "'";
+    return false;
+  }
+  contents = std::move(buffer).str();
+  return true;
+}
+
+void CollectLeaves(const Literal& literal, const std::string& label, std::vector<LabeledOutput>& out) {
+  if (!literal.is_tuple()) {
+    out.push_back({label, &literal});
+    return;
+  }
+  for (size_t i = 0; i < literal.tuple_elements().size(); ++i) {
+    CollectLeaves(literal.tuple_elements()[i], label + "_" + std::to_string(i), out);
+  }
+}
+
+bool HasChecks(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kCustomCall && harness::IsCheckTarget(inst->StringAttr("custom_call_target"))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Seeded parameters are generated in memory; beyond this the run could only fail later (or exhaust memory).
+constexpr int64_t kMaxGeneratedBytes = int64_t{4} << 30;
+
+// Bytes of all arrays in `shape` (tuples recursively); nullopt on overflow.
+std::optional<int64_t> BytesOf(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.IsArray() ? shape.ByteSizeOf() : std::optional<int64_t>(0);
+  int64_t total = 0;
+  for (const Shape& element : shape.tuple_shapes) {
+    std::optional<int64_t> bytes = BytesOf(element);
+    if (!bytes || *bytes > kMaxGeneratedBytes) return std::nullopt;
+    total += *bytes;
+  }
+  return total;
+}
+
+// Builds the entry arguments from --input files or the seed. Returns false after printing an error.
+bool BuildArguments(const RunOptions& options, const Computation& entry, std::vector<Literal>& args,
+                    std::ostream& err) {
+  const int64_t count = entry.parameter_count();
+  if (options.inputs.empty()) {
+    for (int64_t i = 0; i < count; ++i) {
+      const Shape& shape = entry.parameter(i)->shape();
+      std::optional<int64_t> bytes = BytesOf(shape);
+      if (!bytes || *bytes > kMaxGeneratedBytes) {
+        err << "xla-run: error: parameter " << i << " (" << entry.parameter(i)->name() << ") has shape "
+            << ShapeToString(shape, false) << ", too large to fill with seeded values\n";
+        return false;
+      }
+      args.push_back(SeededParameterValue(shape, options.seed, i));
+    }
+    return true;
+  }
+  if (static_cast<int64_t>(options.inputs.size()) != count) {
+    err << "xla-run: error: the entry computation " << entry.name() << " takes " << count << " parameter"
+        << (count == 1 ? "" : "s") << ", but " << options.inputs.size() << " --input file"
+        << (options.inputs.size() == 1 ? " was" : "s were") << " given\n";
+    return false;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const std::string& path = options.inputs[static_cast<size_t>(i)];
+    const Shape& want = entry.parameter(i)->shape();
+    std::string prefix = "xla-run: error: input " + std::to_string(i) + " ('" + path + "'): ";
+    if (!want.IsArray()) {
+      err << prefix << "parameter " << i << " (" << entry.parameter(i)->name() << ") has shape "
+          << ShapeToString(want, false) << ", which a .npy file cannot hold; omit --input to use seeded values\n";
+      return false;
+    }
+    std::string bytes, error;
+    if (!ReadFile(path, bytes, error)) {
+      err << prefix << error << "\n";
+      return false;
+    }
+    absl::StatusOr<Literal> value = harness::NpyToLiteral(bytes, want.element_type);
+    if (!value.ok()) {
+      err << prefix << value.status().message() << "; parameter " << i << " (" << entry.parameter(i)->name()
+          << ") expects " << ShapeToString(want, false) << "\n";
+      return false;
+    }
+    if (value->shape().dimensions != want.dimensions) {
+      err << prefix << "has shape " << harness::NpyShapeString(value->shape().dimensions) << ", but parameter " << i
+          << " (" << entry.parameter(i)->name() << ") expects " << ShapeToString(want, false) << " (numpy shape "
+          << harness::NpyShapeString(want.dimensions) << ")\n";
+      return false;
+    }
+    // Take the parameter's own shape (layout, dynamic bounds) so the interpreter sees exactly what it declares.
+    Literal arg(want);
+    if (value->byte_size() > 0) std::memcpy(arg.mutable_raw_data(), value->raw_data(), value->byte_size());
+    args.push_back(std::move(arg));
+  }
+  return true;
+}
+
+// Writes every array output as <dir>/<label>.npy. All files are written under temporary names first and renamed
+// only when every one was written, so a failure leaves no partial set of outputs behind.
+bool WriteOutputs(const std::string& dir, const std::vector<LabeledOutput>& outputs, std::ostream& err) {
+  struct Pending {
+    fs::path tmp, final_path;
+  };
+  std::vector<Pending> pending;
+  auto cleanup = [&] {
+    for (const Pending& p : pending) {
+      std::error_code ec;
+      fs::remove(p.tmp, ec);
+    }
+  };
+  for (const LabeledOutput& output : outputs) {
+    if (!output.value->shape().IsArray()) continue;  // tokens have no value to write
+    absl::StatusOr<std::string> bytes = harness::LiteralToNpy(*output.value);
+    if (!bytes.ok()) {
+      err << "xla-run: error: cannot write " << output.label << ": " << bytes.status().message() << "\n";
+      cleanup();
+      return false;
+    }
+    fs::path final_path = fs::path(dir) / (output.label + ".npy");
+    std::error_code ec;
+    fs::create_directories(final_path.parent_path(), ec);
+    if (ec) {
+      err << "xla-run: error: cannot create directory '" << final_path.parent_path().string() << "': " << ec.message()
+          << "\n";
+      cleanup();
+      return false;
+    }
+    fs::path tmp = final_path;
+    tmp += ".xla-run-tmp." + std::to_string(::getpid());
+    pending.push_back({tmp, final_path});
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    if (file) file << *bytes;
+    file.close();
+    if (!file) {
+      err << "xla-run: error: cannot write '" << final_path.string() << "': " << std::strerror(errno) << "\n";
+      cleanup();
+      return false;
+    }
+  }
+  for (const Pending& p : pending) {
+    std::error_code ec;
+    fs::rename(p.tmp, p.final_path, ec);
+    if (ec) {
+      err << "xla-run: error: cannot write '" << p.final_path.string() << "': " << ec.message() << "\n";
+      cleanup();
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Literal SeededParameterValue(const Shape& shape, uint64_t seed, int64_t index) {
+  // splitmix64 of (seed, index): neighbouring seeds and indices give unrelated streams.
+  uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return interp::MakeRandomLiteral(shape, z ^ (z >> 31));
+}
+
+std::vector<LabeledOutput> LabelOutputs(const std::vector<Literal>& device_results) {
+  std::vector<LabeledOutput> outputs;
+  for (size_t d = 0; d < device_results.size(); ++d) {
+    std::string prefix = device_results.size() > 1 ? "device_" + std::to_string(d) + "/result" : "result";
+    const Literal& result = device_results[d];
+    if (result.is_tuple()) {
+      CollectLeaves(result, prefix, outputs);
+    } else {
+      outputs.push_back({prefix + "_0", &result});
+    }
+  }
+  return outputs;
+}
+
+int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
+              std::ostream& err) {
+  SourceFile file(std::string(input_name), text);
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
+  if (module == nullptr) {
+    if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
+    err << diags.Render(file);
+    return 1;
+  }
+  if (!VerifyModule(*module, diags)) {
+    if (!diags.has_errors()) diags.Error(SourceLoc{}, "module failed verification");
+    err << diags.Render(file);
+    return 1;
+  }
+  const Computation* entry = module->entry_computation();
+  if (entry == nullptr) {
+    err << input_name << ": error: the module has no entry computation\n";
+    return 1;
+  }
+  std::vector<Literal> args;
+  if (!BuildArguments(options, *entry, args, err)) return 1;
+
+  harness::CheckCollector checks(harness::CheckOptions{options.max_mismatches});
+  interp::InterpreterOptions interp_options;
+  interp_options.num_replicas = options.num_replicas;
+  interp_options.num_partitions = options.num_partitions;
+  interp_options.seed = options.seed;
+  interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
+    return checks.Handle(inst, operands);
+  };
+  absl::StatusOr<std::vector<Literal>> results = interp::Evaluate(*module, {std::move(args)}, interp_options);
+  if (!results.ok()) {
+    err << input_name << ": error: " << results.status().message() << "\n";
+    return 1;
+  }
+
+  std::vector<LabeledOutput> outputs = LabelOutputs(*results);
+  if (options.ShouldPrint()) {
+    std::string printed;
+    for (const LabeledOutput& output : outputs) {
+      printed += output.label + " = " +
+                 (output.value->shape().IsArray() ? LiteralToString(*output.value, /*print_shape=*/true)
+                                                  : ShapeToString(output.value->shape(), false)) +
+                 "\n";
+    }
+    out << printed;
+  }
+  bool ok = true;
+  if (!options.output_dir.empty()) ok &= WriteOutputs(options.output_dir, outputs, err);
+
+  std::vector<harness::CheckResult> check_results = checks.Results();
+  if (!check_results.empty() || HasChecks(*module)) {
+    std::string report;
+    for (const harness::CheckResult& r : check_results) {
+      report += harness::FormatCheckFailure(r, input_name);
+      ok &= r.passed();
+    }
+    out << report << harness::FormatCheckSummary(check_results);
+  }
+  out.flush();
+  return ok ? 0 : 1;
+}
+
+int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<RunOptions> options = ParseRunArgs(args);
+  if (!options.ok()) {
+    err << "xla-run: error: " << options.status().message() << "\n";
+    return 1;
+  }
+  if (options->help) {
+    out << RunHelpText();
+    return 0;
+  }
+  std::string text, error;
+  if (!ReadFile(options->input_filename, text, error)) {
+    err << "xla-run: error: " << error << "\n";
+    return 1;
+  }
+  return RunModule(*options, options->input_filename, text, out, err);
+}
+
+int RunMain(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::ios::sync_with_stdio(false);
+  return RunMain(args, std::cout, std::cerr);
+}
+
+}  // namespace xlac

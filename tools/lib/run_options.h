@@ -1,0 +1,41 @@
+// Command-line options of xla-run (see docs/cli.md), parsed into a typed struct so the driver can be called from
+// tests. Hand-written parser for the same reason as xla-opt's (llvm::cl options are process-global).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace xlac {
+
+struct RunOptions {
+  std::string input_filename;
+  std::string backend = "interpreter";  // the only backend so far
+  // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".
+  std::vector<std::string> inputs;
+  // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.
+  uint64_t seed = 42;
+  std::string output_dir;      // empty: write no .npy files
+  std::optional<bool> print;   // --print / --no-print; unset: print when no output_dir is given
+  int64_t num_replicas = 0;    // 0: the module's replica_count
+  int64_t num_partitions = 0;  // 0: the module's num_partitions
+  int max_mismatches = 5;      // mismatching elements listed per failed check
+  bool help = false;
+
+  bool ShouldPrint() const { return print.value_or(output_dir.empty()); }
+};
+
+// Parses the arguments after argv[0]. Accepts `-flag` and `--flag`, values after '=' or as the next argument, and
+// `--` to end option parsing. Exactly one positional argument (the module file) unless --help. Errors are user
+// errors whose message is meant to be printed after "xla-run: error: ".
+absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args);
+
+// The --help text.
+std::string RunHelpText();
+
+}  // namespace xlac
