@@ -1,8 +1,13 @@
 // The one table of passes. Add a pass here (kept sorted by name) and document it in docs/passes.md.
 #include <algorithm>
 
+#include "passes/async_to_sync.h"
+#include "passes/call_inliner.h"
+#include "passes/copy_insertion.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/flatten_call_graph.h"
+#include "passes/fusion_inliner.h"
 #include "passes/pass.h"
 
 namespace xlac {
@@ -10,8 +15,16 @@ namespace xlac {
 const std::vector<PassInfo>& RegisteredPasses() {
   static const std::vector<PassInfo>* const kPasses = [] {
     auto* passes = new std::vector<PassInfo>{
+        {"async-to-sync", "Turn async collective start/done pairs and async-start/done into their synchronous forms",
+         RunAsyncToSync},
+        {"call-inliner", "Inline every call instruction (recursively) and drop the inlined callees", RunCallInliner},
+        {"copy-insertion", "Add copies so that buffer assignment's aliasing never clobbers a live value",
+         RunCopyInsertion},
         {"cse", "Merge identical side-effect-free instructions within each computation", RunCse},
         {"dce", "Remove unused side-effect-free instructions and computations unreachable from the entry", RunDce},
+        {"flatten-call-graph", "Clone sequentially called computations so each has exactly one call site",
+         RunFlattenCallGraph},
+        {"fusion-inliner", "Replace every fusion by its fused computation's instructions", RunFusionInliner},
     };
     std::sort(passes->begin(), passes->end(), [](const PassInfo& a, const PassInfo& b) { return a.name < b.name; });
     return passes;

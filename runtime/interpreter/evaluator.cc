@@ -169,9 +169,7 @@ absl::StatusOr<Literal> Evaluator::EvalInstruction(const Instruction& inst, Oper
       if (!inst.has_literal()) return Error(inst, "constant without a literal");
       if (!inst.literal().is_unknown()) return inst.literal();
       // Elided `{...}` values: deterministic per (seed, constant name).
-      Literal lit(inst.shape());
-      FillRandom(lit, HashString(inst.name(), device_.options->seed));
-      return lit;
+      return ElidedConstantValue(inst.shape(), inst.name(), device_.options->seed);
     }
     case Opcode::kConvert:
     case Opcode::kBitcastConvert:

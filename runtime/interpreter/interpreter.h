@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -59,5 +60,9 @@ absl::StatusOr<std::vector<Literal>> Evaluate(const Module& module, const std::v
 // uniform. Elided `{...}` constants get these values with a seed derived from
 // options.seed and the constant's name; tools use it to make reproducible inputs.
 Literal MakeRandomLiteral(const Shape& shape, uint64_t seed);
+
+// The value the interpreter gives an elided `{...}` constant named `name` of `shape` under `seed`. Tools that
+// compile a module fill its elided constants with this first, so compiled code sees the interpreter's values.
+Literal ElidedConstantValue(const Shape& shape, std::string_view name, uint64_t seed);
 
 }  // namespace xlac::interp

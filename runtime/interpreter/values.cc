@@ -498,4 +498,10 @@ Literal MakeRandomLiteral(const Shape& shape, uint64_t seed) {
   return lit;
 }
 
+Literal ElidedConstantValue(const Shape& shape, std::string_view name, uint64_t seed) {
+  Literal lit(shape);
+  FillRandom(lit, HashString(name, seed));
+  return lit;
+}
+
 }  // namespace xlac::interp

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Builds the hlo_parser_fuzzer seed corpus: HLO text files from the shared corpus and the repository's examples.
+"""Builds a parser fuzzer's seed corpus from the shared corpus and the repository's own files.
+
+--format hlo (hlo_parser_fuzzer): HLO text files of the shared corpus and examples/*.hlo. --format stablehlo
+(stablehlo_parser_fuzzer): every .mlir file under the shared corpus's stablehlo/ and the repository's test/lit/.
 
 Seeds are named by the SHA-1 of their content (libFuzzer's convention), so duplicates collapse and re-running the
 script is idempotent. Files larger than --max-bytes are left out: libFuzzer would truncate them to -max_len, and
@@ -27,15 +30,27 @@ def corpus_files(corpus_dir):
     return [os.path.join(corpus_dir, r["file"]) for r in rows if r["format"] in HLO_FORMATS]
 
 
+def stablehlo_files(corpus_dir, repo):
+    found = []
+    for root in (os.path.join(corpus_dir, "stablehlo"), os.path.join(repo, "test", "lit")):
+        for dirpath, _, names in os.walk(root):
+            found += [os.path.join(dirpath, n) for n in names if n.endswith(".mlir")]
+    return sorted(found)
+
+
 def main():
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=os.path.join(repo, "..", "shared", "corpus"))
     ap.add_argument("--out", default=os.path.join(repo, "build", "fuzz-seeds"))
     ap.add_argument("--max-bytes", type=int, default=32768)
+    ap.add_argument("--format", choices=("hlo", "stablehlo"), default="hlo")
     args = ap.parse_args()
 
-    sources = corpus_files(args.corpus) + sorted(glob.glob(os.path.join(repo, "examples", "*.hlo")))
+    if args.format == "stablehlo":
+        sources = stablehlo_files(args.corpus, repo)
+    else:
+        sources = corpus_files(args.corpus) + sorted(glob.glob(os.path.join(repo, "examples", "*.hlo")))
     if os.path.isdir(args.out):
         shutil.rmtree(args.out)
     os.makedirs(args.out)
@@ -54,8 +69,8 @@ def main():
         written.add(name)
     print(f"seed corpus: {len(written)} files in {args.out} ({too_big} larger than {args.max_bytes} bytes left out, "
           f"{len(sources) - len(written) - too_big} duplicates)")
-    if not os.path.isfile(os.path.join(args.corpus, "hlo", "manifest.tsv")):
-        print(f"note: no HLO corpus at {args.corpus}; seeds come from examples/ only", file=sys.stderr)
+    if not os.path.isdir(os.path.join(args.corpus, "hlo")):
+        print(f"note: no corpus at {args.corpus}; seeds come from the repository only", file=sys.stderr)
     return 0
 
 

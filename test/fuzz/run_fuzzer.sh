@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs hlo_parser_fuzzer for a bounded time over a fresh seed corpus. Exits non-zero if the fuzzer finds a crash,
+# Runs a parser fuzzer (hlo_parser_fuzzer, or stablehlo_parser_fuzzer with --format stablehlo) for a bounded time
+# over a fresh seed corpus. Exits non-zero if the fuzzer finds a crash,
 # sanitizer report, leak, timeout or out-of-memory; the reproducer is left in <out>/fuzz-artifacts/.
 #
-#   test/fuzz/run_fuzzer.sh [--fuzzer BIN] [--corpus DIR] [--out BUILD_DIR] [--seconds N] [-- extra libFuzzer flags]
+#   test/fuzz/run_fuzzer.sh [--fuzzer BIN] [--format hlo|stablehlo] [--corpus DIR] [--out BUILD_DIR] [--seconds N]
+#                           [-- extra libFuzzer flags]
 # Reproduce a finding: build/bin/hlo_parser_fuzzer build/fuzz-artifacts/crash-<sha1>
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,6 +14,7 @@ fuzzer="$repo/build/bin/hlo_parser_fuzzer"
 corpus="$repo/../shared/corpus"
 out="$repo/build"
 seconds=60
+format=hlo
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -19,6 +22,7 @@ while [ $# -gt 0 ]; do
     --corpus) corpus=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
+    --format) format=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "run_fuzzer.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -29,10 +33,15 @@ if [ ! -x "$fuzzer" ]; then
   exit 1
 fi
 
-seeds="$out/fuzz-seeds"
-work="$out/fuzz-work"        # new inputs found by this run; fresh each time so runs are comparable
-artifacts="$out/fuzz-artifacts"
-python3 "$here/build_seed_corpus.py" --corpus "$corpus" --out "$seeds" --max-bytes 32768
+case "$format" in
+  hlo) suffix=""; dict=(-dict="$here/hlo.dict") ;;
+  stablehlo) suffix="-stablehlo"; dict=(-dict="$here/stablehlo.dict") ;;
+  *) echo "run_fuzzer.sh: unknown --format $format (hlo, stablehlo)" >&2; exit 2 ;;
+esac
+seeds="$out/fuzz-seeds$suffix"
+work="$out/fuzz-work$suffix"        # new inputs found by this run; fresh each time so runs are comparable
+artifacts="$out/fuzz-artifacts$suffix"
+python3 "$here/build_seed_corpus.py" --format "$format" --corpus "$corpus" --out "$seeds" --max-bytes 32768
 rm -rf "$work"
 mkdir -p "$work" "$artifacts"
 
@@ -43,5 +52,5 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 set -x
 exec "$fuzzer" \
   -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=10 -max_len=32768 \
-  -dict="$here/hlo.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
+  "${dict[@]}" -artifact_prefix="$artifacts/" -print_final_stats=1 \
   "${extra[@]}" "$work" "$seeds"

@@ -18,7 +18,7 @@ config.test_exec_root = os.path.join(config.xlac_obj_root, "test", "lit")
 
 # Tools are found through PATH rather than text substitutions: a substitution for "xla-opt" would also rewrite
 # paths such as %s when a test lives in test/lit/xla-opt/.
-for tool, directory in [("xla-opt", config.xlac_tools_dir), ("xla-run", config.xlac_tools_dir),
+for tool, directory in [("xla-opt", config.xlac_tools_dir), ("xla-run", config.xlac_tools_dir), ("xlac", config.xlac_tools_dir),
                         ("FileCheck", config.llvm_tools_dir),
                         ("not", config.llvm_tools_dir)]:
     if not os.path.exists(os.path.join(directory, tool)):

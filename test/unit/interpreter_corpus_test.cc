@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kElementBudget = int64_t{1} << 25;  // elements summed over every instruction's result
+constexpr int64_t kElementBudget = int64_t{1} << 26;  // elements summed over every instruction's result
 
 fs::path CorpusRoot() {
   if (const char* src = std::getenv("XLAC_SOURCE_DIR")) return fs::path(src) / ".." / "shared" / "corpus";

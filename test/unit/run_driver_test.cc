@@ -1,15 +1,17 @@
 // The xla-run driver in-process (tools/lib/run_driver.h): argument handling, inputs, outputs, checks, exit codes.
-#include "tools/lib/module_input.h"
 #include "tools/lib/run_driver.h"
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "gtest/gtest.h"
 #include "runtime/harness/npy.h"
+#include "frontend/module_input.h"
+#include "tools/lib/run_compare.h"
 
 namespace xlac {
 namespace {
@@ -105,7 +107,13 @@ TEST_F(RunDriverTest, FlagAndFileErrors) {
   EXPECT_EQ(Run({}), 1);
   EXPECT_EQ(err_, "xla-run: error: no module file given (see --help)\n");
   EXPECT_EQ(Run({"x.hlo", "--backend=cpu"}), 1);
-  EXPECT_EQ(err_, "xla-run: error: unknown backend 'cpu' (available: interpreter)\n");
+  EXPECT_EQ(err_, "xla-run: error: unknown backend 'cpu' (available: jit, interpreter)\n");
+  EXPECT_EQ(Run({"x.hlo", "--check-against=jit"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: unknown --check-against backend 'jit' (available: interpreter)\n");
+  EXPECT_EQ(Run({"x.hlo", "--check-against=interpreter", "--backend=interpreter"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: --check-against=interpreter compares a backend with itself; use --backend=jit\n");
+  EXPECT_EQ(Run({"x.hlo", "--max-ulp=-1"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: invalid value '-1' for --max-ulp (expected an integer >= 0)\n");
   EXPECT_EQ(Run({"x.hlo", "--num-partitions=0"}), 1);
   EXPECT_NE(err_.find("invalid value '0' for --num-partitions"), std::string::npos);
   EXPECT_EQ(Run({"x.hlo", "--seed"}), 1);
@@ -225,6 +233,107 @@ TEST_F(RunDriverTest, HugeSeededParameterIsAnErrorNotACrash) {
   EXPECT_EQ(err_,
             "xla-run: error: parameter 0 (p) has shape f32[100000,100000,100], too large to fill with seeded "
             "values\n");
+}
+
+TEST_F(RunDriverTest, JitIsTheDefaultBackendAndAgreesWithTheInterpreter) {
+  std::string file = Write("add.hlo", kAdd);
+  std::string a = Write("a.npy", F32Npy({2, 2}, {1, 2, 3, 4}));
+  std::string b = Write("b.npy", F32Npy({2, 2}, {10, 20, 30, 40}));
+  const std::string want = "result_0 = f32[2,2]{1,0} { { 11, 22 }, { 33, 44 } }\nresult_1 = s32[] 7\n";
+  for (const char* backend : {"--backend=jit", "--backend=interpreter"}) {
+    ASSERT_EQ(Run({file, "--input=" + a, "--input=" + b, backend}), 0) << backend << ": " << err_;
+    EXPECT_EQ(out_, want) << backend;
+  }
+  ASSERT_EQ(Run({file, "--check-against=interpreter"}), 0) << err_;
+  EXPECT_NE(out_.find("check against the interpreter: 2 of 2 outputs match\n"), std::string::npos) << out_;
+  EXPECT_EQ(err_, "");
+}
+
+TEST_F(RunDriverTest, JitRefusesWhatCodegenCannotCompile) {
+  // Complex FFTs are not lowered yet; the JIT never falls back to the interpreter.
+  std::string file = Write("fft.hlo",
+                           "HloModule m\nENTRY e {\n  p = c64[4] parameter(0)\n"
+                           "  ROOT f = c64[4] fft(p), fft_type=FFT, fft_length={4}\n}\n");
+  fs::path out_dir = dir_ / "o";
+  EXPECT_EQ(Run({file, "--output-dir=" + out_dir.string()}), 1);
+  EXPECT_EQ(out_, "");
+  EXPECT_EQ(err_.rfind(file + ": error: codegen does not support", 0), 0u) << err_;
+  EXPECT_NE(err_.find(" (use --backend=interpreter)\n"), std::string::npos) << err_;
+  EXPECT_FALSE(fs::exists(out_dir));
+  EXPECT_EQ(Run({file, "--check-against=interpreter"}), 1);
+  EXPECT_NE(err_.find("(use --backend=interpreter)"), std::string::npos) << err_;
+  EXPECT_EQ(Run({file, "--backend=interpreter"}), 0) << err_;
+}
+
+TEST_F(RunDriverTest, ElidedConstantsGetTheSameSeededValuesOnEveryBackend) {
+  std::string file = Write("elided.hlo", "HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({...})\n}\n");
+  ASSERT_EQ(Run({file, "--backend=interpreter", "--seed=5"}), 0) << err_;
+  std::string interpreted = out_;
+  ASSERT_EQ(Run({file, "--seed=5"}), 0) << err_;
+  EXPECT_EQ(out_, interpreted);
+  ASSERT_EQ(Run({file, "--seed=6"}), 0) << err_;
+  EXPECT_NE(out_, interpreted);
+  ASSERT_EQ(Run({file, "--seed=5", "--check-against=interpreter"}), 0) << err_;
+}
+
+Literal F32Literal(const std::vector<float>& values) {
+  Literal lit(Shape::Array(PrimitiveType::kF32, {static_cast<int64_t>(values.size())}));
+  for (size_t i = 0; i < values.size(); ++i) lit.Set<float>(static_cast<int64_t>(i), values[i]);
+  return lit;
+}
+
+float NextUp(float x, int ulps) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits += static_cast<uint32_t>(ulps);
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+TEST(CompareOutputsTest, FloatsWithinMaxUlpIntegersExactly) {
+  Literal want = F32Literal({1.0f, 0.5f, 2.0f, -0.0f});
+  Literal one_ulp = F32Literal({1.0f, NextUp(0.5f, 1), 2.0f, 0.0f});
+  Literal same = F32Literal({1.0f, 0.5f, 2.0f, -0.0f});
+  std::vector<LabeledOutput> w = {{"result_0", &want}};
+  EXPECT_TRUE(CompareOutputs({{"result_0", &same}}, w, {})[0].passed());
+
+  std::vector<harness::CheckResult> r = CompareOutputs({{"result_0", &one_ulp}}, w, {});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].passed());
+  EXPECT_EQ(r[0].mismatched, 1);
+  EXPECT_EQ(FormatComparisonFailure(r[0], "m.hlo", "interpreter"),
+            "m.hlo: error: result_0 differs from the interpreter: 1 of 4 elements differs (max 0 ulp)\n"
+            "  at [1]: got 0.50000006 (0x3f000001) want 0.5 (0x3f000000) \u2014 1 ulp\n");
+  EXPECT_TRUE(CompareOutputs({{"result_0", &one_ulp}}, w, {.max_ulp = 1})[0].passed());
+  EXPECT_EQ(FormatComparisonFailure(CompareOutputs({{"result_0", &same}}, w, {})[0], "m.hlo", "interpreter"), "");
+
+  Literal ints(Shape::Array(PrimitiveType::kS32, {3}));
+  Literal other_ints(Shape::Array(PrimitiveType::kS32, {3}));
+  for (int i = 0; i < 3; ++i) {
+    ints.Set<int32_t>(i, i);
+    other_ints.Set<int32_t>(i, i == 2 ? 3 : i);
+  }
+  std::vector<harness::CheckResult> ri =
+      CompareOutputs({{"result_1", &other_ints}}, {{"result_1", &ints}}, {.max_ulp = 100});
+  EXPECT_FALSE(ri[0].passed());
+  EXPECT_EQ(FormatComparisonFailure(ri[0], "m.hlo", "interpreter"),
+            "m.hlo: error: result_1 differs from the interpreter: 1 of 3 elements differs (exact)\n"
+            "  at [2]: got 3 want 2 \u2014 not equal\n");
+}
+
+TEST(CompareOutputsTest, ShapeAndCountMismatchesFail) {
+  Literal a = F32Literal({1.0f, 2.0f});
+  Literal b = F32Literal({1.0f, 2.0f, 3.0f});
+  std::vector<harness::CheckResult> r = CompareOutputs({{"result_0", &a}}, {{"result_0", &b}}, {});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].passed());
+  EXPECT_EQ(FormatComparisonFailure(r[0], "m.hlo", "interpreter"),
+            "m.hlo: error: result_0 differs from the interpreter: shape mismatch: got f32[2] want f32[3]\n");
+  r = CompareOutputs({{"result_0", &a}}, {{"result_0", &a}, {"result_1", &b}}, {});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_TRUE(r[0].passed());
+  EXPECT_EQ(FormatComparisonFailure(r[1], "m.hlo", "interpreter"),
+            "m.hlo: error: result_1 differs from the interpreter: 1 outputs, want 2\n");
 }
 
 }  // namespace

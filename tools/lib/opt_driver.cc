@@ -12,12 +12,12 @@
 #include <sstream>
 
 #include "frontend/hlo/printer.h"
+#include "frontend/module_input.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "passes/pass_manager.h"
 #include "passes/verifier.h"
 #include "tools/lib/expected_diagnostics.h"
-#include "tools/lib/module_input.h"
 
 namespace xlac {
 namespace {

@@ -67,12 +67,24 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.print = name == "print";
     } else if (name == "backend" || name == "input" || name == "output-dir" || name == "seed" ||
-               name == "num-partitions" || name == "num-replicas" || name == "max-mismatches") {
+               name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
+               name == "check-against" || name == "max-ulp") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
-        if (*v != "interpreter") return Invalid("unknown backend '" + std::string(*v) + "' (available: interpreter)");
+        if (*v != "jit" && *v != "interpreter") {
+          return Invalid("unknown backend '" + std::string(*v) + "' (available: jit, interpreter)");
+        }
         options.backend = std::string(*v);
+      } else if (name == "check-against") {
+        if (*v != "interpreter") {
+          return Invalid("unknown --check-against backend '" + std::string(*v) + "' (available: interpreter)");
+        }
+        options.check_against = std::string(*v);
+      } else if (name == "max-ulp") {
+        absl::StatusOr<uint64_t> n = ParseNumber<uint64_t>(name, *v, 0);
+        if (!n.ok()) return n.status();
+        options.max_ulp = *n;
       } else if (name == "input") {
         if (v->empty()) return Invalid("--input needs a .npy file name");
         options.inputs.emplace_back(*v);
@@ -98,6 +110,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
   }
   if (!have_input && !options.help) return Invalid("no module file given (see --help)");
   if (options.input_filename == "-") return Invalid("reading the module from stdin is not supported; pass a file");
+  if (!options.check_against.empty() && options.backend == options.check_against) {
+    return Invalid("--check-against=" + options.check_against + " compares a backend with itself; use --backend=jit");
+  }
   return options;
 }
 
@@ -107,11 +122,18 @@ std::string RunHelpText() {
 USAGE: xla-run [options] <module file>
 
   Files ending in .mlir, or starting with `module` / `func.func`, are StableHLO; anything else is HLO text.
-  The module is parsed, verified and evaluated on the reference interpreter. Results are printed as HLO literals
-  and/or written as .npy files; the test-harness check.* custom-calls are evaluated and reported.
+  The module is parsed, verified, and run by the chosen backend: compiled to native code in-process (jit, the
+  default) or evaluated by the reference interpreter. Results are printed as HLO literals and/or written as .npy
+  files; the test-harness check.* custom-calls are evaluated and reported. A module the JIT cannot compile is an
+  error (never a silent fallback): rerun it with --backend=interpreter.
 
 OPTIONS:
-  --backend=interpreter   Execution backend (only the interpreter exists)
+  --backend=<name>        jit (default): compile with LLVM and run natively; interpreter: the reference interpreter
+  --check-against=interpreter
+                          Also run the interpreter on the same inputs and compare every output with it (integers
+                          and pred exactly, floats within --max-ulp); mismatches are reported like failed checks
+  --max-ulp=<N>           ULP distance allowed by --check-against for floating-point elements (default 0: codegen
+                          aims to match the interpreter bit for bit; NaN matches NaN and +0 matches -0)
   --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any
                           --input every parameter gets pseudo-random values from --seed
   --seed=<N>              Seed for random parameters, elided {...} constants and rng ops (default 42)
@@ -122,7 +144,8 @@ OPTIONS:
   --max-mismatches=<N>    Mismatching elements listed per failed check (default 5)
   --help                  Print this help and exit
 
-Exit status: 0 when the run succeeded and every check passed; 1 on any error or failed check.
+Exit status: 0 when the run succeeded, every check passed and (with --check-against) every output matched; 1 on
+any error (including a module the JIT cannot compile), failed check or mismatch.
 )";
 }
 

@@ -12,14 +12,18 @@
 #include <optional>
 #include <sstream>
 
+#include "absl/status/status.h"
+#include "codegen/jit.h"
+#include "fmt/format.h"
 #include "frontend/hlo/printer.h"
+#include "frontend/module_input.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
 #include "runtime/interpreter/interpreter.h"
-#include "tools/lib/module_input.h"
+#include "tools/lib/run_compare.h"
 
 namespace xlac {
 namespace {
@@ -66,6 +70,18 @@ bool HasChecks(const Module& module) {
     }
   }
   return false;
+}
+
+// True when every custom-call is a check or a "Sharding" annotation, i.e. all the JIT's handler will be asked for.
+bool OnlyCheckCustomCalls(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kCustomCall) continue;
+      std::string_view target = inst->StringAttr("custom_call_target");
+      if (!harness::IsCheckTarget(target) && target != "Sharding") return false;
+    }
+  }
+  return true;
 }
 
 // Seeded parameters are generated in memory; beyond this the run could only fail later (or exhaust memory).
@@ -194,6 +210,47 @@ bool WriteOutputs(const std::string& dir, const std::vector<LabeledOutput>& outp
   return true;
 }
 
+absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options, const Module& module,
+                                                      const std::vector<Literal>& args,
+                                                      harness::CheckCollector& checks) {
+  interp::InterpreterOptions interp_options;
+  interp_options.num_replicas = options.num_replicas;
+  interp_options.num_partitions = options.num_partitions;
+  interp_options.seed = options.seed;
+  interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
+    return checks.Handle(inst, operands);
+  };
+  return interp::Evaluate(module, {args}, interp_options);
+}
+
+// Compiles and runs the module in-process. A module codegen cannot compile is a user-facing error that points at
+// the interpreter; the error is printed here, so the returned status has an empty message.
+absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const Module& module,
+                                              const std::vector<Literal>& args, harness::CheckCollector& checks,
+                                              std::string_view input_name, std::ostream& err) {
+  codegen::JitOptions jit_options;
+  jit_options.num_replicas = options.num_replicas;
+  jit_options.num_partitions = options.num_partitions;
+  // Only modules whose custom-calls are all checks get a handler: any other target (interpreter.run_parallel, ...)
+  // then stays a compile-time "not supported" that points at the interpreter instead of failing at run time.
+  if (HasChecks(module) && OnlyCheckCustomCalls(module)) {
+    jit_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
+      return checks.Handle(inst, operands);
+    };
+  }
+  absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> executable =
+      codegen::JitExecutable::Compile(module, jit_options);
+  if (!executable.ok()) {
+    if (absl::IsUnimplemented(executable.status())) {
+      err << input_name << ": error: " << executable.status().message() << " (use --backend=interpreter)\n";
+    } else {
+      err << input_name << ": error: JIT compilation failed: " << executable.status().message() << "\n";
+    }
+    return absl::UnknownError("");
+  }
+  return (*executable)->Run(args);
+}
+
 }  // namespace
 
 Literal SeededParameterValue(const Shape& shape, uint64_t seed, int64_t index) {
@@ -238,23 +295,39 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     err << input_name << ": error: the module has no entry computation\n";
     return 1;
   }
+  // Elided `{...}` constants get the interpreter's seeded values up front, so every backend computes with the
+  // same numbers (and --check-against compares like with like).
+  for (const auto& comp : module->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kConstant && inst->has_literal() && inst->literal().is_unknown()) {
+        inst->set_literal(interp::ElidedConstantValue(inst->shape(), inst->name(), options.seed));
+      }
+    }
+  }
   std::vector<Literal> args;
   if (!BuildArguments(options, *entry, args, err)) return 1;
 
   harness::CheckCollector checks(harness::CheckOptions{options.max_mismatches});
-  interp::InterpreterOptions interp_options;
-  interp_options.num_replicas = options.num_replicas;
-  interp_options.num_partitions = options.num_partitions;
-  interp_options.seed = options.seed;
-  interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
-    return checks.Handle(inst, operands);
-  };
-  absl::StatusOr<std::vector<Literal>> results = interp::Evaluate(*module, {std::move(args)}, interp_options);
+  absl::StatusOr<std::vector<Literal>> results = options.backend == "jit"
+                                                     ? RunOnJit(options, *module, args, checks, input_name, err)
+                                                     : RunOnInterpreter(options, *module, args, checks);
   if (!results.ok()) {
-    err << input_name << ": error: " << results.status().message() << "\n";
+    if (!results.status().message().empty()) err << input_name << ": error: " << results.status().message() << "\n";
     return 1;
   }
-
+  // The reference runs before anything is printed or written, so its failure leaves no outputs behind. Its own
+  // checks are not reported: only the backend under test's are.
+  std::optional<std::vector<Literal>> reference;
+  if (!options.check_against.empty()) {
+    harness::CheckCollector reference_checks(harness::CheckOptions{options.max_mismatches});
+    absl::StatusOr<std::vector<Literal>> reference_results = RunOnInterpreter(options, *module, args, reference_checks);
+    if (!reference_results.ok()) {
+      err << input_name << ": error: the interpreter (--check-against) failed: " << reference_results.status().message()
+          << "\n";
+      return 1;
+    }
+    reference = *std::move(reference_results);
+  }
   std::vector<LabeledOutput> outputs = LabelOutputs(*results);
   if (options.ShouldPrint()) {
     std::string printed;
@@ -268,6 +341,22 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   }
   bool ok = true;
   if (!options.output_dir.empty()) ok &= WriteOutputs(options.output_dir, outputs, err);
+
+  if (reference.has_value()) {
+    std::vector<LabeledOutput> reference_outputs = LabelOutputs(*reference);
+    std::vector<harness::CheckResult> compared =
+        CompareOutputs(outputs, reference_outputs, CompareOptions{options.max_ulp, options.max_mismatches});
+    std::string report;
+    int64_t mismatched = 0;
+    for (const harness::CheckResult& r : compared) {
+      report += FormatComparisonFailure(r, input_name, "interpreter");
+      mismatched += r.passed() ? 0 : 1;
+    }
+    ok &= mismatched == 0;
+    out << report
+        << fmt::format("check against the interpreter: {} of {} output{} match\n", compared.size() - mismatched,
+                       compared.size(), compared.size() == 1 ? "" : "s");
+  }
 
   std::vector<harness::CheckResult> check_results = checks.Results();
   if (!check_results.empty() || HasChecks(*module)) {

@@ -15,7 +15,10 @@ namespace xlac {
 
 struct RunOptions {
   std::string input_filename;
-  std::string backend = "interpreter";  // the only backend so far
+  std::string backend = "jit";  // "jit" (compiled through codegen/jit.h) or "interpreter"
+  // Empty, or "interpreter": also run the reference interpreter and compare every output against it.
+  std::string check_against;
+  uint64_t max_ulp = 0;  // --check-against: allowed ULP distance for floating-point elements
   // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".
   std::vector<std::string> inputs;
   // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.

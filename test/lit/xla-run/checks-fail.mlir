@@ -27,3 +27,6 @@ module {
     return %2 : tensor<3xi32>
   }
 }
+
+// The interpreter reports the same failures identically (the JIT above is the default backend).
+// RUN: not xla-run %s --backend=interpreter | FileCheck %s -DFILE=%s

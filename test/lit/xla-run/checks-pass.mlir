@@ -18,3 +18,6 @@ module {
     func.return
   }
 }
+
+// The interpreter reports the same checks identically (the JIT above is the default backend).
+// RUN: xla-run %s --no-print --backend=interpreter | FileCheck %s

@@ -1,4 +1,4 @@
-// Reading a module whose format the tools infer: HLO text or StableHLO MLIR text. Shared by xla-opt, xla-run and
+// Reading a module whose format is inferred: HLO text or StableHLO MLIR text. Shared by xla-opt, xla-run and
 // xlac so the three accept exactly the same inputs.
 #pragma once
 

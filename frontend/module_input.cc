@@ -1,4 +1,4 @@
-#include "tools/lib/module_input.h"
+#include "frontend/module_input.h"
 
 #include "frontend/hlo/parser.h"
 #include "frontend/stablehlo/parser.h"

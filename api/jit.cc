@@ -1,0 +1,128 @@
+// The public JIT API (include/xlac/jit.h) over codegen::JitExecutable: translates between users' row-major
+// buffers and literals, so nothing of the IR leaks into the header.
+#include "xlac/jit.h"
+
+#include <cstring>
+
+#include "codegen/jit.h"
+#include "frontend/module_input.h"
+#include "ir/diagnostics.h"
+#include "passes/verifier.h"
+
+namespace xlac {
+namespace {
+
+void Flatten(const Shape& shape, std::vector<Shape>& leaves) {
+  if (shape.IsTuple()) {
+    for (const Shape& s : shape.tuple_shapes) Flatten(s, leaves);
+  } else if (shape.IsArray()) {
+    leaves.push_back(shape);
+  }
+}
+
+void FlattenLiteral(const Literal& lit, std::vector<const Literal*>& leaves) {
+  if (lit.is_tuple()) {
+    for (const Literal& e : lit.tuple_elements()) FlattenLiteral(e, leaves);
+  } else if (lit.shape().IsArray()) {
+    leaves.push_back(&lit);
+  }
+}
+
+ArrayInfo InfoOf(const Shape& shape) {
+  ArrayInfo info;
+  info.element_type = std::string(PrimitiveTypeName(shape.element_type));
+  info.dims = shape.dimensions;
+  info.element_bytes = ByteWidth(shape.element_type);
+  return info;
+}
+
+}  // namespace
+
+int64_t ArrayInfo::byte_size() const {
+  int64_t n = element_bytes;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+struct Executable::Impl {
+  std::unique_ptr<codegen::JitExecutable> jit;
+  std::vector<Shape> parameter_shapes;  // logical (row-major) shapes
+  std::vector<ArrayInfo> parameters, results;
+};
+
+Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executable::~Executable() = default;
+
+absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view module_text,
+                                                                const CompileOptions& options) {
+  SourceFile file(options.source_name, module_text);
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
+  if (module == nullptr || !VerifyModule(*module, diags)) {
+    return absl::InvalidArgumentError(diags.Render(file));
+  }
+  codegen::JitOptions jit_options;
+  jit_options.compile.opt_level = options.opt_level;
+  jit_options.compile.target_cpu = options.target_cpu;
+  jit_options.num_replicas = options.num_replicas;
+  jit_options.num_partitions = options.num_partitions;
+  absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> jit = codegen::JitExecutable::Compile(*module, jit_options);
+  if (!jit.ok()) return jit.status();
+  auto impl = std::make_unique<Impl>();
+  impl->jit = *std::move(jit);
+  for (const Shape& p : impl->jit->parameter_shapes()) {
+    if (!p.IsArray()) {
+      return absl::UnimplementedError("the JIT API takes array parameters only; parameter shape " +
+                                      ShapeToString(p, false) + " is not an array");
+    }
+    Shape logical = p;
+    logical.ClearLayout();
+    impl->parameter_shapes.push_back(logical);
+    impl->parameters.push_back(InfoOf(logical));
+  }
+  std::vector<Shape> leaves;
+  Flatten(impl->jit->result_shape(), leaves);
+  for (const Shape& r : leaves) impl->results.push_back(InfoOf(r));
+  return std::unique_ptr<Executable>(new Executable(std::move(impl)));
+}
+
+const std::vector<ArrayInfo>& Executable::parameters() const { return impl_->parameters; }
+const std::vector<ArrayInfo>& Executable::results() const { return impl_->results; }
+int64_t Executable::num_devices() const { return impl_->jit->num_devices(); }
+
+absl::Status Executable::Run(const std::vector<const void*>& parameters, const std::vector<void*>& results) {
+  if (parameters.size() != impl_->parameters.size()) {
+    return absl::InvalidArgumentError("expected " + std::to_string(impl_->parameters.size()) +
+                                      " parameter buffers, got " + std::to_string(parameters.size()));
+  }
+  if (results.size() != impl_->results.size()) {
+    return absl::InvalidArgumentError("expected " + std::to_string(impl_->results.size()) + " result buffers, got " +
+                                      std::to_string(results.size()));
+  }
+  std::vector<Literal> args;
+  args.reserve(parameters.size());
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (parameters[i] == nullptr && impl_->parameters[i].byte_size() > 0) {
+      return absl::InvalidArgumentError("parameter buffer " + std::to_string(i) + " is null");
+    }
+    Literal lit(impl_->parameter_shapes[i]);
+    if (impl_->parameters[i].byte_size() > 0) {
+      std::memcpy(lit.mutable_raw_data(), parameters[i], static_cast<size_t>(impl_->parameters[i].byte_size()));
+    }
+    args.push_back(std::move(lit));
+  }
+  absl::StatusOr<std::vector<Literal>> out = impl_->jit->Run(args);
+  if (!out.ok()) return out.status();
+  std::vector<const Literal*> leaves;
+  FlattenLiteral((*out)[0], leaves);
+  if (leaves.size() != results.size()) return absl::InternalError("result leaf count changed");
+  for (size_t j = 0; j < results.size(); ++j) {
+    int64_t bytes = impl_->results[j].byte_size();
+    if (bytes == 0) continue;
+    if (results[j] == nullptr) return absl::InvalidArgumentError("result buffer " + std::to_string(j) + " is null");
+    std::memcpy(results[j], leaves[j]->raw_data(), static_cast<size_t>(bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace xlac

@@ -1,0 +1,14 @@
+// How compiled code identifies custom-call sites to a host handler (see codegen/ir_emitter_custom_call.cc for the
+// full calling convention of xlac_rt_custom_call).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace xlac::codegen {
+
+// The exported symbol whose address is the `target` string compiled code passes for the custom-call with
+// `unique_id` in the module compiled with entry function `entry_name`.
+std::string CustomCallSiteSymbol(const std::string& entry_name, int64_t unique_id);
+
+}  // namespace xlac::codegen

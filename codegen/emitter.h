@@ -1,0 +1,41 @@
+// HLO -> LLVM IR. One LLVM module per HLO module: the entry computation (with its while/conditional computations
+// inlined as basic-block regions) becomes one function
+//   void <entry_name>(void* const* buffers, XlacRtDevice* dev)
+// where buffers[i] is the base of allocation i of the BufferAssignment (parameter allocations and the temp arena
+// are supplied by the caller; constant allocations are globals of the module and their buffers[i] is ignored).
+// Embedded computations (reducers, comparators) are emitted inline as scalar code.
+//
+// Numerics follow the reference interpreter exactly (runtime/interpreter/interpreter.h): narrow floats compute in
+// f32 and round after every op, transcendental functions call the same libm entry points, reductions and dot
+// products accumulate sequentially in row-major order, and no floating-point reassociation or contraction happens.
+//
+// Ops that are not lowered yet fail with absl::UnimplementedError naming the opcode (never a crash).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "codegen/target.h"
+#include "ir/module.h"
+#include "passes/buffer_assignment.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace xlac::codegen {
+
+struct CodegenOptions {
+  std::string entry_name = "xlac_entry";
+  TargetInfo target;
+  // f32/f64 matmul-shaped dots use the packed, register-tiled GEMM (codegen/ir_emitter_gemm.cc); false keeps the
+  // plain loop nest for every dot (benchmarks compare the two).
+  bool tiled_dot = true;
+};
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,
+                                                         llvm::LLVMContext& context, const CodegenOptions& options);
+
+}  // namespace xlac::codegen

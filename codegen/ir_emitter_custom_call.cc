@@ -1,0 +1,88 @@
+// Custom-calls other than "Sharding" go to the runtime: xlac_rt_custom_call(dev, target, backend_config, operands,
+// result) (runtime/cpu/xlac_runtime.h), which dispatches to the device group's handler.
+//
+// ABI of the call: `operands` is an array of pointers to every array leaf of every operand, operands in order and
+// tuple leaves depth first (tokens have none); `result` is the result buffer when the result is an array, a pointer to
+// an array of pointers to its array leaves (depth first) when it is a tuple, and NULL when it has no array leaf.
+// Buffers are in their shape's layout. `target` points to a per-call-site constant C string that is also an
+// exported symbol named CustomCallSiteSymbol(entry, instruction unique id), so a host handler can tell call sites
+// apart by address (the JIT does: codegen/jit.cc).
+#include "codegen/custom_call_abi.h"
+#include "codegen/ir_emitter_internal.h"
+#include "llvm/IR/Constants.h"
+
+namespace xlac::codegen {
+
+std::string CustomCallSiteSymbol(const std::string& entry_name, int64_t unique_id) {
+  return fmt::format("{}.custom_call.{}", entry_name, unique_id);
+}
+
+namespace internal {
+namespace {
+
+void ArrayLeaves(const Shape& shape, std::vector<int64_t>& index, std::vector<std::vector<int64_t>>& out) {
+  if (shape.IsTuple()) {
+    for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
+      index.push_back(static_cast<int64_t>(i));
+      ArrayLeaves(shape.tuple_shapes[i], index, out);
+      index.pop_back();
+    }
+  } else if (shape.IsArray()) {
+    out.push_back(index);
+  }
+}
+
+std::vector<std::vector<int64_t>> ArrayLeaves(const Shape& shape) {
+  std::vector<std::vector<int64_t>> out;
+  std::vector<int64_t> index;
+  ArrayLeaves(shape, index, out);
+  return out;
+}
+
+}  // namespace
+
+absl::Status IrEmitter::EmitCustomCall(const Instruction& inst) {
+  std::string target(inst.StringAttr("custom_call_target"));
+  // An array of pointers, built in an entry-block alloca (so loops do not grow the stack).
+  auto pointer_array = [&](const std::vector<llvm::Value*>& pointers, const char* label) -> llvm::Value* {
+    if (pointers.empty()) return llvm::ConstantPointerNull::get(b_.getPtrTy());
+    llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
+    llvm::Value* array = entry.CreateAlloca(b_.getPtrTy(), I64(static_cast<int64_t>(pointers.size())), label);
+    for (size_t i = 0; i < pointers.size(); ++i) {
+      b_.CreateStore(pointers[i], b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), array, i));
+    }
+    return array;
+  };
+  std::vector<llvm::Value*> operand_pointers;
+  for (const Instruction* operand : inst.operands()) {
+    for (const std::vector<int64_t>& index : ArrayLeaves(operand->shape())) {
+      operand_pointers.push_back(ArrayFor(operand, index).base);
+    }
+  }
+  llvm::Value* operands = pointer_array(operand_pointers, "custom_call.operands");
+  llvm::Value* result;
+  if (inst.shape().IsArray()) {
+    result = ArrayFor(&inst).base;
+  } else {
+    std::vector<llvm::Value*> result_pointers;
+    for (const std::vector<int64_t>& index : ArrayLeaves(inst.shape())) {
+      result_pointers.push_back(ArrayFor(&inst, index).base);
+    }
+    result = pointer_array(result_pointers, "custom_call.results");
+  }
+  llvm::Constant* target_init = llvm::ConstantDataArray::getString(ctx(), target);
+  auto* target_global = new llvm::GlobalVariable(llvm_module_, target_init->getType(), /*isConstant=*/true,
+                                                 llvm::GlobalValue::ExternalLinkage, target_init,
+                                                 CustomCallSiteSymbol(options_.entry_name, inst.unique_id()));
+  llvm::Value* config = b_.CreateGlobalString(inst.backend_config(), "custom_call.config");
+  llvm::FunctionCallee fn = llvm_module_.getOrInsertFunction(
+      "xlac_rt_custom_call",
+      llvm::FunctionType::get(b_.getInt32Ty(),
+                              {b_.getPtrTy(), b_.getPtrTy(), b_.getPtrTy(), b_.getPtrTy(), b_.getPtrTy()}, false));
+  llvm::Value* code = b_.CreateCall(fn, {function_->getArg(1), target_global, config, operands, result});
+  ReturnIfFailed(code, {});
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+}  // namespace xlac::codegen

@@ -1,0 +1,342 @@
+// The blocked GEMM (BLIS-style): for each n block (nc columns) and each k block (kc, ascending) the B block is packed
+// into nr-column panels; for each m block (mc rows) the A block is packed into mr-row panels; the micro-kernel then
+// computes every mr x nr tile of C with its accumulators in vector registers (mr x nr/vector_width of them), one
+// broadcast A element times one B vector per register, multiply then add (never an FMA: the interpreter rounds the
+// product). Tiles on the m/n edges run the same kernel on a scratch tile and copy the valid part. Packing pads with
+// zeros so the kernel never touches memory past the operands and never computes on stale (possibly denormal) data.
+#include "codegen/ir_emitter_gemm.h"
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "fmt/format.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace xlac::codegen::internal {
+namespace {
+
+int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// for (iv = start; iv < end; iv += step) body(iv), in the builder's current function.
+void Loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
+          const std::function<void(llvm::Value*)>& body, const char* name) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = fn->getContext();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, name, fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, std::string(name) + ".exit", fn);
+  b.CreateCondBr(b.CreateICmpSLT(start, end), loop, exit);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name);
+  iv->addIncoming(start, pre);
+  body(iv);
+  llvm::Value* next = b.CreateNSWAdd(iv, b.getInt64(step));
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
+  b.SetInsertPoint(exit);
+}
+
+void If(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then_body,
+        const std::function<void()>& else_body) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = fn->getContext();
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx, "if.then", fn);
+  llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ctx, "if.else", fn);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "if.done", fn);
+  b.CreateCondBr(cond, then_bb, else_bb);
+  b.SetInsertPoint(then_bb);
+  then_body();
+  b.CreateBr(done);
+  b.SetInsertPoint(else_bb);
+  else_body();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+}
+
+llvm::Value* Min(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+  return b.CreateSelect(b.CreateICmpSLT(x, y), x, y);
+}
+
+// void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first): C[0:mr, 0:nr] (row stride ldc) = (first ? +0 : C)
+// + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order.
+llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmTiling& t, bool b_times_a,
+                          const TargetInfo& target) {
+  std::string name = fmt::format("xlac.gemm.kernel.{}.{}x{}{}", element->isFloatTy() ? "f32" : "f64", t.mr, t.nr,
+                                 b_times_a ? ".ba" : "");
+  if (llvm::Function* existing = module.getFunction(name)) return existing;
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* i64 = b.getInt64Ty();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64, b.getInt1Ty()}, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  SetFunctionTargetAttributes(*fn, target);
+  for (unsigned i = 0; i < 3; ++i) fn->addParamAttr(i, llvm::Attribute::NoAlias);
+  llvm::Value* ap = fn->getArg(0);
+  llvm::Value* bp = fn->getArg(1);
+  llvm::Value* c = fn->getArg(2);
+  llvm::Value* ldc = fn->getArg(3);
+  llvm::Value* kc = fn->getArg(4);
+  llvm::Value* first = fn->getArg(5);
+
+  const int64_t vw = t.vector_width, cols = t.nr / t.vector_width;
+  auto* vt = llvm::FixedVectorType::get(element, static_cast<unsigned>(vw));
+  const uint64_t esize = element->getPrimitiveSizeInBits() / 8;
+  llvm::Align scalar_align(esize), vector_align(esize * static_cast<uint64_t>(vw));
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  llvm::BasicBlock* init_load = llvm::BasicBlock::Create(ctx, "init.load", fn);
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "k", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "store", fn);
+  b.SetInsertPoint(entry);
+  b.CreateCondBr(first, loop, init_load);
+
+  auto c_address = [&](int64_t r, int64_t col) {
+    llvm::Value* row = b.CreateInBoundsGEP(element, c, b.CreateNSWMul(ldc, b.getInt64(r)));
+    return b.CreateInBoundsGEP(element, row, b.getInt64(col * vw));
+  };
+  b.SetInsertPoint(init_load);
+  std::vector<llvm::Value*> loaded;
+  for (int64_t r = 0; r < t.mr; ++r) {
+    for (int64_t col = 0; col < cols; ++col) loaded.push_back(b.CreateAlignedLoad(vt, c_address(r, col), scalar_align));
+  }
+  b.CreateBr(loop);
+
+  b.SetInsertPoint(loop);
+  llvm::PHINode* k = b.CreatePHI(i64, 3, "k");
+  k->addIncoming(b.getInt64(0), entry);
+  k->addIncoming(b.getInt64(0), init_load);
+  std::vector<llvm::PHINode*> acc_phis;
+  std::vector<llvm::Value*> acc;
+  llvm::Constant* zero = llvm::Constant::getNullValue(vt);  // +0.0, as the interpreter's accumulator starts
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    llvm::PHINode* phi = b.CreatePHI(vt, 3, "acc");
+    phi->addIncoming(zero, entry);
+    phi->addIncoming(loaded[i], init_load);
+    acc_phis.push_back(phi);
+    acc.push_back(phi);
+  }
+  llvm::Value* b_row = b.CreateInBoundsGEP(element, bp, b.CreateNSWMul(k, b.getInt64(t.nr)));
+  std::vector<llvm::Value*> b_vec;
+  for (int64_t col = 0; col < cols; ++col) {
+    b_vec.push_back(b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(element, b_row, b.getInt64(col * vw)), vector_align));
+  }
+  llvm::Value* a_row = b.CreateInBoundsGEP(element, ap, b.CreateNSWMul(k, b.getInt64(t.mr)));
+  for (int64_t r = 0; r < t.mr; ++r) {
+    llvm::Value* a = b.CreateAlignedLoad(element, b.CreateInBoundsGEP(element, a_row, b.getInt64(r)), scalar_align);
+    llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(vw), a);
+    for (int64_t col = 0; col < cols; ++col) {
+      llvm::Value* product = b_times_a ? b.CreateFMul(b_vec[col], splat) : b.CreateFMul(splat, b_vec[col]);
+      size_t i = static_cast<size_t>(r * cols + col);
+      acc[i] = b.CreateFAdd(acc[i], product);
+    }
+  }
+  llvm::Value* next = b.CreateNSWAdd(k, b.getInt64(1));
+  k->addIncoming(next, loop);
+  for (size_t i = 0; i < acc.size(); ++i) acc_phis[i]->addIncoming(acc[i], loop);
+  b.CreateCondBr(b.CreateICmpSLT(next, kc), loop, exit);
+
+  b.SetInsertPoint(exit);
+  for (int64_t r = 0; r < t.mr; ++r) {
+    for (int64_t col = 0; col < cols; ++col) {
+      b.CreateAlignedStore(acc[static_cast<size_t>(r * cols + col)], c_address(r, col), scalar_align);
+    }
+  }
+  b.CreateRetVoid();
+  return fn;
+}
+
+}  // namespace
+
+GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target) {
+  GemmTiling t;
+  // 512-bit: 8 x 2 zmm accumulators of 32 leave room for the B vectors and products; a multiply and an add per
+  // accumulator per k keep both vector ports busy (16 independent add chains hide the add latency). 256-bit parts
+  // have 16 registers: 4 x 2.
+  int vector_bits = target.has_avx512 ? 512 : 256;
+  t.vector_width = vector_bits / element_bits;
+  t.nr = 2 * t.vector_width;
+  t.mr = target.has_avx512 ? 8 : 4;
+  // A kc x nr B panel (32 KiB for f32 on AVX-512) stays in L1 while the mc x kc A block (96 KiB) streams from L2.
+  t.kc = 256;
+  t.mc = 12 * t.mr;
+  t.nc = 16 * t.nr;
+  return t;
+}
+
+llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, const GemmSpec& spec,
+                                 const TargetInfo& target) {
+  llvm::Type* element = spec.element;
+  GemmTiling t = ChooseGemmTiling(static_cast<int>(element->getPrimitiveSizeInBits()), target);
+  const int64_t kc_max = std::min(t.kc, spec.k);
+  const int64_t nc_max = std::min(t.nc, RoundUp(spec.n, t.nr));
+  const int64_t mc_max = std::min(t.mc, RoundUp(spec.m, t.mr));
+  llvm::Function* kernel = GetKernel(module, element, t, spec.b_times_a, target);
+
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* ptr = b.getPtrTy();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr}, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  SetFunctionTargetAttributes(*fn, target);
+  llvm::Value* a = fn->getArg(0);
+  llvm::Value* bm = fn->getArg(1);
+  llvm::Value* c = fn->getArg(2);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  auto buffer = [&](int64_t elements, const char* what) {
+    llvm::AllocaInst* alloca = b.CreateAlloca(element, b.getInt64(elements), what);
+    alloca->setAlignment(llvm::Align(64));
+    return alloca;
+  };
+  llvm::Value* b_pack = buffer(kc_max * nc_max, "b.pack");
+  llvm::Value* a_pack = buffer(mc_max * kc_max, "a.pack");
+  llvm::Value* tile = buffer(t.mr * t.nr, "tile");
+  auto i64 = [&](int64_t v) { return b.getInt64(v); };
+  auto mul = [&](llvm::Value* x, int64_t s) { return b.CreateNSWMul(x, i64(s)); };
+  auto add = [&](llvm::Value* x, llvm::Value* y) { return b.CreateNSWAdd(x, y); };
+  auto at = [&](llvm::Value* base, llvm::Value* offset) { return b.CreateInBoundsGEP(element, base, offset); };
+  llvm::Align align(element->getPrimitiveSizeInBits() / 8);
+  llvm::Constant* zero = llvm::Constant::getNullValue(element);
+
+  Loop(
+      b, i64(0), i64(spec.n), nc_max,
+      [&](llvm::Value* jc) {
+        llvm::Value* nc = Min(b, i64(nc_max), b.CreateNSWSub(i64(spec.n), jc));
+        Loop(
+            b, i64(0), i64(spec.k), kc_max,
+            [&](llvm::Value* pc) {
+              llvm::Value* kc = Min(b, i64(kc_max), b.CreateNSWSub(i64(spec.k), pc));
+              llvm::Value* first = b.CreateICmpEQ(pc, i64(0));
+              // B[pc:pc+kc, jc:jc+nc] -> panels of nr columns, k-major within a panel, zero past column nc.
+              Loop(
+                  b, i64(0), nc, t.nr,
+                  [&](llvm::Value* jp) {
+                    Loop(
+                        b, i64(0), kc, 1,
+                        [&](llvm::Value* kk) {
+                          llvm::Value* src_row = at(bm, mul(add(pc, kk), spec.b_k));
+                          llvm::Value* dst_row = at(b_pack, add(b.CreateNSWMul(jp, i64(kc_max)), mul(kk, t.nr)));
+                          // Whole panels copy straight (a vector copy when B's n stride is 1); the last one clamps and
+                          // pads.
+                          If(
+                              b, b.CreateICmpSLE(add(jp, i64(t.nr)), nc),
+                              [&] {
+                                Loop(
+                                    b, i64(0), i64(t.nr), 1,
+                                    [&](llvm::Value* jj) {
+                                      llvm::Value* v = b.CreateAlignedLoad(
+                                          element, at(src_row, mul(add(jc, add(jp, jj)), spec.b_n)), align);
+                                      b.CreateAlignedStore(v, at(dst_row, jj), align);
+                                    },
+                                    "pack.b.j");
+                              },
+                              [&] {
+                                Loop(
+                                    b, i64(0), i64(t.nr), 1,
+                                    [&](llvm::Value* jj) {
+                                      llvm::Value* j = add(jp, jj);
+                                      llvm::Value* inside = b.CreateICmpSLT(j, nc);
+                                      llvm::Value* clamped = b.CreateSelect(inside, j, b.CreateNSWSub(nc, i64(1)));
+                                      llvm::Value* v = b.CreateAlignedLoad(
+                                          element, at(src_row, mul(add(jc, clamped), spec.b_n)), align);
+                                      b.CreateAlignedStore(b.CreateSelect(inside, v, zero), at(dst_row, jj), align);
+                                    },
+                                    "pack.b.edge");
+                              });
+                        },
+                        "pack.b.k");
+                  },
+                  "pack.b");
+              Loop(
+                  b, i64(0), i64(spec.m), mc_max,
+                  [&](llvm::Value* ic) {
+                    llvm::Value* mc = Min(b, i64(mc_max), b.CreateNSWSub(i64(spec.m), ic));
+                    // A[ic:ic+mc, pc:pc+kc] -> panels of mr rows, k-major within a panel, zero past row mc.
+                    Loop(
+                        b, i64(0), mc, t.mr,
+                        [&](llvm::Value* ip) {
+                          Loop(
+                              b, i64(0), kc, 1,
+                              [&](llvm::Value* kk) {
+                                llvm::Value* src_col = at(a, mul(add(pc, kk), spec.a_k));
+                                llvm::Value* dst_row = at(a_pack, add(b.CreateNSWMul(ip, i64(kc_max)), mul(kk, t.mr)));
+                                Loop(
+                                    b, i64(0), i64(t.mr), 1,
+                                    [&](llvm::Value* rr) {
+                                      llvm::Value* i = add(ip, rr);
+                                      llvm::Value* inside = b.CreateICmpSLT(i, mc);
+                                      llvm::Value* clamped = b.CreateSelect(inside, i, b.CreateNSWSub(mc, i64(1)));
+                                      llvm::Value* v = b.CreateAlignedLoad(
+                                          element, at(src_col, mul(add(ic, clamped), spec.a_m)), align);
+                                      b.CreateAlignedStore(b.CreateSelect(inside, v, zero), at(dst_row, rr), align);
+                                    },
+                                    "pack.a.i");
+                              },
+                              "pack.a.k");
+                        },
+                        "pack.a");
+                    Loop(
+                        b, i64(0), nc, t.nr,
+                        [&](llvm::Value* jr) {
+                          llvm::Value* nr = Min(b, i64(t.nr), b.CreateNSWSub(nc, jr));
+                          llvm::Value* bp = at(b_pack, b.CreateNSWMul(jr, i64(kc_max)));
+                          Loop(
+                              b, i64(0), mc, t.mr,
+                              [&](llvm::Value* ir) {
+                                llvm::Value* mr = Min(b, i64(t.mr), b.CreateNSWSub(mc, ir));
+                                llvm::Value* ap = at(a_pack, b.CreateNSWMul(ir, i64(kc_max)));
+                                llvm::Value* cp = at(c, add(mul(add(ic, ir), spec.c_m), add(jc, jr)));
+                                llvm::Value* full =
+                                    b.CreateAnd(b.CreateICmpEQ(mr, i64(t.mr)), b.CreateICmpEQ(nr, i64(t.nr)));
+                                If(
+                                    b, full,
+                                    [&] {
+                                      b.CreateCall(kernel, {ap, bp, cp, i64(spec.c_m), kc, first});
+                                    },
+                                    [&] {
+                                      // Edge tile: the kernel works on the scratch tile; only the valid mr x nr part
+                                      // touches C.
+                                      auto copy = [&](bool to_tile) {
+                                        Loop(
+                                            b, i64(0), mr, 1,
+                                            [&](llvm::Value* r) {
+                                              Loop(
+                                                  b, i64(0), nr, 1,
+                                                  [&](llvm::Value* col) {
+                                                    llvm::Value* in_c = at(cp, add(mul(r, spec.c_m), col));
+                                                    llvm::Value* in_tile = at(tile, add(mul(r, t.nr), col));
+                                                    llvm::Value* from = to_tile ? in_c : in_tile;
+                                                    llvm::Value* to = to_tile ? in_tile : in_c;
+                                                    b.CreateAlignedStore(b.CreateAlignedLoad(element, from, align), to,
+                                                                         align);
+                                                  },
+                                                  "tile.col");
+                                            },
+                                            "tile.row");
+                                      };
+                                      If(
+                                          b, first, [] {}, [&] { copy(true); });
+                                      b.CreateCall(kernel, {ap, bp, tile, i64(t.nr), kc, first});
+                                      copy(false);
+                                    });
+                              },
+                              "micro.m");
+                        },
+                        "micro.n");
+                  },
+                  "block.m");
+            },
+            "block.k");
+      },
+      "block.n");
+  b.CreateRetVoid();
+  return fn;
+}
+
+}  // namespace xlac::codegen::internal

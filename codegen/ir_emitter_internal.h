@@ -1,0 +1,156 @@
+// The HLO -> LLVM IR emitter shared by the codegen/ir_emitter_*.cc files; not part of the codegen API.
+//
+// Values in memory use their storage type (pred and s8/u8 as i8, bf16 as i16 bits, f16 as half, ...). Arithmetic
+// happens in a compute type per element type, mirroring the interpreter: pred -> i1, integers at their own width
+// (wrapping arithmetic in the element width equals the interpreter's 64-bit arithmetic truncated on store),
+// f16/bf16/f32 -> float, f64 -> double. Loading widens exactly; storing rounds (bf16/f16) so every op rounds once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "codegen/emitter.h"
+#include "fmt/format.h"
+#include "ir/instruction.h"
+#include "ir/status_macros.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace xlac::codegen::internal {
+
+// A logical multi-index of i64 values (one per dimension of the shape being indexed).
+using Index = std::vector<llvm::Value*>;
+
+// An array in memory: base pointer plus the element strides its layout gives each logical dimension.
+struct IrArray {
+  llvm::Value* base = nullptr;
+  BufferSlice slice;  // where it lives (for in-place checks)
+  Shape shape;
+  std::vector<int64_t> strides;
+};
+
+std::vector<int64_t> LayoutStrides(const Shape& shape);
+// Dimensions from most major to most minor (the loop order that walks memory sequentially).
+std::vector<int64_t> MajorToMinor(const Shape& shape);
+bool HasDefaultLayout(const Shape& shape);
+
+// Operand coordinate `x` of window position `w` for output coordinate `o` in one window dimension (stride,
+// padding, window and base dilation), and whether it lands in the operand (`valid` is nullptr when it always does for
+// every o and w of the iteration space). Shared by convolution, reduce-window and select-and-scatter.
+struct WindowTap {
+  llvm::Value* valid = nullptr;
+  llvm::Value* x = nullptr;
+};
+WindowTap EmitWindowTap(llvm::IRBuilder<>& b, const WindowDimension& wd, int64_t operand_size, int64_t output_size,
+                        llvm::Value* o, llvm::Value* w);
+
+template <typename... Args>
+absl::Status Unimplemented(const Instruction& inst, fmt::format_string<Args...> format, Args&&... args) {
+  return absl::UnimplementedError(fmt::format("codegen does not support {} ({}): {}", OpcodeName(inst.opcode()),
+                                              inst.name(), fmt::format(format, std::forward<Args>(args)...)));
+}
+
+class IrEmitter {
+ public:
+  IrEmitter(const Module& module, const BufferAssignment& assignment, llvm::Module& llvm_module,
+            const CodegenOptions& options);
+  absl::Status EmitEntry();
+
+  // ---- types and memory (ir_emitter.cc) ----
+  llvm::IRBuilder<>& b() { return b_; }
+  llvm::LLVMContext& ctx() { return llvm_module_.getContext(); }
+  llvm::Module& llvm_module() { return llvm_module_; }
+  // True for element types with a compute type (pred, 8..64-bit integers, f16, bf16, f32, f64).
+  static bool HasComputeType(PrimitiveType type);
+  llvm::Type* ComputeType(PrimitiveType type);
+  // Integer type of ByteWidth(type) bytes: how data movement copies elements of any type.
+  llvm::Type* MoveType(PrimitiveType type);
+  absl::Status CheckComputeType(const Instruction& inst, PrimitiveType type);
+
+  IrArray ArrayFor(const Instruction* inst, const std::vector<int64_t>& shape_index = {});
+  llvm::Value* ElementAddress(const IrArray& array, const Index& index);
+  llvm::Value* LinearIndex(const IrArray& array, const Index& index);
+  llvm::Value* LoadCompute(const IrArray& array, const Index& index);
+  void StoreCompute(const IrArray& array, const Index& index, llvm::Value* value);
+  llvm::Value* LoadRaw(const IrArray& array, const Index& index);
+  void StoreRaw(const IrArray& array, const Index& index, llvm::Value* value);
+  // Compute value rounded to what `type` can hold (bf16/f16 round to nearest even; other types are exact).
+  llvm::Value* RoundToType(llvm::Value* value, PrimitiveType type);
+  llvm::Value* BF16BitsFromFloat(llvm::Value* f);
+  llvm::Value* FloatFromBF16Bits(llvm::Value* bits);
+  llvm::Value* ConstantCompute(PrimitiveType type, const Literal& literal, int64_t linear_index);
+  llvm::Value* I64(int64_t v) { return b_.getInt64(v); }
+
+  // ---- loops (ir_emitter.cc) ----
+  // for (iv = start; iv < end; ++iv) body(iv); nothing when the range is empty.
+  void ForLoop(int64_t start, int64_t end, const std::function<void(llvm::Value*)>& body);
+  // Every index of `dims`, with loops nested in `order` (outermost first); index positions follow `dims`.
+  void LoopNest(const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
+                const std::function<void(const Index&)>& body);
+  // Every index of `shape`, walking its memory sequentially.
+  void ShapeLoop(const Shape& shape, const std::function<void(const Index&)>& body);
+  void MemCopy(llvm::Value* dst, llvm::Value* src, int64_t bytes);
+
+  // ---- scalar semantics (ir_emitter_elementwise.cc) ----
+  // Result of elementwise `inst` on compute values of operand type `type`, in the compute type of the result type.
+  absl::StatusOr<llvm::Value*> EmitScalarOp(const Instruction& inst, PrimitiveType type,
+                                            absl::Span<llvm::Value* const> operands);
+  absl::StatusOr<llvm::Value*> EmitConvert(const Instruction& inst, llvm::Value* v, PrimitiveType from,
+                                           PrimitiveType to);
+  absl::StatusOr<llvm::Value*> EmitCompare(const Instruction& inst, PrimitiveType type, llvm::Value* a, llvm::Value* c);
+  // The same computation applied to compute values (reducers, comparators); results per root leaf, rounded.
+  absl::StatusOr<std::vector<llvm::Value*>> EmitScalarComputation(const Computation& comp,
+                                                                  absl::Span<llvm::Value* const> args);
+  llvm::Value* CallLibm(const char* name, llvm::Type* type, absl::Span<llvm::Value* const> args);
+
+  // ---- op families ----
+  absl::Status EmitElementwise(const Instruction& inst);   // ir_emitter_elementwise.cc
+  absl::Status EmitDataMovement(const Instruction& inst);  // ir_emitter_data_movement.cc
+  absl::Status EmitReduce(const Instruction& inst);        // ir_emitter_reduce.cc
+  absl::Status EmitDot(const Instruction& inst);           // ir_emitter_dot.cc
+  absl::Status EmitConvolution(const Instruction& inst);       // ir_emitter_convolution.cc
+  absl::Status EmitReduceWindow(const Instruction& inst);      // ir_emitter_window.cc
+  absl::Status EmitSelectAndScatter(const Instruction& inst);  // ir_emitter_window.cc
+  absl::Status EmitGather(const Instruction& inst);   // ir_emitter_gather_scatter.cc
+  absl::Status EmitScatter(const Instruction& inst);  // ir_emitter_gather_scatter.cc
+  absl::Status EmitMap(const Instruction& inst);      // ir_emitter_gather_scatter.cc
+  absl::Status EmitSort(const Instruction& inst);     // ir_emitter_sort.cc
+  static bool IsDataMovement(Opcode op);
+  // ---- collectives and custom-calls through the runtime (ir_emitter_collectives.cc, ir_emitter_custom_call.cc) ----
+  absl::Status EmitCollective(const Instruction& inst);
+  absl::Status EmitCustomCall(const Instruction& inst);
+  static bool IsCollective(Opcode op);
+  // XlacRtCombineFn applying `inst`'s reducer elementwise to `type` values (one per reducer and type).
+  absl::StatusOr<llvm::Function*> CombineFunction(const Instruction& inst, PrimitiveType type);
+  llvm::Value* ConstantI64Array(const std::vector<int64_t>& values, const std::string& name);
+  // Returns from the entry (freeing `temps_to_free`) when a runtime call returned nonzero.
+  void ReturnIfFailed(llvm::Value* code, absl::Span<llvm::Value* const> temps_to_free);
+  llvm::Value* AllocTemp(int64_t bytes);  // xlac_rt_aligned_alloc, 64-byte aligned
+  void FreeTemp(llvm::Value* ptr);
+
+ private:
+  absl::Status EmitSequential(const Computation& comp);
+  absl::Status EmitInstruction(const Instruction& inst);
+  absl::Status EmitWhile(const Instruction& inst);
+  absl::Status EmitConditional(const Instruction& inst);
+  // Copies every array leaf of `src` into the slices of `dst` (same shape) where they are not already the same.
+  void CopyLeaves(const Instruction* src, const Instruction* dst, const Shape& shape, std::vector<int64_t>& index);
+  absl::Status EmitConstantGlobals();
+  llvm::Value* SlicePointer(const BufferSlice& slice);
+
+  const Module& module_;
+  const BufferAssignment& assignment_;
+  llvm::Module& llvm_module_;
+  const CodegenOptions& options_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* function_ = nullptr;
+  std::vector<llvm::Value*> allocation_bases_;
+};
+
+}  // namespace xlac::codegen::internal

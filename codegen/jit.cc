@@ -1,0 +1,400 @@
+#include "codegen/jit.h"
+
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "codegen/custom_call_abi.h"
+#include "fmt/format.h"
+#include "ir/status_macros.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "runtime/cpu/xlac_runtime.h"
+
+namespace xlac::codegen {
+namespace {
+
+std::string ToString(llvm::Error error) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << error;
+  return s;
+}
+
+// Element strides of `shape`'s layout per logical dimension.
+std::vector<int64_t> PhysicalStrides(const Shape& shape) {
+  std::vector<int64_t> order;
+  if (shape.layout && shape.layout->minor_to_major.size() == shape.dimensions.size()) {
+    order.assign(shape.layout->minor_to_major.begin(), shape.layout->minor_to_major.end());
+  } else {
+    for (int64_t d = shape.rank(); d-- > 0;) order.push_back(d);
+  }
+  std::vector<int64_t> strides(shape.dimensions.size(), 1);
+  int64_t stride = 1;
+  for (int64_t d : order) {
+    strides[d] = stride;
+    stride *= shape.dimensions[d];
+  }
+  return strides;
+}
+
+// Copies between a row-major literal payload and a buffer in `shape`'s layout.
+void CopyArray(const Shape& shape, const uint8_t* src, uint8_t* dst, bool to_physical) {
+  int64_t width = ByteWidth(shape.element_type);
+  int64_t n = shape.ElementCount().value_or(0);
+  std::vector<int64_t> strides = PhysicalStrides(shape);
+  std::vector<int64_t> idx(shape.dimensions.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t p = 0;
+    for (size_t d = 0; d < idx.size(); ++d) p += idx[d] * strides[d];
+    if (to_physical) {
+      std::memcpy(dst + p * width, src + i * width, static_cast<size_t>(width));
+    } else {
+      std::memcpy(dst + i * width, src + p * width, static_cast<size_t>(width));
+    }
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < shape.dimensions[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+const Literal& LeafOf(const Literal& lit, const std::vector<int64_t>& index) {
+  const Literal* cur = &lit;
+  for (int64_t i : index) cur = &cur->tuple_elements()[static_cast<size_t>(i)];
+  return *cur;
+}
+
+// A Literal of the array leaf `shape` read from a buffer in its layout.
+Literal ReadLeaf(const Shape& shape, const void* buffer) {
+  Shape logical = shape;
+  logical.ClearLayout();
+  Literal lit(logical);
+  CopyArray(shape, static_cast<const uint8_t*>(buffer), lit.mutable_raw_data(), /*to_physical=*/false);
+  return lit;
+}
+
+// A literal of `shape` whose array leaves come from `leaves` (depth first), advancing `next`.
+Literal ReadValue(const Shape& shape, void* const* leaves, size_t& next) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> parts;
+    for (const Shape& s : shape.tuple_shapes) parts.push_back(ReadValue(s, leaves, next));
+    return Literal::CreateTuple(std::move(parts));
+  }
+  if (!shape.IsArray()) return Literal(shape);
+  return ReadLeaf(shape, leaves[next++]);
+}
+
+// Writes the array leaves of `value` into `leaves` (depth first), checking them against `shape`.
+absl::Status WriteValue(const Shape& shape, const Literal& value, void* const* leaves, size_t& next) {
+  if (shape.IsTuple()) {
+    if (!value.is_tuple() || value.tuple_elements().size() != shape.tuple_shapes.size()) {
+      return absl::InvalidArgumentError(fmt::format("custom-call handler returned {}, expected {}",
+                                                    ShapeToString(value.shape()), ShapeToString(shape)));
+    }
+    for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
+      XLAC_RETURN_IF_ERROR(WriteValue(shape.tuple_shapes[i], value.tuple_elements()[i], leaves, next));
+    }
+    return absl::OkStatus();
+  }
+  if (!shape.IsArray()) return absl::OkStatus();
+  if (value.is_tuple() || value.shape().element_type != shape.element_type ||
+      value.shape().dimensions != shape.dimensions || value.is_unknown()) {
+    return absl::InvalidArgumentError(fmt::format("custom-call handler returned {}, expected {}",
+                                                  ShapeToString(value.shape()), ShapeToString(shape)));
+  }
+  CopyArray(shape, value.raw_data(), static_cast<uint8_t*>(leaves[next++]), /*to_physical=*/true);
+  return absl::OkStatus();
+}
+
+// What the runtime's custom-call hook needs: the handler and the call sites by the address of the target string
+// compiled code passes (codegen/custom_call_abi.h).
+struct CustomCalls {
+  CustomCallHandler handler;
+  std::map<const void*, const Instruction*> sites;
+};
+
+struct AlignedFree {
+  void operator()(void* p) const { xlac_rt_free(p); }
+};
+using Buffer = std::unique_ptr<uint8_t, AlignedFree>;
+
+}  // namespace
+
+struct JitExecutable::Impl {
+  PreparedModule prepared;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  XlacRtEntryFn entry = nullptr;
+  std::vector<Shape> parameter_shapes;
+  Shape result_shape;
+  int64_t replicas = 1, partitions = 1;
+  int64_t timeout_ms = 30000;
+  std::string llvm_ir;
+  CustomCalls custom_calls;
+};
+
+namespace {
+
+// XlacRtCustomCallFn: converts the raw buffers to literals, calls the handler and writes its result back.
+int RunCustomCall(void* user, const char* target, const char* /*backend_config*/, void* const* operands, void* result,
+                  XlacRtDevice* dev) {
+  const auto* calls = static_cast<const CustomCalls*>(user);
+  auto site = calls->sites.find(target);
+  if (site == calls->sites.end()) {
+    xlac_rt_set_error(dev, fmt::format("unsupported custom call target '{}'", target).c_str());
+    return 1;
+  }
+  const Instruction& inst = *site->second;
+  std::vector<Literal> values;
+  size_t next = 0;
+  for (const Instruction* operand : inst.operands()) values.push_back(ReadValue(operand->shape(), operands, next));
+  std::vector<const Literal*> pointers;
+  for (const Literal& v : values) pointers.push_back(&v);
+  absl::StatusOr<Literal> value = calls->handler(inst, pointers);
+  absl::Status status = value.status();
+  if (status.ok()) {
+    void* single = result;
+    void* const* leaves = inst.shape().IsArray() ? &single : static_cast<void* const*>(result);
+    next = 0;
+    status = WriteValue(inst.shape(), *value, leaves, next);
+  }
+  if (status.ok()) return 0;
+  int code = status.code() == absl::StatusCode::kUnimplemented     ? XLAC_RT_ERROR_UNIMPLEMENTED
+             : status.code() == absl::StatusCode::kInvalidArgument ? XLAC_RT_ERROR_INVALID_ARGUMENT
+                                                                   : XLAC_RT_ERROR_EXECUTION;
+  xlac_rt_set_error_code(dev, code, fmt::format("{}: {}", inst.name(), std::string(status.message())).c_str());
+  return 1;
+}
+
+// Source locations of the original module's custom-calls by name: the prepared clone went through the printer, so
+// its own locations point into printed text. Copies made by inlining ("name.3") map to their original.
+void RestoreCustomCallLocations(const Module& original, Module& prepared) {
+  std::map<std::string, SourceLoc> locs;
+  for (const auto& comp : original.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kCustomCall) locs[inst->name()] = inst->loc();
+    }
+  }
+  for (const auto& comp : prepared.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kCustomCall) continue;
+      std::string name = inst->name();
+      auto it = locs.find(name);
+      size_t dot = name.rfind('.');
+      if (it == locs.end() && dot != std::string::npos) it = locs.find(name.substr(0, dot));
+      if (it != locs.end()) inst->set_loc(it->second);
+    }
+  }
+}
+
+}  // namespace
+
+JitExecutable::JitExecutable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+JitExecutable::~JitExecutable() = default;
+const std::vector<Shape>& JitExecutable::parameter_shapes() const { return impl_->parameter_shapes; }
+const Shape& JitExecutable::result_shape() const { return impl_->result_shape; }
+int64_t JitExecutable::num_devices() const { return impl_->replicas * impl_->partitions; }
+const std::string& JitExecutable::llvm_ir() const { return impl_->llvm_ir; }
+
+absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Module& module, const JitOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  XLAC_ASSIGN_OR_RETURN(impl->prepared, PrepareModule(module, options.compile));
+  const Computation* entry = impl->prepared.module->entry_computation();
+  for (const Instruction* p : entry->parameters()) impl->parameter_shapes.push_back(p->shape());
+  impl->result_shape = entry->root()->shape();
+  impl->replicas =
+      options.num_replicas > 0 ? options.num_replicas : std::max<int64_t>(1, module.config().replica_count);
+  impl->partitions =
+      options.num_partitions > 0 ? options.num_partitions : std::max<int64_t>(1, module.config().num_partitions);
+  impl->timeout_ms = options.collective_timeout_ms;
+  impl->custom_calls.handler = options.custom_call_handler;
+  if (!options.custom_call_handler) {
+    // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
+    for (const auto& comp : impl->prepared.module->computations()) {
+      for (const auto& inst : comp->instructions()) {
+        if (inst->opcode() == Opcode::kCustomCall && inst->StringAttr("custom_call_target") != "Sharding") {
+          return absl::UnimplementedError(
+              fmt::format("codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler",
+                          inst->name(), std::string(inst->StringAttr("custom_call_target"))));
+        }
+      }
+    }
+  }
+  // Codegen resolves collective groups for the device counts the executable runs with.
+  impl->prepared.module->mutable_config().replica_count = impl->replicas;
+  impl->prepared.module->mutable_config().num_partitions = impl->partitions;
+  RestoreCustomCallLocations(module, *impl->prepared.module);
+
+  TargetOptions target_options;
+  target_options.cpu = options.compile.target_cpu;
+  target_options.opt_level = options.compile.opt_level;
+  XLAC_ASSIGN_OR_RETURN(TargetInfo target, ResolveTarget(target_options));
+  XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
+                        CreateTargetMachine(target, options.compile.opt_level));
+
+  auto context = std::make_unique<llvm::LLVMContext>();
+  XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> llvm_module,
+                        LowerToLlvm(impl->prepared, target, *tm, *context, options.compile));
+  if (options.keep_llvm_ir) {
+    llvm::raw_string_ostream os(impl->llvm_ir);
+    llvm_module->print(os, nullptr);
+  }
+
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};
+  jtmb.setCPU(target.cpu);
+  llvm::SubtargetFeatures features(target.features);
+  jtmb.addFeatures(features.getFeatures());
+  jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  jtmb.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;
+  jtmb.setCodeGenOptLevel(tm->getOptLevel());
+  llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
+  if (!jit) return absl::InternalError("cannot create the JIT: " + ToString(jit.takeError()));
+  impl->jit = std::move(*jit);
+  llvm::orc::JITDylib& dylib = impl->jit->getMainJITDylib();
+  // libm and the C library come from the process; the runtime's entry points are bound explicitly because a
+  // statically linked runtime's symbols are not in the dynamic symbol table.
+  auto generator =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(impl->jit->getDataLayout().getGlobalPrefix());
+  if (!generator)
+    return absl::InternalError("cannot search the process for symbols: " + ToString(generator.takeError()));
+  dylib.addGenerator(std::move(*generator));
+  llvm::orc::SymbolMap runtime_symbols;
+  auto bind = [&](const char* name, void* address) {
+    runtime_symbols[impl->jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                                         llvm::JITSymbolFlags::Exported};
+  };
+  bind("xlac_rt_replica_id", reinterpret_cast<void*>(&xlac_rt_replica_id));
+  bind("xlac_rt_partition_id", reinterpret_cast<void*>(&xlac_rt_partition_id));
+  bind("xlac_rt_set_error", reinterpret_cast<void*>(&xlac_rt_set_error));
+  bind("xlac_rt_failed", reinterpret_cast<void*>(&xlac_rt_failed));
+  bind("xlac_rt_aligned_alloc", reinterpret_cast<void*>(&xlac_rt_aligned_alloc));
+  bind("xlac_rt_free", reinterpret_cast<void*>(&xlac_rt_free));
+  bind("xlac_rt_all_reduce", reinterpret_cast<void*>(&xlac_rt_all_reduce));
+  bind("xlac_rt_all_gather", reinterpret_cast<void*>(&xlac_rt_all_gather));
+  bind("xlac_rt_reduce_scatter", reinterpret_cast<void*>(&xlac_rt_reduce_scatter));
+  bind("xlac_rt_all_to_all", reinterpret_cast<void*>(&xlac_rt_all_to_all));
+  bind("xlac_rt_collective_permute", reinterpret_cast<void*>(&xlac_rt_collective_permute));
+  bind("xlac_rt_collective_broadcast", reinterpret_cast<void*>(&xlac_rt_collective_broadcast));
+  bind("xlac_rt_barrier", reinterpret_cast<void*>(&xlac_rt_barrier));
+  bind("xlac_rt_custom_call", reinterpret_cast<void*>(&xlac_rt_custom_call));
+  if (llvm::Error e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime_symbols)))) {
+    return absl::InternalError("cannot bind runtime symbols: " + ToString(std::move(e)));
+  }
+  if (llvm::Error e = impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvm_module), std::move(context)))) {
+    return absl::InternalError("cannot add the module to the JIT: " + ToString(std::move(e)));
+  }
+  llvm::Expected<llvm::orc::ExecutorAddr> address = impl->jit->lookup(options.compile.entry_name);
+  if (!address) return absl::InternalError("JIT compilation failed: " + ToString(address.takeError()));
+  impl->entry = address->toPtr<XlacRtEntryFn>();
+  for (const auto& comp : impl->prepared.module->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kCustomCall) continue;
+      llvm::Expected<llvm::orc::ExecutorAddr> site =
+          impl->jit->lookup(CustomCallSiteSymbol(options.compile.entry_name, inst->unique_id()));
+      if (!site) {
+        llvm::consumeError(site.takeError());  // not emitted (e.g. "Sharding")
+        continue;
+      }
+      impl->custom_calls.sites[site->toPtr<const void*>()] = inst.get();
+    }
+  }
+  return std::unique_ptr<JitExecutable>(new JitExecutable(std::move(impl)));
+}
+
+absl::StatusOr<std::vector<Literal>> JitExecutable::Run(const std::vector<Literal>& args) {
+  const BufferAssignment& assignment = impl_->prepared.assignment;
+  const std::vector<Shape>& params = impl_->parameter_shapes;
+  if (args.size() != params.size()) {
+    return absl::InvalidArgumentError(fmt::format("expected {} arguments, got {}", params.size(), args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].shape().Compatible(params[i])) {
+      return absl::InvalidArgumentError(fmt::format("argument {} has shape {}, expected {}", i,
+                                                    ShapeToString(args[i].shape()), ShapeToString(params[i])));
+    }
+  }
+  int64_t devices = impl_->replicas * impl_->partitions;
+  const std::vector<Allocation>& allocations = assignment.allocations();
+  std::vector<std::vector<Buffer>> owned(static_cast<size_t>(devices));
+  std::vector<std::vector<void*>> tables(static_cast<size_t>(devices));
+  std::vector<void* const*> table_ptrs;
+  for (int64_t d = 0; d < devices; ++d) {
+    std::vector<void*>& table = tables[d];
+    table.assign(allocations.size(), nullptr);
+    for (const Allocation& alloc : allocations) {
+      if (alloc.kind == AllocationKind::kConstant) continue;
+      Buffer buffer(
+          static_cast<uint8_t*>(xlac_rt_aligned_alloc(static_cast<size_t>(std::max<int64_t>(alloc.size, 1)), 64)));
+      if (buffer == nullptr) return absl::ResourceExhaustedError("cannot allocate buffers");
+      std::memset(buffer.get(), 0, static_cast<size_t>(alloc.size));
+      if (alloc.kind == AllocationKind::kParameter) {
+        const Shape* shape = params[alloc.parameter_number].Subshape(alloc.parameter_shape_index);
+        const Literal& leaf = LeafOf(args[alloc.parameter_number], alloc.parameter_shape_index);
+        if (leaf.is_unknown()) return absl::InvalidArgumentError("argument literal has no values");
+        CopyArray(*shape, leaf.raw_data(), buffer.get(), /*to_physical=*/true);
+      }
+      table[alloc.index] = buffer.get();
+      owned[d].push_back(std::move(buffer));
+    }
+    table_ptrs.push_back(table.data());
+  }
+  XlacRtStatus status;
+  XlacRtGroup* group = xlac_rt_group_create(impl_->replicas, impl_->partitions, impl_->timeout_ms, &status);
+  if (group == nullptr) return absl::InternalError(fmt::format("cannot create devices: {}", status.message));
+  if (impl_->custom_calls.handler) xlac_rt_group_set_custom_call_handler(group, &RunCustomCall, &impl_->custom_calls);
+  int code = xlac_rt_group_run(group, impl_->entry, table_ptrs.data(), &status);
+  xlac_rt_group_destroy(group);
+  if (code != XLAC_RT_OK) {
+    std::string message = status.message;
+    switch (code) {
+      case XLAC_RT_ERROR_UNIMPLEMENTED:
+        return absl::UnimplementedError(message);
+      case XLAC_RT_ERROR_DEADLINE_EXCEEDED:
+        return absl::DeadlineExceededError(message);
+      case XLAC_RT_ERROR_INVALID_ARGUMENT:
+        return absl::InvalidArgumentError(message);
+      default:
+        return absl::InternalError(message);
+    }
+  }
+  // Results: the entry root's array leaves in flattened order.
+  std::vector<Literal> results;
+  const std::vector<BufferSlice>& slices = assignment.entry_result_slices();
+  for (int64_t d = 0; d < devices; ++d) {
+    Literal result(impl_->result_shape);
+    size_t next = 0;
+    std::function<void(Literal&, const Shape&)> fill = [&](Literal& lit, const Shape& shape) {
+      if (shape.IsTuple()) {
+        for (size_t i = 0; i < shape.tuple_shapes.size(); ++i)
+          fill(lit.mutable_tuple_elements()[i], shape.tuple_shapes[i]);
+        return;
+      }
+      if (!shape.IsArray()) return;
+      const BufferSlice& slice = slices.at(next++);
+      const Allocation& alloc = allocations[static_cast<size_t>(slice.allocation)];
+      if (alloc.kind == AllocationKind::kConstant) {
+        const Literal& c = alloc.constant->literal();
+        std::memcpy(lit.mutable_raw_data(), c.raw_data(), static_cast<size_t>(lit.byte_size()));
+        return;
+      }
+      const uint8_t* base =
+          static_cast<const uint8_t*>(tables[d][static_cast<size_t>(slice.allocation)]) + slice.offset;
+      CopyArray(shape, base, lit.mutable_raw_data(), /*to_physical=*/false);
+    };
+    fill(result, impl_->result_shape);
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+}  // namespace xlac::codegen

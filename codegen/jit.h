@@ -1,0 +1,63 @@
+// In-process compilation and execution through ORC LLJIT.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/pipeline.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+
+namespace xlac::codegen {
+
+// Evaluates a custom-call for compiled code; the same signature as interp::InterpreterOptions::custom_call_handler,
+// so one handler (e.g. harness::CheckCollector::Handle) serves both. `custom_call` is the instruction of the
+// executable's prepared module (valid while the executable lives): custom_call_target, backend_config(), shape()
+// (the result shape, with layout) and loc() (the location in the module given to Compile). `operands` are logical
+// row-major literals, one per operand (tokens as token literals). The returned literal must have the result's
+// dimensions and element type (any layout is ignored: it is read row-major). Called concurrently from every device
+// thread. An error status fails the device with its message; Unimplemented keeps its code.
+using CustomCallHandler =
+    std::function<absl::StatusOr<Literal>(const Instruction& custom_call, const std::vector<const Literal*>& operands)>;
+
+struct JitOptions {
+  CompileOptions compile;
+  // Devices = replicas x partitions, each running the entry on its own thread through the runtime's device group.
+  // 0 takes the module's replica_count / num_partitions.
+  int64_t num_replicas = 0;
+  int64_t num_partitions = 0;
+  int64_t collective_timeout_ms = 30000;
+  bool keep_llvm_ir = false;  // keep the optimized IR text for llvm_ir()
+  // Custom-calls other than "Sharding" call this; without it they fail with "unsupported custom call target".
+  CustomCallHandler custom_call_handler;
+};
+
+// A compiled module. Reusable: every Run gets fresh buffers. Not safe to Run concurrently from several threads.
+class JitExecutable {
+ public:
+  ~JitExecutable();
+  // `module` must verify; it is not modified (compilation works on a clone).
+  static absl::StatusOr<std::unique_ptr<JitExecutable>> Compile(const Module& module, const JitOptions& options = {});
+
+  // Entry parameter shapes (with layouts) and the result shape.
+  const std::vector<Shape>& parameter_shapes() const;
+  const Shape& result_shape() const;
+  int64_t num_devices() const;
+  // The optimized LLVM IR (only with JitOptions::keep_llvm_ir).
+  const std::string& llvm_ir() const;
+
+  // Runs every device on the same `args` (logical row-major literals, as the interpreter takes them) and returns
+  // one result per device.
+  absl::StatusOr<std::vector<Literal>> Run(const std::vector<Literal>& args);
+
+ private:
+  struct Impl;
+  explicit JitExecutable(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xlac::codegen

@@ -1,0 +1,47 @@
+#include "codegen/pipeline.h"
+
+#include "codegen/optimize.h"
+#include "frontend/hlo/parser.h"
+#include "frontend/hlo/printer.h"
+#include "ir/status_macros.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+#include "passes/codegen_prepare.h"
+
+namespace xlac::codegen {
+
+absl::StatusOr<std::unique_ptr<Module>> CloneModule(const Module& module) {
+  std::string text = PrintModule(module);
+  absl::StatusOr<std::unique_ptr<Module>> clone = ParseHloModule(text, module.source_name());
+  if (!clone.ok()) {
+    return absl::InternalError("module does not survive a print/parse round trip: " +
+                               std::string(clone.status().message()));
+  }
+  (*clone)->set_source_name(module.source_name());
+  return clone;
+}
+
+absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const CompileOptions& options) {
+  PreparedModule prepared;
+  XLAC_ASSIGN_OR_RETURN(prepared.module, CloneModule(module));
+  XLAC_RETURN_IF_ERROR(PrepareForCodegen(*prepared.module));
+  XLAC_ASSIGN_OR_RETURN(prepared.assignment, AssignBuffers(*prepared.module, options.buffers));
+  return prepared;
+}
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& prepared, const TargetInfo& target,
+                                                          llvm::TargetMachine& target_machine,
+                                                          llvm::LLVMContext& context, const CompileOptions& options) {
+  CodegenOptions codegen;
+  codegen.entry_name = options.entry_name;
+  codegen.target = target;
+  codegen.tiled_dot = options.tiled_dot;
+  XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> llvm_module,
+                        EmitModule(*prepared.module, prepared.assignment, context, codegen));
+  llvm_module->setDataLayout(target_machine.createDataLayout());
+  OptimizeModule(*llvm_module, target_machine, options.opt_level);
+  return llvm_module;
+}
+
+}  // namespace xlac::codegen

@@ -1,0 +1,46 @@
+// The compilation pipeline shared by the JIT and AOT paths: clone the module, prepare it for codegen
+// (passes/codegen_prepare.h), assign buffers, emit LLVM IR and optimize it. LLVM headers stay out of this header.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "codegen/emitter.h"
+#include "codegen/target.h"
+#include "ir/module.h"
+#include "passes/buffer_assignment.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+}  // namespace llvm
+
+namespace xlac::codegen {
+
+struct CompileOptions {
+  int opt_level = 2;                // 0..3
+  std::string target_cpu = "host";  // "host" or an LLVM CPU name
+  std::string entry_name = "xlac_entry";
+  BufferAssignmentOptions buffers;
+  bool tiled_dot = true;  // CodegenOptions::tiled_dot
+};
+
+// A module ready for LLVM emission: the prepared clone and where its values live.
+struct PreparedModule {
+  std::unique_ptr<Module> module;
+  BufferAssignment assignment;
+};
+
+// Deep copy through the printer and parser (the IR has no module clone); keeps layouts and names.
+absl::StatusOr<std::unique_ptr<Module>> CloneModule(const Module& module);
+// Clone + PrepareForCodegen + AssignBuffers. `module` must verify.
+absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const CompileOptions& options);
+
+// Emits and optimizes (at options.opt_level) the LLVM module of `prepared` for `target_machine`.
+absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& prepared, const TargetInfo& target,
+                                                          llvm::TargetMachine& target_machine,
+                                                          llvm::LLVMContext& context, const CompileOptions& options);
+
+}  // namespace xlac::codegen

@@ -1,0 +1,69 @@
+// xlac's JIT library API: compile an HLO or StableHLO module from text, inspect its parameters and results, and run
+// it on your own buffers as often as you like. This header does not expose xlac's IR or LLVM; link the CMake target
+// `xlac_jit`.
+//
+//   absl::StatusOr<std::unique_ptr<xlac::Executable>> exe = xlac::Executable::Compile(text);
+//   std::vector<float> x(8 * 16), y(8);
+//   absl::Status s = (*exe)->Run({x.data()}, {y.data()});
+//
+// Buffers are dense, row-major (C order) arrays of the element type, as numpy lays them out; pred is one byte per
+// element, bf16/f16 are their 16-bit patterns, complex types are interleaved (real, imaginary) pairs. A module whose
+// result is a tuple has one result buffer per (flattened) tuple leaf.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace xlac {
+
+// Shape of one array parameter or result leaf.
+struct ArrayInfo {
+  std::string element_type;   // HLO spelling: "f32", "bf16", "s32", "pred", "c64", ...
+  std::vector<int64_t> dims;  // logical dimensions, major to minor
+  int64_t element_bytes = 0;  // bytes per element in the buffer
+  int64_t byte_size() const;  // element_bytes * product(dims)
+};
+
+struct CompileOptions {
+  int opt_level = 2;                // 0..3
+  std::string target_cpu = "host";  // "host" (detect) or an LLVM CPU name
+  // Devices: replicas x partitions, each running the program on its own thread with real collectives between
+  // them. 0 keeps the module's replica_count / num_partitions.
+  int64_t num_replicas = 0;
+  int64_t num_partitions = 0;
+  std::string source_name = "<text>";  // file name used in diagnostics
+};
+
+class Executable {
+ public:
+  // Parses (HLO text, or StableHLO when the text is an MLIR module), verifies and compiles. Parse and verification
+  // errors come back as InvalidArgument with `file:line:col: error: ...` diagnostics; ops the compiler does not
+  // lower yet as Unimplemented naming the op.
+  static absl::StatusOr<std::unique_ptr<Executable>> Compile(std::string_view module_text,
+                                                             const CompileOptions& options = {});
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  const std::vector<ArrayInfo>& parameters() const;
+  const std::vector<ArrayInfo>& results() const;  // flattened tuple leaves
+  int64_t num_devices() const;
+
+  // Runs the program. `parameters[i]` points to parameters()[i].byte_size() bytes; `results[j]` to
+  // results()[j].byte_size() writable bytes. With several devices every device gets the same parameters and the
+  // results are device 0's. Not safe to call concurrently on one Executable; reuse it across calls freely.
+  absl::Status Run(const std::vector<const void*>& parameters, const std::vector<void*>& results);
+
+ private:
+  struct Impl;
+  explicit Executable(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xlac

@@ -1,0 +1,206 @@
+// dot compiled with the JIT against the interpreter, bit for bit: the tiled GEMM path (f32/f64 matmuls in every
+// layout, batched, matrix-vector, sizes on and off the register-tile and cache-block edges) and the loop-nest path
+// (other element types, several contracting dimensions), plus the tiled path turned off.
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "codegen_test_util.h"
+#include "fmt/format.h"
+
+namespace xlac::codegen::testing {
+namespace {
+
+std::string Layout(bool column_major) { return column_major ? "{0,1}" : "{1,0}"; }
+
+// lhs [m,k] (or [k,m] with lhs_transposed), rhs [k,n] (or [n,k]), result [m,n], each row- or column-major.
+std::string Matmul(const std::string& type, int64_t m, int64_t k, int64_t n, bool lhs_transposed = false,
+                   bool rhs_transposed = false, bool lhs_col = false, bool rhs_col = false, bool out_col = false) {
+  std::string lhs = lhs_transposed ? fmt::format("{}[{},{}]", type, k, m) : fmt::format("{}[{},{}]", type, m, k);
+  std::string rhs = rhs_transposed ? fmt::format("{}[{},{}]", type, n, k) : fmt::format("{}[{},{}]", type, k, n);
+  return fmt::format(R"(
+HloModule m
+ENTRY e {{
+  a = {}{} parameter(0)
+  b = {}{} parameter(1)
+  ROOT d = {}[{},{}]{} dot(a, b), lhs_contracting_dims={{{}}}, rhs_contracting_dims={{{}}}
+}})",
+                     lhs, Layout(lhs_col), rhs, Layout(rhs_col), type, m, n, Layout(out_col), lhs_transposed ? 0 : 1,
+                     rhs_transposed ? 1 : 0);
+}
+
+TEST(CodegenDot, SquareAndPrimeSizesF32F64) {
+  for (const char* type : {"f32", "f64"}) {
+    for (int64_t s : {1, 2, 3, 7, 8, 16, 17, 31, 32, 33, 64, 97}) {
+      SCOPED_TRACE(fmt::format("{} {}", type, s));
+      ExpectMatchesInterpreter(Matmul(type, s, s, s), {}, static_cast<uint64_t>(s));
+    }
+  }
+}
+
+TEST(CodegenDot, RectangularEdgeTiles) {
+  // m, k, n around the register tile (8 x 32 f32, 8 x 16 f64 on AVX-512; 4 x 16 / 4 x 8 otherwise) and the cache
+  // blocks (mc 96, kc 256, nc 512 / 256), including k blocks carried through the output.
+  const int64_t shapes[][3] = {{1, 1, 1},    {1, 5, 40},      {40, 5, 1},   {9, 1, 33},   {5, 3, 2},
+                               {13, 29, 37}, {95, 7, 31},     {97, 11, 65}, {8, 257, 32}, {3, 300, 5},
+                               {17, 513, 9}, {100, 260, 530}, {193, 3, 17}, {1, 600, 1},  {2, 19, 1000}};
+  for (const char* type : {"f32", "f64"}) {
+    for (const auto& s : shapes) {
+      SCOPED_TRACE(fmt::format("{} m={} k={} n={}", type, s[0], s[1], s[2]));
+      ExpectMatchesInterpreter(Matmul(type, s[0], s[1], s[2]), {}, static_cast<uint64_t>(s[0] * 7 + s[2]));
+    }
+  }
+}
+
+TEST(CodegenDot, TransposedOperandsAndLayouts) {
+  for (const char* type : {"f32", "f64"}) {
+    for (int mask = 0; mask < 32; ++mask) {
+      bool lt = mask & 1, rt = mask & 2, lc = mask & 4, rc = mask & 8, oc = mask & 16;
+      SCOPED_TRACE(fmt::format("{} mask {}", type, mask));
+      ExpectMatchesInterpreter(Matmul(type, 37, 45, 29, lt, rt, lc, rc, oc), {}, static_cast<uint64_t>(mask));
+    }
+  }
+}
+
+TEST(CodegenDot, BatchedAndMatrixVector) {
+  for (const std::string& t : {"f32", "f64"}) {
+    SCOPED_TRACE(t);
+    ExpectMatchesInterpreter(WithType(R"(
+HloModule m
+ENTRY e {
+  a = $T[3,19,41] parameter(0)
+  b = $T[3,41,35] parameter(1)
+  c = $T[19,2,3,23] parameter(2)
+  d = $T[3,23,2,10]{1,3,0,2} parameter(3)
+  v = $T[41] parameter(4)
+  w = $T[19] parameter(5)
+  e = $T[19,41]{0,1} parameter(6)
+  bmm = $T[3,19,35] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  b2 = $T[2,3,19,10]{2,3,0,1} dot(c, d), lhs_batch_dims={1,2}, lhs_contracting_dims={3}, rhs_batch_dims={2,0}, rhs_contracting_dims={1}
+  b3 = $T[2,3,19,10]{1,0,3,2} dot(c, d), lhs_batch_dims={1,2}, lhs_contracting_dims={3}, rhs_batch_dims={2,0}, rhs_contracting_dims={1}
+  mv = $T[19] dot(e, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  vm = $T[41] dot(w, e), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  mv3 = $T[3,19] dot(a, v), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  vv = $T[] dot(v, v), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  outer = $T[19,41] dot(w, v), lhs_contracting_dims={}, rhs_contracting_dims={}
+  ROOT t = ($T[3,19,35], $T[2,3,19,10]{2,3,0,1}, $T[2,3,19,10]{1,0,3,2}, $T[19], $T[41], $T[3,19], $T[], $T[19,41]) tuple(bmm, b2, b3, mv, vm, mv3, vv, outer)
+})",
+                                      t));
+  }
+}
+
+TEST(CodegenDot, OtherTypesUseTheLoopNest) {
+  // bf16/f16 accumulate in f32 and round once; integers wrap; mixed operand types convert first.
+  for (const char* type : {"bf16", "f16", "s32", "s8", "u8", "s64"}) {
+    for (const auto& s : {std::array<int64_t, 3>{7, 33, 21}, std::array<int64_t, 3>{17, 300, 9}}) {
+      SCOPED_TRACE(fmt::format("{} m={} k={} n={}", type, s[0], s[1], s[2]));
+      ExpectMatchesInterpreter(Matmul(type, s[0], s[1], s[2], true, false, false, true, true));
+    }
+  }
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  a = bf16[40,50] parameter(0)
+  b = f32[50,33] parameter(1)
+  c = f32[2,3,4] parameter(2)
+  d = f32[4,3,5] parameter(3)
+  mixed = f32[40,33] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  two_k = f32[2,5] dot(c, d), lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}
+  ROOT t = (f32[40,33], f32[2,5]) tuple(mixed, two_k)
+})");
+}
+
+// Signed zeros, infinities and NaNs: the tiled kernel starts from +0 and adds each product in order, so -0 products
+// give +0, inf - inf gives NaN, and so on exactly as in the interpreter.
+TEST(CodegenDot, SpecialValuesKeepInterpreterRounding) {
+  const int64_t m = 11, k = 300, n = 35;
+  std::string text = Matmul("f32", m, k, n);
+  Literal a = interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {m, k}), 3);
+  Literal b = interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {k, n}), 4);
+  const float specials[] = {
+      -0.0f, 0.0f,  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 1e-40f,
+      3e38f, -3e38f};
+  for (int64_t i = 0; i < m * k; i += 5) a.Set<float>(i, specials[i % 7]);
+  for (int64_t i = 0; i < k * n; i += 7) b.Set<float>(i, specials[(i / 7) % 7]);
+  // Row 0 of A all -0: every product is -0 or +0 and the sum must be +0.
+  for (int64_t j = 0; j < k; ++j) a.Set<float>(j, -0.0f);
+  std::vector<Literal> args;
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  ExpectMatchesInterpreter(text, std::move(args));
+}
+
+// Large values that cancel: any reassociation or fused multiply-add would change the bits.
+TEST(CodegenDot, OrderSensitiveSums) {
+  const int64_t m = 16, k = 520, n = 64;
+  Literal a(Shape::Array(PrimitiveType::kF32, {m, k}));
+  Literal b(Shape::Array(PrimitiveType::kF32, {k, n}));
+  for (int64_t i = 0; i < m * k; ++i)
+    a.Set<float>(i, (i % 3 == 0 ? 1e8f : 1.0f) * (i % 2 ? -1.0f : 1.0f) + 0.1f * (i % 13));
+  for (int64_t i = 0; i < k * n; ++i) b.Set<float>(i, 1.0f + 1e-7f * static_cast<float>(i % 101));
+  std::vector<Literal> args;
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  ExpectMatchesInterpreter(Matmul("f32", m, k, n), std::move(args));
+}
+
+TEST(CodegenDot, DotInsideWhileAndConstants) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+cond {
+  p = (s32[], f32[40,40]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  p = (s32[], f32[40,40]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[40,40] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  y = f32[40,40] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (s32[], f32[40,40]) tuple(i1, y)
+}
+ENTRY e {
+  x = f32[40,40] parameter(0)
+  c = f32[2,3] constant({{1.5, -2, 0.25}, {3, 0.5, -1}})
+  cc = f32[2,2] dot(c, c), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  c3 = f32[3] constant({1.5, -2, 0.25})
+  cb = f32[40,3] broadcast(c3), dimensions={1}
+  zero = s32[] constant(0)
+  t = (s32[], f32[40,40]) tuple(zero, x)
+  w = (s32[], f32[40,40]) while(t), condition=cond, body=body
+  r = f32[40,40] get-tuple-element(w), index=1
+  d = f32[40,3] dot(r, cb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t2 = (f32[40,3], f32[2,2]) tuple(d, cc)
+})");
+}
+
+// The fast path is really taken for f32/f64 matmuls (and not for s32), and turning it off still matches.
+TEST(CodegenDot, TiledPathIsUsedAndCanBeTurnedOff) {
+  for (const char* type : {"f32", "f64", "s32"}) {
+    for (bool tiled : {true, false}) {
+      SCOPED_TRACE(fmt::format("{} tiled={}", type, tiled));
+      std::unique_ptr<Module> module = ParseAndVerify(Matmul(type, 20, 30, 40));
+      ASSERT_NE(module, nullptr);
+      JitOptions options;
+      options.keep_llvm_ir = true;
+      options.compile.tiled_dot = tiled;
+      absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+      ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+      bool has_kernel = (*exe)->llvm_ir().find("xlac.gemm.kernel") != std::string::npos;
+      EXPECT_EQ(has_kernel, tiled && std::string(type) != "s32");
+      std::vector<Literal> args;
+      args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[0], 5));
+      args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[1], 6));
+      absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
+      absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
+      ASSERT_TRUE(expected.ok() && actual.ok());
+      EXPECT_TRUE((*actual)[0] == (*expected)[0]) << DescribeDifference((*expected)[0], (*actual)[0]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace xlac::codegen::testing

@@ -1,0 +1,80 @@
+// Helpers for the codegen_*_test.cc files: compile HLO text with the JIT and compare bit for bit with the reference
+// interpreter on the same seeded random (or given) arguments.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "codegen/jit.h"
+#include "frontend/hlo/parser.h"
+#include "frontend/hlo/printer.h"
+#include "gtest/gtest.h"
+#include "passes/verifier.h"
+#include "runtime/interpreter/interpreter.h"
+
+namespace xlac::codegen::testing {
+
+inline std::unique_ptr<Module> ParseAndVerify(const std::string& text) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, "<test>");
+  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
+  if (!module.ok()) return nullptr;
+  DiagnosticEngine diags;
+  SourceFile file("<test>", text);
+  bool ok = VerifyModule(**module, diags);
+  EXPECT_TRUE(ok) << diags.Render(file) << "\n" << text;
+  if (!ok) return nullptr;
+  return *std::move(module);
+}
+
+// First differing element of two literals of the same shape, described for a failure message ("" if equal).
+inline std::string DescribeDifference(const Literal& expected, const Literal& actual) {
+  if (expected.is_tuple()) {
+    for (size_t i = 0; i < expected.tuple_elements().size(); ++i) {
+      std::string d = DescribeDifference(expected.tuple_elements()[i], actual.tuple_elements()[i]);
+      if (!d.empty()) return "tuple element " + std::to_string(i) + ": " + d;
+    }
+    return "";
+  }
+  int64_t w = ByteWidth(expected.shape().element_type);
+  for (int64_t i = 0; i < expected.element_count(); ++i) {
+    if (std::memcmp(expected.raw_data() + i * w, actual.raw_data() + i * w, static_cast<size_t>(w)) != 0) {
+      return "element " + std::to_string(i) + ": expected " + std::to_string(expected.GetAsDouble(i)) + ", got " +
+             std::to_string(actual.GetAsDouble(i));
+    }
+  }
+  return "";
+}
+
+// Compiles `text` with the JIT and checks it against the interpreter. Arguments default to MakeRandomLiteral.
+inline void ExpectMatchesInterpreter(const std::string& text, std::vector<Literal> args = {}, uint64_t seed = 7,
+                                     int opt_level = 2) {
+  std::unique_ptr<Module> module = ParseAndVerify(text);
+  if (!module) return;
+  const Computation* entry = module->entry_computation();
+  if (args.empty()) {
+    for (int64_t i = 0; i < entry->parameter_count(); ++i) {
+      args.push_back(interp::MakeRandomLiteral(entry->parameter(i)->shape(), seed + static_cast<uint64_t>(i)));
+    }
+  }
+  absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString() << "\n" << text;
+  JitOptions options;
+  options.compile.opt_level = opt_level;
+  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString() << "\n" << text;
+  absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
+  ASSERT_TRUE(actual.ok()) << actual.status().ToString() << "\n" << text;
+  ASSERT_EQ(actual->size(), expected->size());
+  for (size_t d = 0; d < actual->size(); ++d) {
+    EXPECT_TRUE((*actual)[d] == (*expected)[d]) << DescribeDifference((*expected)[d], (*actual)[d]) << "\n" << text;
+  }
+}
+
+// `text` with every "$T" replaced by `type`.
+inline std::string WithType(const std::string& text, const std::string& type) {
+  return absl::StrReplaceAll(text, {{"$T", type}});
+}
+
+}  // namespace xlac::codegen::testing

@@ -1,0 +1,67 @@
+#include "tools/lib/run_compare.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace xlac {
+namespace {
+
+constexpr std::string_view kCompareTarget = "check.expect_close";
+
+std::string IndexString(const std::vector<int64_t>& index) {
+  std::string out = "[";
+  for (size_t i = 0; i < index.size(); ++i) out += (i ? ", " : "") + std::to_string(index[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput>& got,
+                                                 const std::vector<LabeledOutput>& want,
+                                                 const CompareOptions& options) {
+  std::vector<harness::CheckResult> results;
+  const std::string config = fmt::format(R"({{"min_ulp_difference":0,"max_ulp_difference":{}}})", options.max_ulp);
+  harness::CheckOptions check_options{options.max_mismatches};
+  for (size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
+    harness::CheckResult r;
+    if (i >= got.size() || i >= want.size()) {
+      r.target = std::string(kCompareTarget);
+      r.instruction = i < want.size() ? want[i].label : got[i].label;
+      r.status = harness::CheckStatus::kFailed;
+      r.error = fmt::format("{} outputs, want {}", got.size(), want.size());
+      results.push_back(std::move(r));
+      continue;
+    }
+    const Literal& a = *got[i].value;
+    const Literal& b = *want[i].value;
+    if (!a.shape().IsArray() && !b.shape().IsArray() && a.shape().element_type == b.shape().element_type) {
+      r.target = std::string(kCompareTarget);  // tokens: nothing to compare
+    } else {
+      r = harness::EvaluateCheck(kCompareTarget, config, a, b, check_options);
+      if (IsIntegralType(a.shape().element_type) || IsPredType(a.shape().element_type)) {
+        r.tolerance = "exact";
+      }
+    }
+    r.instruction = want[i].label;
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+std::string FormatComparisonFailure(const harness::CheckResult& result, std::string_view file_name,
+                                    std::string_view reference) {
+  if (result.passed()) return "";
+  std::string out = fmt::format("{}: error: {} differs from the {}", file_name, result.instruction, reference);
+  if (!result.error.empty()) return out + ": " + result.error + "\n";
+  out += fmt::format(": {} of {} element{} differ{} ({})\n", result.mismatched, result.elements,
+                     result.elements == 1 ? "" : "s", result.mismatched == 1 ? "s" : "", result.tolerance);
+  for (const harness::CheckMismatch& m : result.mismatches) {
+    out += "  at " + IndexString(m.index);
+    if (m.component >= 0) out += m.component == 0 ? " (real)" : " (imag)";
+    out += ": got " + m.got + " want " + m.want + " \u2014 " + m.why + "\n";
+  }
+  return out;
+}
+
+}  // namespace xlac

@@ -1,0 +1,35 @@
+// Differential checking for xla-run --check-against: compares the outputs of one backend against another's
+// (the JIT against the reference interpreter) leaf by leaf, and formats mismatches like check.* failures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/harness/checks.h"
+#include "tools/lib/run_driver.h"
+
+namespace xlac {
+
+struct CompareOptions {
+  // Floating-point elements may differ by at most this many ULPs (harness::UlpDistance: NaN matches NaN and +0
+  // matches -0). Codegen aims for bit-exact agreement with the interpreter, hence the default of 0. Integers and
+  // pred always compare exactly.
+  uint64_t max_ulp = 0;
+  int max_mismatches = 5;  // mismatching elements listed per output
+};
+
+// One result per output of `want` (by position); a result has `instruction` set to the output's label. Outputs
+// whose count, shape or element type differ fail with `error` set. Non-array leaves (tokens) always pass.
+std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput>& got,
+                                                 const std::vector<LabeledOutput>& want, const CompareOptions& options);
+
+// The report of one failed comparison, in the style of harness::FormatCheckFailure:
+//   FILE: error: result_0 differs from the interpreter: 2 of 6 elements differ (max 0 ulp)
+//     at [1]: got 0.5 (0x3f000000) want 0.500001 (0x3f000008) — 8 ulp
+// `reference` names the backend compared against. Empty for passing results.
+std::string FormatComparisonFailure(const harness::CheckResult& result, std::string_view file_name,
+                                    std::string_view reference);
+
+}  // namespace xlac

@@ -1,0 +1,44 @@
+// The xlac compiler driver: parse HLO text or StableHLO, verify, prepare for codegen, and emit an object file,
+// assembly, LLVM IR, the prepared HLO or a C header describing the entry's buffer table. All behaviour lives here so
+// tests can run it in-process; tools/xlac/main.cc only forwards argv. Linked separately from xlac_tool_driver so
+// xla-opt does not link LLVM.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace xlac {
+
+enum class XlacEmit { kObject, kAssembly, kLlvmIr, kHlo, kHeader, kBufferAssignment };
+
+struct XlacOptions {
+  std::string input_filename = "-";
+  std::string output_filename;  // empty: <input stem>.o for objects, stdout otherwise
+  XlacEmit emit = XlacEmit::kObject;
+  int opt_level = 2;
+  std::string target_cpu = "host";
+  int64_t num_partitions = 0;  // 0: as the module says
+  bool help = false;
+};
+
+// LLVM-tool conventions: -flag or --flag, -O0..-O3, --emit=obj|asm|llvm|hlo|header|buffers, -o FILE,
+// --target-cpu=NAME.
+absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args);
+
+// Compiles `input` (named `input_name` in diagnostics); returns the output bytes, or nullopt-equivalent failure
+// after writing diagnostics to `err`. Exit code semantics: 0 success, 1 user error.
+int RunXlac(const XlacOptions& options, std::string_view input_name, std::string_view input, std::string& output,
+            std::ostream& err);
+
+// The whole tool: argument parsing, --help, input reading ("-" = `in`), and output writing (only on success;
+// "-" = `out`).
+int XlacMain(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err);
+int XlacMain(int argc, char** argv);
+
+}  // namespace xlac
