@@ -184,6 +184,7 @@ bool Parser::ParseType(Type* out) {
     } else {
       while (p < text.size()) {
         skip_spaces();
+        if (p >= text.size()) break;  // `tensor<2x` at the end of the input: the element type is missing
         size_t dim_start = p;
         int64_t dim;
         if (text[p] == '?') {

@@ -957,6 +957,9 @@ TEST(StableHloDiagnosticsTest, SyntaxErrorsPointAtTheToken) {
   EXPECT_NE(err.find("redefinition of SSA value '%a'"), std::string::npos) << err;
   err = ErrorOf("func.func @main(%a: tensor<f32>) -> tensor<2xf32> {\n  return %a : tensor<f32>\n}\n");
   EXPECT_NE(err.find("but the signature declares tensor<2xf32>"), std::string::npos) << err;
+  // A dimension list cut off by the end of the input (found by stablehlo_parser_fuzzer: read past the end).
+  err = ErrorOf("func.func @main() {\n  %0 = stablehlo.constant dense<1.0> : tensor<?x4x3x\n");
+  EXPECT_NE(err.find("test.mlir:3:1: error: expected a type, but found end of input"), std::string::npos) << err;
 }
 
 TEST(StableHloDiagnosticsTest, DeepNestingIsBounded) {
