@@ -1,8 +1,6 @@
 #include "codegen/pipeline.h"
 
 #include "codegen/optimize.h"
-#include "frontend/hlo/parser.h"
-#include "frontend/hlo/printer.h"
 #include "ir/status_macros.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -11,20 +9,9 @@
 
 namespace xlac::codegen {
 
-absl::StatusOr<std::unique_ptr<Module>> CloneModule(const Module& module) {
-  std::string text = PrintModule(module);
-  absl::StatusOr<std::unique_ptr<Module>> clone = ParseHloModule(text, module.source_name());
-  if (!clone.ok()) {
-    return absl::InternalError("module does not survive a print/parse round trip: " +
-                               std::string(clone.status().message()));
-  }
-  (*clone)->set_source_name(module.source_name());
-  return clone;
-}
-
 absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const CompileOptions& options) {
   PreparedModule prepared;
-  XLAC_ASSIGN_OR_RETURN(prepared.module, CloneModule(module));
+  prepared.module = module.Clone();
   XLAC_RETURN_IF_ERROR(PrepareForCodegen(*prepared.module));
   XLAC_ASSIGN_OR_RETURN(prepared.assignment, AssignBuffers(*prepared.module, options.buffers));
   return prepared;

@@ -33,8 +33,6 @@ struct PreparedModule {
   BufferAssignment assignment;
 };
 
-// Deep copy through the printer and parser (the IR has no module clone); keeps layouts and names.
-absl::StatusOr<std::unique_ptr<Module>> CloneModule(const Module& module);
 // Clone + PrepareForCodegen + AssignBuffers. `module` must verify.
 absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const CompileOptions& options);
 

@@ -101,6 +101,37 @@ Computation* Module::FindComputation(std::string_view name) const {
   return nullptr;
 }
 
+std::unique_ptr<Module> Module::Clone() const {
+  auto clone = std::make_unique<Module>(name_);
+  clone->config_ = config_;
+  clone->source_name_ = source_name_;
+  absl::flat_hash_map<const Computation*, Computation*> map;
+  for (const auto& comp : computations_) {
+    Computation* copy = clone->AddComputation(comp->Clone(comp->name()));
+    copy->set_unique_id(comp->unique_id());
+    map[comp.get()] = copy;
+  }
+  for (size_t c = 0; c < computations_.size(); ++c) {
+    const auto& originals = computations_[c]->instructions();
+    const auto& copies = clone->computations_[c]->instructions();
+    for (size_t i = 0; i < originals.size(); ++i) {
+      Instruction* copy = copies[i].get();
+      copy->set_unique_id(originals[i]->unique_id());
+      std::vector<Computation*> callees = copy->called_computations();
+      for (Computation*& callee : callees) {
+        auto it = map.find(callee);
+        if (it != map.end()) callee = it->second;
+      }
+      copy->set_called_computations(std::move(callees));
+    }
+  }
+  if (entry_ != nullptr) clone->entry_ = map.at(entry_);
+  clone->next_unique_id_ = next_unique_id_;
+  clone->instruction_names_ = instruction_names_;
+  clone->next_name_suffix_ = next_name_suffix_;
+  return clone;
+}
+
 namespace {
 
 std::string Uniquify(std::string_view prefix, const absl::flat_hash_set<std::string>& used,

@@ -97,6 +97,9 @@ class Module {
   // Removes a computation nothing calls.
   absl::Status RemoveComputation(Computation* comp);
   Computation* FindComputation(std::string_view name) const;
+  // Deep copy: computations in the same order, calls remapped to the copies, and the same names, unique ids and
+  // config, so the copy prints exactly like the original and later fresh ids/names continue the same sequence.
+  std::unique_ptr<Module> Clone() const;
 
   Computation* entry_computation() const { return entry_; }
   void set_entry_computation(Computation* comp) { entry_ = comp; }

@@ -220,7 +220,8 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
 // Printing must not depend on how the text was written: the print of a parsed module parses again (the printer
 // only writes what the parser reads) and prints identically (computation and instruction order, async syntax
 // sugar and every attribute are canonical). Long form only: the short form leaves control-predecessors out, which
-// changes the instruction order of the re-parse. Every HLO text file that parses is checked, `error` ones too.
+// changes the instruction order of the re-parse. Every HLO text file that parses is checked, `error` ones too, and
+// so is a Module::Clone of it.
 TEST(HloParserCorpus, PrintingAParsedModuleIsAFixedPoint) {
   const std::filesystem::path root = CorpusRoot();
   const std::vector<std::vector<std::string>> rows = ManifestRows(root);
@@ -238,6 +239,9 @@ TEST(HloParserCorpus, PrintingAParsedModuleIsAFixedPoint) {
     }
     const std::string second = PrintModule(**reparsed);
     EXPECT_EQ(first, second) << cols[0] << ": printing the re-parse differs at " << FirstDifference(first, second);
+    // Module::Clone (what codegen compiles) must be indistinguishable from the original in print.
+    const std::string cloned = PrintModule(*(*module)->Clone());
+    EXPECT_EQ(first, cloned) << cols[0] << ": printing the clone differs at " << FirstDifference(first, cloned);
     ++checked;
   }
   std::cout << "corpus: " << checked << " printed modules re-parsed and re-printed identically\n";
