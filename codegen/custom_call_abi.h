@@ -1,5 +1,5 @@
-// How compiled code identifies custom-call sites to a host handler (see codegen/ir_emitter_custom_call.cc for the
-// full calling convention of xlac_rt_custom_call).
+// How compiled code identifies custom-call and infeed sites to a host handler (see codegen/ir_emitter_custom_call.cc
+// for the full calling convention of xlac_rt_custom_call).
 #pragma once
 
 #include <cstdint>
@@ -10,5 +10,9 @@ namespace xlac::codegen {
 // The exported symbol whose address is the `target` string compiled code passes for the custom-call with
 // `unique_id` in the module compiled with entry function `entry_name`.
 std::string CustomCallSiteSymbol(const std::string& entry_name, int64_t unique_id);
+
+// Likewise for the `site` string compiled code passes to xlac_rt_infeed for the infeed with `unique_id` (see
+// codegen/ir_emitter_infeed.cc); the string is the infeed's name.
+std::string InfeedSiteSymbol(const std::string& entry_name, int64_t unique_id);
 
 }  // namespace xlac::codegen

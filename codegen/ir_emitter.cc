@@ -47,6 +47,8 @@ IrEmitter::IrEmitter(const Module& module, const BufferAssignment& assignment, l
       b_(llvm_module.getContext()) {}
 
 bool IrEmitter::HasComputeType(PrimitiveType type) {
+  if (IsComplexType(type)) return true;
+  if (IsNarrowType(type)) return true;
   switch (type) {
     case PrimitiveType::kPred:
     case PrimitiveType::kS8:
@@ -68,6 +70,8 @@ bool IrEmitter::HasComputeType(PrimitiveType type) {
 }
 
 llvm::Type* IrEmitter::ComputeType(PrimitiveType type) {
+  if (IsComplexType(type)) return ComplexComputeType(type);
+  if (IsNarrowFloat(type)) return b_.getFloatTy();
   switch (type) {
     case PrimitiveType::kPred:
       return b_.getInt1Ty();
@@ -144,6 +148,8 @@ llvm::Value* IrEmitter::BF16BitsFromFloat(llvm::Value* f) {
 llvm::Value* IrEmitter::LoadCompute(const IrArray& array, const Index& index) {
   PrimitiveType t = array.shape.element_type;
   llvm::Value* raw = LoadRaw(array, index);
+  if (IsNarrowType(t)) return NarrowLoad(t, raw);
+  if (IsComplexType(t)) return b_.CreateBitCast(raw, ComplexComputeType(t));
   switch (t) {
     case PrimitiveType::kPred:
       return b_.CreateICmpNE(raw, b_.getInt8(0));
@@ -163,6 +169,8 @@ llvm::Value* IrEmitter::LoadCompute(const IrArray& array, const Index& index) {
 void IrEmitter::StoreCompute(const IrArray& array, const Index& index, llvm::Value* value) {
   PrimitiveType t = array.shape.element_type;
   llvm::Value* raw = value;
+  if (IsNarrowType(t)) raw = NarrowStore(t, value);
+  if (IsComplexType(t)) raw = b_.CreateBitCast(value, MoveType(t));
   switch (t) {
     case PrimitiveType::kPred:
       raw = b_.CreateZExt(value, b_.getInt8Ty());
@@ -184,12 +192,15 @@ void IrEmitter::StoreCompute(const IrArray& array, const Index& index, llvm::Val
 }
 
 llvm::Value* IrEmitter::RoundToType(llvm::Value* value, PrimitiveType type) {
+  if (IsNarrowFloat(type)) return NarrowRound(type, value);
   if (type == PrimitiveType::kBF16) return FloatFromBF16Bits(BF16BitsFromFloat(value));
   if (type == PrimitiveType::kF16) return b_.CreateFPExt(b_.CreateFPTrunc(value, b_.getHalfTy()), b_.getFloatTy());
   return value;
 }
 
 llvm::Value* IrEmitter::ConstantCompute(PrimitiveType type, const Literal& literal, int64_t i) {
+  if (IsNarrowType(type)) return NarrowConstant(type, literal, i);
+  if (IsComplexType(type)) return ComplexConstant(type, literal, i);
   switch (type) {
     case PrimitiveType::kPred:
       return b_.getInt1(literal.Get<uint8_t>(i) != 0);
@@ -488,6 +499,13 @@ absl::Status IrEmitter::EmitInstruction(const Instruction& inst) {
       return EmitSort(inst);
     case Opcode::kMap:
       return EmitMap(inst);
+    case Opcode::kRngBitGenerator:
+      return EmitRngBitGenerator(inst);
+    case Opcode::kTopK:
+      return EmitTopK(inst);
+    case Opcode::kRng:
+    case Opcode::kRngGetAndUpdateState:
+      return EmitRng(inst);
     case Opcode::kReplicaId:
     case Opcode::kPartitionId: {
       // int64_t xlac_rt_replica_id(XlacRtDevice*) / xlac_rt_partition_id (runtime/cpu/xlac_runtime.h).
@@ -512,7 +530,11 @@ absl::Status IrEmitter::EmitInstruction(const Instruction& inst) {
     return EmitElementwise(inst);
   }
   if (op == Opcode::kCustomCall) return EmitCustomCall(inst);
+  if (op == Opcode::kInfeed) return EmitInfeed(inst);
+  if (IsLibraryCall(op)) return EmitLibraryCall(inst);
   if (IsCollective(op)) return EmitCollective(inst);
+  if (IsP2P(op)) return EmitP2P(inst);
+  if (IsMiscOp(op)) return EmitMiscOp(inst);
   return Unimplemented(inst, "no lowering for this opcode yet");
 }
 

@@ -77,7 +77,7 @@ absl::Status IrEmitter::EmitConvolution(const Instruction& inst) {
   for (size_t s = 0; s < spatial; ++s) vdims.push_back(window.dimensions[s].size);
   vdims.push_back(in_group);
 
-  bool narrow = type == PrimitiveType::kF16 || type == PrimitiveType::kBF16;
+  bool narrow = RoundsOnStore(type);
   std::vector<int64_t> out_order = MajorToMinor(out.shape);
   std::vector<int64_t> order;
   int64_t inner = -1;  // output dimension of the innermost loop (accumulating path only)
@@ -128,6 +128,7 @@ absl::Status IrEmitter::EmitConvolution(const Instruction& inst) {
   };
   auto accumulate = [&](llvm::Value* acc, llvm::Value* a, llvm::Value* c) -> llvm::Value* {
     if (type == PrimitiveType::kPred) return b_.CreateOr(acc, b_.CreateAnd(a, c));
+    if (IsComplexType(type)) return EmitComplexMultiplyAdd(type, acc, a, c);
     if (ct->isFloatingPointTy()) return b_.CreateFAdd(acc, b_.CreateFMul(a, c));
     return b_.CreateAdd(acc, b_.CreateMul(a, c));
   };

@@ -64,6 +64,9 @@ absl::Status IrEmitter::EmitDataMovement(const Instruction& inst) {
       // The interpreter converts the int64 position like an s64 value.
       if (t == PrimitiveType::kPred) {
         v = b_.CreateICmpNE(v, I64(0));
+      } else if (IsComplexType(t)) {
+        llvm::Type* part = ct->getScalarType();
+        v = MakeComplex(b_.CreateSIToFP(v, part), llvm::ConstantFP::get(part, 0.0));
       } else if (ct->isFloatingPointTy()) {
         v = b_.CreateSIToFP(v, ct);
       } else {
@@ -79,6 +82,10 @@ absl::Status IrEmitter::EmitDataMovement(const Instruction& inst) {
     case Opcode::kCopy:
     case Opcode::kReshape:
     case Opcode::kBitcastConvert: {
+      if (op == Opcode::kBitcastConvert && BitWidth(in_shape.element_type) == BitWidth(out_shape.element_type) &&
+          BitWidth(out_shape.element_type) < 8) {
+        return EmitSubByteBitcastConvert(inst);
+      }
       if (op == Opcode::kBitcastConvert && BitWidth(in_shape.element_type) != BitWidth(out_shape.element_type)) {
         if (ByteWidth(in_shape.element_type) * 8 != BitWidth(in_shape.element_type) ||
             ByteWidth(out_shape.element_type) * 8 != BitWidth(out_shape.element_type) || !HasDefaultLayout(in_shape) ||

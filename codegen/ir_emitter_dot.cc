@@ -79,6 +79,7 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
   bool is_float = ct->isFloatingPointTy();
   auto accumulate = [&](llvm::Value* acc, llvm::Value* a, llvm::Value* c) -> llvm::Value* {
     if (type == PrimitiveType::kPred) return b_.CreateOr(acc, b_.CreateAnd(a, c));
+    if (IsComplexType(type)) return EmitComplexMultiplyAdd(type, acc, a, c);
     if (is_float) return b_.CreateFAdd(acc, b_.CreateFMul(a, c));
     return b_.CreateAdd(acc, b_.CreateMul(a, c));
   };
@@ -138,7 +139,7 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
     }
   }
   llvm::Value* zero = llvm::Constant::getNullValue(ct);
-  if (type != PrimitiveType::kF16 && type != PrimitiveType::kBF16) {
+  if (!RoundsOnStore(type)) {
     ShapeLoop(out.shape, [&](const Index& index) { StoreCompute(out, index, zero); });
     // Loop order: batch, lhs free, contracting, rhs free (innermost over contiguous output when row-major).
     std::vector<int64_t> order;

@@ -11,7 +11,8 @@ namespace xlac::codegen::internal {
 namespace {
 
 bool IsFloatType(PrimitiveType t) {
-  return t == PrimitiveType::kF16 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF32 || t == PrimitiveType::kF64;
+  return t == PrimitiveType::kF16 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF32 ||
+         t == PrimitiveType::kF64 || IrEmitter::IsNarrowFloat(t);
 }
 
 // libm entry point the interpreter reaches through std::<fn>(float|double).
@@ -114,6 +115,7 @@ absl::StatusOr<llvm::Value*> IrEmitter::EmitConvert(const Instruction& inst, llv
                                                     PrimitiveType to) {
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, from));
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, to));
+  if (IsComplexType(from) || IsComplexType(to)) return EmitComplexConvert(inst, v, from, to);
   llvm::Type* dst = ComputeType(to);
   bool from_float = IsFloatType(from), to_float = IsFloatType(to);
   if (to == PrimitiveType::kPred) {
@@ -163,6 +165,7 @@ absl::StatusOr<llvm::Value*> IrEmitter::EmitConvert(const Instruction& inst, llv
     return b_.CreateSelect(b_.CreateFCmpUNO(d, d), llvm::ConstantInt::get(dst, 0), result);
   }
   // float -> float.
+  if (from == PrimitiveType::kF64 && IsNarrowFloat(to)) return NarrowRound(to, v);  // rounds once from f64
   if (v->getType() == dst) return v;  // same compute type; the store rounds to the element type
   if (dst->isDoubleTy()) return b_.CreateFPExt(v, dst);
   // f64 -> f32/bf16 goes through f32; f64 -> f16 rounds once.
@@ -176,7 +179,9 @@ absl::StatusOr<llvm::Value*> IrEmitter::EmitScalarOp(const Instruction& inst, Pr
   PrimitiveType out_type = inst.shape().IsArray() ? inst.shape().element_type : type;
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, type));
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, out_type));
+  if (IsComplexType(type) || IsComplexType(out_type)) return EmitComplexScalarOp(inst, type, ops);
   if (op == Opcode::kConvert) return EmitConvert(inst, ops[0], type, out_type);
+  if (op == Opcode::kReducePrecision) return EmitReducePrecision(inst, ops[0]);
   if (op == Opcode::kCompare) return EmitCompare(inst, type, ops[0], ops[1]);
   if (op == Opcode::kSelect) return b_.CreateSelect(ops[0], ops[1], ops[2]);
   llvm::Value* a = ops[0];
@@ -386,7 +391,6 @@ absl::StatusOr<llvm::Value*> IrEmitter::EmitScalarOp(const Instruction& inst, Pr
 absl::Status IrEmitter::EmitElementwise(const Instruction& inst) {
   const Shape& out = inst.shape();
   if (!out.IsArray()) return Unimplemented(inst, "non-array result");
-  if (inst.opcode() == Opcode::kReducePrecision) return Unimplemented(inst, "reduce-precision");
   // The operand whose element type the op computes in (select/clamp: the value operands).
   int64_t typed = inst.opcode() == Opcode::kSelect || inst.opcode() == Opcode::kClamp ? 1 : 0;
   PrimitiveType type = inst.operand(typed)->shape().element_type;

@@ -87,6 +87,22 @@ class IrEmitter {
   llvm::Value* ConstantCompute(PrimitiveType type, const Literal& literal, int64_t linear_index);
   llvm::Value* I64(int64_t v) { return b_.getInt64(v); }
 
+  // ---- sub-byte integers, f8/f6/f4 floats, reduce-precision (ir_emitter_narrow.cc) ----
+  // Sub-byte integers compute at their width (stored sign-extended / masked in a byte); narrow floats compute in f32.
+  static bool IsNarrowType(PrimitiveType type);   // s2, s4, u2, u4 and the <= 8-bit float types
+  static bool IsNarrowFloat(PrimitiveType type);  // the <= 8-bit float types
+  // Types computed in f32 and rounded when stored (f16, bf16, narrow floats): dot/conv accumulate, then round once.
+  static bool RoundsOnStore(PrimitiveType type);
+  llvm::Value* NarrowLoad(PrimitiveType type, llvm::Value* raw);     // storage byte -> compute value
+  llvm::Value* NarrowStore(PrimitiveType type, llvm::Value* value);  // compute value -> storage byte
+  llvm::Value* NarrowDecode(PrimitiveType type, llvm::Value* raw);   // i8 bits -> float
+  // f32 or f64 -> i8 bits, rounded to nearest even once (the interpreter's DoubleToFloatBits).
+  llvm::Value* NarrowEncode(PrimitiveType type, llvm::Value* value);
+  llvm::Value* NarrowRound(PrimitiveType type, llvm::Value* value);  // f32/f64 -> float holding a `type` value
+  llvm::Value* NarrowConstant(PrimitiveType type, const Literal& literal, int64_t linear_index);
+  absl::StatusOr<llvm::Value*> EmitReducePrecision(const Instruction& inst, llvm::Value* value);
+  absl::Status EmitSubByteBitcastConvert(const Instruction& inst);
+
   // ---- loops (ir_emitter.cc) ----
   // for (iv = start; iv < end; ++iv) body(iv); nothing when the range is empty.
   void ForLoop(int64_t start, int64_t end, const std::function<void(llvm::Value*)>& body);
@@ -109,23 +125,52 @@ class IrEmitter {
                                                                   absl::Span<llvm::Value* const> args);
   llvm::Value* CallLibm(const char* name, llvm::Type* type, absl::Span<llvm::Value* const> args);
 
+  // ---- complex element types (ir_emitter_complex.cc): compute values are <2 x float|double> {real, imag} ----
+  llvm::Type* ComplexComputeType(PrimitiveType type);
+  llvm::Value* ComplexConstant(PrimitiveType type, const Literal& literal, int64_t linear_index);
+  llvm::Value* MakeComplex(llvm::Value* re, llvm::Value* im);
+  // xlac_rt_<c64|c128>_<kernel> (runtime/cpu/xlac_runtime_complex.h) on compute values.
+  llvm::Value* CallComplexKernel(const char* kernel, PrimitiveType type, absl::Span<llvm::Value* const> args);
+  // acc + a * c, as the interpreter's dot and convolution accumulate complex products.
+  llvm::Value* EmitComplexMultiplyAdd(PrimitiveType type, llvm::Value* acc, llvm::Value* a, llvm::Value* c);
+  // EmitScalarOp / EmitConvert when the operand or result type is complex.
+  absl::StatusOr<llvm::Value*> EmitComplexScalarOp(const Instruction& inst, PrimitiveType type,
+                                                   absl::Span<llvm::Value* const> operands);
+  absl::StatusOr<llvm::Value*> EmitComplexConvert(const Instruction& inst, llvm::Value* v, PrimitiveType from,
+                                                  PrimitiveType to);
+
   // ---- op families ----
-  absl::Status EmitElementwise(const Instruction& inst);   // ir_emitter_elementwise.cc
-  absl::Status EmitDataMovement(const Instruction& inst);  // ir_emitter_data_movement.cc
-  absl::Status EmitReduce(const Instruction& inst);        // ir_emitter_reduce.cc
-  absl::Status EmitDot(const Instruction& inst);           // ir_emitter_dot.cc
+  absl::Status EmitElementwise(const Instruction& inst);       // ir_emitter_elementwise.cc
+  absl::Status EmitDataMovement(const Instruction& inst);      // ir_emitter_data_movement.cc
+  absl::Status EmitReduce(const Instruction& inst);            // ir_emitter_reduce.cc
+  absl::Status EmitDot(const Instruction& inst);               // ir_emitter_dot.cc
   absl::Status EmitConvolution(const Instruction& inst);       // ir_emitter_convolution.cc
   absl::Status EmitReduceWindow(const Instruction& inst);      // ir_emitter_window.cc
   absl::Status EmitSelectAndScatter(const Instruction& inst);  // ir_emitter_window.cc
-  absl::Status EmitGather(const Instruction& inst);   // ir_emitter_gather_scatter.cc
-  absl::Status EmitScatter(const Instruction& inst);  // ir_emitter_gather_scatter.cc
-  absl::Status EmitMap(const Instruction& inst);      // ir_emitter_gather_scatter.cc
-  absl::Status EmitSort(const Instruction& inst);     // ir_emitter_sort.cc
+  absl::Status EmitGather(const Instruction& inst);            // ir_emitter_gather_scatter.cc
+  absl::Status EmitScatter(const Instruction& inst);           // ir_emitter_gather_scatter.cc
+  absl::Status EmitMap(const Instruction& inst);               // ir_emitter_gather_scatter.cc
+  absl::Status EmitSort(const Instruction& inst);              // ir_emitter_sort.cc
+  absl::Status EmitRngBitGenerator(const Instruction& inst);   // ir_emitter_rng.cc
+  absl::Status EmitTopK(const Instruction& inst);              // ir_emitter_rng.cc
+  absl::Status EmitRng(const Instruction& inst);               // ir_emitter_rng.cc (also rng-get-and-update-state)
+  llvm::Value* RngCounterSlot();                               // ir_emitter_rng.cc
+  absl::Status EmitMiscOp(const Instruction& inst);            // ir_emitter_misc.cc
+  static bool IsMiscOp(Opcode op);                             // ir_emitter_misc.cc
+  absl::Status EmitBatchNorm(const Instruction& inst);         // ir_emitter_misc.cc
+  absl::Status EmitRaggedDot(const Instruction& inst);         // ir_emitter_misc.cc
   static bool IsDataMovement(Opcode op);
   // ---- collectives and custom-calls through the runtime (ir_emitter_collectives.cc, ir_emitter_custom_call.cc) ----
   absl::Status EmitCollective(const Instruction& inst);
   absl::Status EmitCustomCall(const Instruction& inst);
+  absl::Status EmitInfeed(const Instruction& inst);  // ir_emitter_infeed.cc
   static bool IsCollective(Opcode op);
+  absl::Status EmitP2P(const Instruction& inst);  // ir_emitter_p2p.cc: send/recv (+ -done), outfeed
+  static bool IsP2P(Opcode op);
+  // fft, cholesky and triangular-solve through the runtime library kernels shared with the interpreter
+  // (ir_emitter_library.cc).
+  absl::Status EmitLibraryCall(const Instruction& inst);
+  static bool IsLibraryCall(Opcode op);
   // XlacRtCombineFn applying `inst`'s reducer elementwise to `type` values (one per reducer and type).
   absl::StatusOr<llvm::Function*> CombineFunction(const Instruction& inst, PrimitiveType type);
   llvm::Value* ConstantI64Array(const std::vector<int64_t>& values, const std::string& name);

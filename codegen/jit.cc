@@ -5,6 +5,7 @@
 #include <map>
 
 #include "codegen/custom_call_abi.h"
+#include "codegen/parallel_programs.h"
 #include "fmt/format.h"
 #include "ir/status_macros.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -19,6 +20,10 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "runtime/cpu/xlac_runtime.h"
+#include "runtime/cpu/xlac_runtime_complex.h"
+#include "runtime/cpu/xlac_runtime_kernels.h"
+#include "runtime/cpu/xlac_runtime_p2p.h"
+#include "runtime/cpu/xlac_runtime_rng.h"
 
 namespace xlac::codegen {
 namespace {
@@ -95,21 +100,22 @@ Literal ReadValue(const Shape& shape, void* const* leaves, size_t& next) {
 }
 
 // Writes the array leaves of `value` into `leaves` (depth first), checking them against `shape`.
-absl::Status WriteValue(const Shape& shape, const Literal& value, void* const* leaves, size_t& next) {
+absl::Status WriteValue(const Shape& shape, const Literal& value, void* const* leaves, size_t& next,
+                        const char* handler = "custom-call") {
   if (shape.IsTuple()) {
     if (!value.is_tuple() || value.tuple_elements().size() != shape.tuple_shapes.size()) {
-      return absl::InvalidArgumentError(fmt::format("custom-call handler returned {}, expected {}",
+      return absl::InvalidArgumentError(fmt::format("{} handler returned {}, expected {}", handler,
                                                     ShapeToString(value.shape()), ShapeToString(shape)));
     }
     for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
-      XLAC_RETURN_IF_ERROR(WriteValue(shape.tuple_shapes[i], value.tuple_elements()[i], leaves, next));
+      XLAC_RETURN_IF_ERROR(WriteValue(shape.tuple_shapes[i], value.tuple_elements()[i], leaves, next, handler));
     }
     return absl::OkStatus();
   }
   if (!shape.IsArray()) return absl::OkStatus();
   if (value.is_tuple() || value.shape().element_type != shape.element_type ||
       value.shape().dimensions != shape.dimensions || value.is_unknown()) {
-    return absl::InvalidArgumentError(fmt::format("custom-call handler returned {}, expected {}",
+    return absl::InvalidArgumentError(fmt::format("{} handler returned {}, expected {}", handler,
                                                   ShapeToString(value.shape()), ShapeToString(shape)));
   }
   CopyArray(shape, value.raw_data(), static_cast<uint8_t*>(leaves[next++]), /*to_physical=*/true);
@@ -122,6 +128,24 @@ struct CustomCalls {
   CustomCallHandler handler;
   std::map<const void*, const Instruction*> sites;
 };
+
+// What the runtime's infeed hook needs. Sites (by the address of the site string, codegen/custom_call_abi.h) map to
+// the prepared infeed (whose data layout the buffers have) and its original; executions are counted per original
+// and device, like the interpreter counts them.
+struct Infeeds {
+  struct Site {
+    const Instruction* prepared;
+    size_t origin;  // index into `origins`
+  };
+  InfeedHandler handler;
+  std::unique_ptr<Module> module;  // the module given to Compile, its infeeds tagged with kInfeedOriginAttr
+  std::vector<const Instruction*> origins;
+  std::map<const void*, Site> sites;
+  std::vector<std::vector<uint64_t>> counts;  // [device][origin]; each device thread touches only its own row
+};
+
+// Names an infeed's original in the prepared module: inlining copies instructions under new names.
+constexpr char kInfeedOriginAttr[] = "_xlac_infeed_origin";
 
 struct AlignedFree {
   void operator()(void* p) const { xlac_rt_free(p); }
@@ -140,9 +164,19 @@ struct JitExecutable::Impl {
   int64_t timeout_ms = 30000;
   std::string llvm_ir;
   CustomCalls custom_calls;
+  Infeeds infeeds;
 };
 
 namespace {
+
+// Records a handler's error for `inst` on the device (keeping Unimplemented and InvalidArgument apart); returns 1.
+int Fail(XlacRtDevice* dev, const Instruction& inst, const absl::Status& status) {
+  int code = status.code() == absl::StatusCode::kUnimplemented     ? XLAC_RT_ERROR_UNIMPLEMENTED
+             : status.code() == absl::StatusCode::kInvalidArgument ? XLAC_RT_ERROR_INVALID_ARGUMENT
+                                                                   : XLAC_RT_ERROR_EXECUTION;
+  xlac_rt_set_error_code(dev, code, fmt::format("{}: {}", inst.name(), std::string(status.message())).c_str());
+  return 1;
+}
 
 // XlacRtCustomCallFn: converts the raw buffers to literals, calls the handler and writes its result back.
 int RunCustomCall(void* user, const char* target, const char* /*backend_config*/, void* const* operands, void* result,
@@ -168,11 +202,28 @@ int RunCustomCall(void* user, const char* target, const char* /*backend_config*/
     status = WriteValue(inst.shape(), *value, leaves, next);
   }
   if (status.ok()) return 0;
-  int code = status.code() == absl::StatusCode::kUnimplemented     ? XLAC_RT_ERROR_UNIMPLEMENTED
-             : status.code() == absl::StatusCode::kInvalidArgument ? XLAC_RT_ERROR_INVALID_ARGUMENT
-                                                                   : XLAC_RT_ERROR_EXECUTION;
-  xlac_rt_set_error_code(dev, code, fmt::format("{}: {}", inst.name(), std::string(status.message())).c_str());
-  return 1;
+  return Fail(dev, inst, status);
+}
+
+// XlacRtInfeedFn: asks the handler for the data of this execution and writes it to the infeed's buffers.
+int RunInfeed(void* user, const char* site, void* const* leaves, XlacRtDevice* dev) {
+  auto* infeeds = static_cast<Infeeds*>(user);
+  auto it = infeeds->sites.find(site);
+  if (it == infeeds->sites.end()) {
+    xlac_rt_set_error(dev, fmt::format("unknown infeed '{}'", site).c_str());
+    return 1;
+  }
+  const Infeeds::Site& s = it->second;
+  int64_t device = xlac_rt_device_id(dev);
+  uint64_t occurrence = infeeds->counts[static_cast<size_t>(device)][s.origin]++;
+  absl::StatusOr<Literal> value = infeeds->handler(*infeeds->origins[s.origin], device, occurrence);
+  absl::Status status = value.status();
+  if (status.ok()) {
+    size_t next = 0;
+    status = WriteValue(s.prepared->shape().tuple_shapes.at(0), *value, leaves, next, "infeed");
+  }
+  if (status.ok()) return 0;
+  return Fail(dev, *infeeds->origins[s.origin], status);
 }
 
 // Source locations of the original module's custom-calls by name: the prepared clone went through the printer, so
@@ -196,6 +247,62 @@ void RestoreCustomCallLocations(const Module& original, Module& prepared) {
   }
 }
 
+// A copy of `module` whose infeeds carry their own name in kInfeedOriginAttr (which inlined copies keep), or null
+// when it has none. Fails when there are infeeds but no handler: they could only fail when they run.
+absl::StatusOr<std::unique_ptr<Module>> TagInfeeds(const Module& module, bool have_handler) {
+  std::unique_ptr<Module> tagged;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kInfeed) continue;
+      if (!have_handler) {
+        return absl::UnimplementedError(fmt::format(
+            "codegen does not support infeed ({}): compiled code needs an infeed handler to supply its data",
+            inst->name()));
+      }
+      if (tagged == nullptr) tagged = module.Clone();
+    }
+  }
+  if (tagged == nullptr) return tagged;
+  for (const auto& comp : tagged->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kInfeed)
+        inst->mutable_frontend_attributes()->emplace_back(kInfeedOriginAttr, inst->name());
+    }
+  }
+  return tagged;
+}
+
+// Maps the infeed call sites of the compiled module to their originals.
+absl::Status BindInfeedSites(llvm::orc::LLJIT& jit, const Module& prepared, const std::string& entry_name,
+                             Infeeds& infeeds) {
+  std::map<std::string, size_t> origin_index;
+  for (const auto& comp : infeeds.module->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kInfeed) continue;
+      origin_index[inst->name()] = infeeds.origins.size();
+      infeeds.origins.push_back(inst.get());
+    }
+  }
+  for (const auto& comp : prepared.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kInfeed) continue;
+      auto origin = origin_index.end();
+      for (const auto& [key, value] : inst->frontend_attributes()) {
+        if (key == kInfeedOriginAttr) origin = origin_index.find(value);
+      }
+      if (origin == origin_index.end())
+        return absl::InternalError(fmt::format("infeed {} lost its origin", inst->name()));
+      llvm::Expected<llvm::orc::ExecutorAddr> site = jit.lookup(InfeedSiteSymbol(entry_name, inst->unique_id()));
+      if (!site) {
+        llvm::consumeError(site.takeError());  // not emitted (dead code)
+        continue;
+      }
+      infeeds.sites[site->toPtr<const void*>()] = {inst.get(), origin->second};
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 JitExecutable::JitExecutable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -207,7 +314,10 @@ const std::string& JitExecutable::llvm_ir() const { return impl_->llvm_ir; }
 
 absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Module& module, const JitOptions& options) {
   auto impl = std::make_unique<Impl>();
-  XLAC_ASSIGN_OR_RETURN(impl->prepared, PrepareModule(module, options.compile));
+  XLAC_ASSIGN_OR_RETURN(impl->infeeds.module, TagInfeeds(module, options.infeed_handler != nullptr));
+  impl->infeeds.handler = options.infeed_handler;
+  XLAC_ASSIGN_OR_RETURN(impl->prepared,
+                        PrepareModule(impl->infeeds.module ? *impl->infeeds.module : module, options.compile));
   const Computation* entry = impl->prepared.module->entry_computation();
   for (const Instruction* p : entry->parameters()) impl->parameter_shapes.push_back(p->shape());
   impl->result_shape = entry->root()->shape();
@@ -221,7 +331,8 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
     // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
     for (const auto& comp : impl->prepared.module->computations()) {
       for (const auto& inst : comp->instructions()) {
-        if (inst->opcode() == Opcode::kCustomCall && inst->StringAttr("custom_call_target") != "Sharding") {
+        if (inst->opcode() == Opcode::kCustomCall && inst->StringAttr("custom_call_target") != "Sharding" &&
+            !IsBuiltinCustomCallTarget(inst->StringAttr("custom_call_target"))) {
           return absl::UnimplementedError(
               fmt::format("codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler",
                           inst->name(), std::string(inst->StringAttr("custom_call_target"))));
@@ -233,6 +344,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   impl->prepared.module->mutable_config().replica_count = impl->replicas;
   impl->prepared.module->mutable_config().num_partitions = impl->partitions;
   RestoreCustomCallLocations(module, *impl->prepared.module);
+  XLAC_ASSIGN_OR_RETURN(impl->custom_calls.handler, WithBuiltinCustomCalls(*impl->prepared.module, options));
 
   TargetOptions target_options;
   target_options.cpu = options.compile.target_cpu;
@@ -287,6 +399,28 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   bind("xlac_rt_collective_broadcast", reinterpret_cast<void*>(&xlac_rt_collective_broadcast));
   bind("xlac_rt_barrier", reinterpret_cast<void*>(&xlac_rt_barrier));
   bind("xlac_rt_custom_call", reinterpret_cast<void*>(&xlac_rt_custom_call));
+  bind("xlac_rt_infeed", reinterpret_cast<void*>(&xlac_rt_infeed));
+  bind("xlac_rt_p2p_send", reinterpret_cast<void*>(&xlac_rt_p2p_send));
+  bind("xlac_rt_p2p_recv", reinterpret_cast<void*>(&xlac_rt_p2p_recv));
+  bind("xlac_rt_fft_c64", reinterpret_cast<void*>(&xlac_rt_fft_c64));
+  bind("xlac_rt_fft_c128", reinterpret_cast<void*>(&xlac_rt_fft_c128));
+  bind("xlac_rt_cholesky_f32", reinterpret_cast<void*>(&xlac_rt_cholesky_f32));
+  bind("xlac_rt_cholesky_f64", reinterpret_cast<void*>(&xlac_rt_cholesky_f64));
+  bind("xlac_rt_cholesky_c64", reinterpret_cast<void*>(&xlac_rt_cholesky_c64));
+  bind("xlac_rt_cholesky_c128", reinterpret_cast<void*>(&xlac_rt_cholesky_c128));
+  bind("xlac_rt_cholesky_bf16", reinterpret_cast<void*>(&xlac_rt_cholesky_bf16));
+  bind("xlac_rt_cholesky_f16", reinterpret_cast<void*>(&xlac_rt_cholesky_f16));
+  bind("xlac_rt_triangular_solve_f32", reinterpret_cast<void*>(&xlac_rt_triangular_solve_f32));
+  bind("xlac_rt_triangular_solve_f64", reinterpret_cast<void*>(&xlac_rt_triangular_solve_f64));
+  bind("xlac_rt_triangular_solve_c64", reinterpret_cast<void*>(&xlac_rt_triangular_solve_c64));
+  bind("xlac_rt_triangular_solve_c128", reinterpret_cast<void*>(&xlac_rt_triangular_solve_c128));
+  bind("xlac_rt_triangular_solve_bf16", reinterpret_cast<void*>(&xlac_rt_triangular_solve_bf16));
+  bind("xlac_rt_triangular_solve_f16", reinterpret_cast<void*>(&xlac_rt_triangular_solve_f16));
+  bind("xlac_rt_rng_bit_generator", reinterpret_cast<void*>(&xlac_rt_rng_bit_generator));
+  bind("xlac_rt_topk_keys", reinterpret_cast<void*>(&xlac_rt_topk_keys));
+  int64_t complex_count = 0;
+  const XlacRtComplexSymbol* complex_symbols = xlac_rt_complex_symbols(&complex_count);
+  for (int64_t i = 0; i < complex_count; ++i) bind(complex_symbols[i].name, complex_symbols[i].address);
   if (llvm::Error e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime_symbols)))) {
     return absl::InternalError("cannot bind runtime symbols: " + ToString(std::move(e)));
   }
@@ -307,6 +441,10 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
       }
       impl->custom_calls.sites[site->toPtr<const void*>()] = inst.get();
     }
+  }
+  if (impl->infeeds.module) {
+    XLAC_RETURN_IF_ERROR(
+        BindInfeedSites(*impl->jit, *impl->prepared.module, options.compile.entry_name, impl->infeeds));
   }
   return std::unique_ptr<JitExecutable>(new JitExecutable(std::move(impl)));
 }
@@ -352,6 +490,10 @@ absl::StatusOr<std::vector<Literal>> JitExecutable::Run(const std::vector<Litera
   XlacRtGroup* group = xlac_rt_group_create(impl_->replicas, impl_->partitions, impl_->timeout_ms, &status);
   if (group == nullptr) return absl::InternalError(fmt::format("cannot create devices: {}", status.message));
   if (impl_->custom_calls.handler) xlac_rt_group_set_custom_call_handler(group, &RunCustomCall, &impl_->custom_calls);
+  if (impl_->infeeds.handler) {
+    impl_->infeeds.counts.assign(static_cast<size_t>(devices), std::vector<uint64_t>(impl_->infeeds.origins.size()));
+    xlac_rt_group_set_infeed_handler(group, &RunInfeed, &impl_->infeeds);
+  }
   int code = xlac_rt_group_run(group, impl_->entry, table_ptrs.data(), &status);
   xlac_rt_group_destroy(group);
   if (code != XLAC_RT_OK) {

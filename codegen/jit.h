@@ -24,6 +24,16 @@ namespace xlac::codegen {
 using CustomCallHandler =
     std::function<absl::StatusOr<Literal>(const Instruction& custom_call, const std::vector<const Literal*>& operands)>;
 
+// Supplies the data of one execution of an infeed for compiled code. `infeed` is the infeed as written in the module
+// given to Compile (a copy the executable keeps, valid while it lives: name(), shape() with layout (element 0 is the
+// data), loc()); infeeds the pipeline copies (a computation called twice is inlined twice) report their original.
+// `occurrence` counts that infeed's executions on device `device_id` in the current Run, from 0, as the interpreter
+// counts them (an infeed in a while body runs many times). The returned literal must have the data's dimensions and
+// element types (any layout is ignored: it is read row-major). Called concurrently from every device thread. An
+// error status fails the device with its message.
+using InfeedHandler =
+    std::function<absl::StatusOr<Literal>(const Instruction& infeed, int64_t device_id, uint64_t occurrence)>;
+
 struct JitOptions {
   CompileOptions compile;
   // Devices = replicas x partitions, each running the entry on its own thread through the runtime's device group.
@@ -34,6 +44,8 @@ struct JitOptions {
   bool keep_llvm_ir = false;  // keep the optimized IR text for llvm_ir()
   // Custom-calls other than "Sharding" call this; without it they fail with "unsupported custom call target".
   CustomCallHandler custom_call_handler;
+  // Infeeds call this; without it, Compile fails on a module with an infeed.
+  InfeedHandler infeed_handler;
 };
 
 // A compiled module. Reusable: every Run gets fresh buffers. Not safe to Run concurrently from several threads.

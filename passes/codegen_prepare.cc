@@ -7,8 +7,8 @@ namespace xlac {
 
 absl::Status PrepareForCodegen(Module& module) {
   PassManager manager;
-  absl::Status added = manager.AddPasses(
-      {"fusion-inliner", "async-to-sync", "call-inliner", "flatten-call-graph", "dce", "copy-insertion"});
+  absl::Status added = manager.AddPasses({"async-to-sync", "fusion-inliner", "scan-expander", "call-inliner",
+                                          "flatten-call-graph", "layout-copies", "dce", "copy-insertion"});
   if (!added.ok()) return added;
   DiagnosticEngine diags;
   absl::StatusOr<bool> changed = manager.Run(module, diags);

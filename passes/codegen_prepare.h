@@ -1,6 +1,8 @@
 // The pass pipeline that establishes buffer assignment's preconditions (passes/buffer_assignment.h) after
-// fusion-inliner and async-to-sync (codegen lowers neither fusions nor async collectives): call-inliner,
-// flatten-call-graph, dce, copy-insertion, verifying after each.
+// async-to-sync, fusion-inliner and scan-expander (codegen lowers neither async ops, fusions nor scans; async-to-sync
+// comes first because an async fusion-start/done becomes a fusion; scan-expander's calls of the scan body are inlined
+// next): call-inliner, flatten-call-graph, layout-copies, dce, copy-insertion,
+// verifying after each.
 //
 // Precondition: the module verifies. A failure is an error of the named pass (or a verification failure after it,
 // which is a compiler bug; the verifier's first message is included).

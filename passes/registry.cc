@@ -8,7 +8,9 @@
 #include "passes/dce.h"
 #include "passes/flatten_call_graph.h"
 #include "passes/fusion_inliner.h"
+#include "passes/layout_copies.h"
 #include "passes/pass.h"
+#include "passes/scan_expander.h"
 
 namespace xlac {
 
@@ -25,6 +27,11 @@ const std::vector<PassInfo>& RegisteredPasses() {
         {"flatten-call-graph", "Clone sequentially called computations so each has exactly one call site",
          RunFlattenCallGraph},
         {"fusion-inliner", "Replace every fusion by its fused computation's instructions", RunFusionInliner},
+        {"layout-copies",
+         "Copy tuple operands and get-tuple-element results to their declared layouts where they differ",
+         RunLayoutCopies},
+        {"scan-expander", "Rewrite every scan into a while loop that calls the scan body once per element",
+         RunScanExpander},
     };
     std::sort(passes->begin(), passes->end(), [](const PassInfo& a, const PassInfo& b) { return a.name < b.name; });
     return passes;

@@ -73,6 +73,8 @@ struct XlacRtGroup {
   XlacRtThreadPool* pool = nullptr;
   XlacRtCustomCallFn custom_call = nullptr;
   void* custom_call_user = nullptr;
+  XlacRtInfeedFn infeed = nullptr;
+  void* infeed_user = nullptr;
 
   std::mutex run_mu;  // one run at a time
   std::mutex mu;

@@ -171,6 +171,19 @@ void xlac_rt_group_set_custom_call_handler(XlacRtGroup* group, XlacRtCustomCallF
 int xlac_rt_custom_call(XlacRtDevice* dev, const char* target, const char* backend_config, void* const* operands,
                         void* result);
 
+/* ---- infeed ---- */
+
+/* Supplies the data of one execution of an infeed: `leaves` points to the array leaves of the infeed's data (element
+ * 0 of its result; depth first, each in its shape's layout), `site` to the per-call-site constant string compiled
+ * code passes (also an exported symbol, see codegen/custom_call_abi.h). Executions are not counted for the handler:
+ * it keeps its own counts, per device (xlac_rt_device_id) if it needs them. Returns 0 on success; on failure it
+ * should call xlac_rt_set_error(dev, ...). Called concurrently from every device thread. */
+typedef int (*XlacRtInfeedFn)(void* user, const char* site, void* const* leaves, XlacRtDevice* dev);
+void xlac_rt_group_set_infeed_handler(XlacRtGroup* group, XlacRtInfeedFn fn, void* user);
+/* Dispatches to the group's infeed handler; without one, fails with XLAC_RT_ERROR_UNIMPLEMENTED. Nonzero on
+ * failure. */
+int xlac_rt_infeed(XlacRtDevice* dev, const char* site, void* const* leaves);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,6 +1,7 @@
 // Array-level elementwise ops: unary and binary arithmetic, compare, select, clamp, complex/real/imag, is-finite.
 #include <cmath>
 
+#include "runtime/cpu/xlac_runtime_complex.h"
 #include "runtime/interpreter/kernels.h"
 
 namespace xlac::interp {
@@ -32,11 +33,16 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x) {
       using C = decltype(tag);
       for (int64_t i = 0; i < n; ++i) {
         C v = LoadOne<C>(x, i);
-        auto r = op == Opcode::kAbs ? std::abs(v) : op == Opcode::kReal ? v.real() : v.imag();
-        if constexpr (std::is_same_v<C, c64>)
+        using R = typename C::value_type;
+        const R* parts = reinterpret_cast<const R*>(&v);
+        R r = op == Opcode::kReal ? v.real() : v.imag();
+        if constexpr (std::is_same_v<C, c64>) {
+          if (op == Opcode::kAbs) r = xlac_rt_c64_abs(parts);  // shared with compiled code
           StoreOne<float>(result, i, r);
-        else
+        } else {
+          if (op == Opcode::kAbs) r = xlac_rt_c128_abs(parts);
           StoreOne<double>(result, i, r);
+        }
       }
     };
     if (type == PrimitiveType::kC64)

@@ -339,12 +339,10 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
       // No host feeds the device: each execution of an infeed reads fresh seeded values, reproducible per
       // (seed, name, device, occurrence), like parameters a tool generates.
       if (!inst.shape().IsTuple() || inst.shape().tuple_shapes.size() != 2) return Error(inst, "malformed infeed");
-      Literal data(inst.shape().tuple_shapes[0]);
       uint64_t occurrence = static_cast<uint64_t>(NextOccurrence(inst));
-      FillRandom(data, HashString(inst.name(), device_.options->seed) ^
-                           SplitMix64(static_cast<uint64_t>(device_.device_id) * 0x10001 + occurrence));
       std::vector<Literal> parts;
-      parts.push_back(std::move(data));
+      parts.push_back(
+          InfeedValue(inst.shape().tuple_shapes[0], inst.name(), device_.options->seed, device_.device_id, occurrence));
       parts.push_back(Literal(Shape::Token()));
       return Literal::CreateTuple(std::move(parts));
     }

@@ -65,4 +65,10 @@ Literal MakeRandomLiteral(const Shape& shape, uint64_t seed);
 // compile a module fill its elided constants with this first, so compiled code sees the interpreter's values.
 Literal ElidedConstantValue(const Shape& shape, std::string_view name, uint64_t seed);
 
+// The data (element 0 of the result) the interpreter gives the `occurrence`-th execution (from 0) of the infeed
+// named `name` on device `device_id` under `seed`. Compiled code asks a host for infeed data; hosts that want the
+// interpreter's values (xla-run) answer with this.
+Literal InfeedValue(const Shape& data_shape, std::string_view name, uint64_t seed, int64_t device_id,
+                    uint64_t occurrence);
+
 }  // namespace xlac::interp

@@ -6,8 +6,38 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/cpu/xlac_runtime_complex.h"
+
 namespace xlac::interp {
 namespace {
+
+// Complex kernels that are not exact componentwise operations come from the runtime library, which compiled code
+// calls too: one implementation, so both backends agree bit for bit.
+using RtBinary32 = void (*)(const float*, const float*, float*);
+using RtBinary64 = void (*)(const double*, const double*, double*);
+using RtUnary32 = void (*)(const float*, float*);
+using RtUnary64 = void (*)(const double*, double*);
+inline c64 CallRt(RtBinary32 f, RtBinary64, c64 a, c64 b) {
+  c64 r;
+  f(reinterpret_cast<const float*>(&a), reinterpret_cast<const float*>(&b), reinterpret_cast<float*>(&r));
+  return r;
+}
+inline c128 CallRt(RtBinary32, RtBinary64 f, c128 a, c128 b) {
+  c128 r;
+  f(reinterpret_cast<const double*>(&a), reinterpret_cast<const double*>(&b), reinterpret_cast<double*>(&r));
+  return r;
+}
+inline c64 CallRt(RtUnary32 f, RtUnary64, c64 a) {
+  c64 r;
+  f(reinterpret_cast<const float*>(&a), reinterpret_cast<float*>(&r));
+  return r;
+}
+inline c128 CallRt(RtUnary32, RtUnary64 f, c128 a) {
+  c128 r;
+  f(reinterpret_cast<const double*>(&a), reinterpret_cast<double*>(&r));
+  return r;
+}
+#define XLAC_RT(name, ...) CallRt(&xlac_rt_c64_##name, &xlac_rt_c128_##name, __VA_ARGS__)
 
 template <typename C>
 using U = std::make_unsigned_t<C>;
@@ -48,6 +78,8 @@ C Mul(C a, C b, PrimitiveType) {
     return a && b;
   else if constexpr (std::is_same_v<C, int64_t>)
     return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else if constexpr (kIsComplex<C>)
+    return XLAC_RT(mul, a, b);
   else
     return a * b;
 }
@@ -61,6 +93,8 @@ C Div(C a, C b, PrimitiveType) {
     if (b == 0) return -1;
     if (b == -1) return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(a));  // INT_MIN/-1 = INT_MIN
     return a / b;
+  } else if constexpr (kIsComplex<C>) {
+    return XLAC_RT(div, a, b);
   } else {
     return a / b;
   }
@@ -123,15 +157,12 @@ template <typename C>
 C Pow(C a, C b, PrimitiveType) {
   if constexpr (std::is_same_v<C, bool>) {
     return a || !b;
+  } else if constexpr (kIsComplex<C>) {
+    return XLAC_RT(pow, a, b);
   } else {
     // 1^x = 1 and x^0 = 1 regardless of x (Kahan, "Much Ado About Nothing's Sign Bit").
     if (a == C(1) || b == C(0)) return C(1);
-    if constexpr (kIsComplex<C>) {
-      auto is_pos_inf = [](C c) { return c.imag() == 0 && c.real() > 0 && std::isinf(c.real()); };
-      if (is_pos_inf(a) && b.real() > 0 && b.imag() == 0) return a;
-      if (is_pos_inf(a) && b.real() < 0 && b.imag() == 0) return C(0);
-      return std::pow(a, b);
-    } else if constexpr (std::is_same_v<C, int64_t>) {
+    if constexpr (std::is_same_v<C, int64_t>) {
       if (b < 0) return 0;  // a == 1 was handled above
       return static_cast<int64_t>(IPow(static_cast<uint64_t>(a), static_cast<uint64_t>(b)));
     } else if constexpr (std::is_same_v<C, uint64_t>) {
@@ -146,9 +177,7 @@ C Atan2(C y, C x, PrimitiveType) {
   if constexpr (kIsFloat<C>) {
     return std::atan2(y, x);
   } else {
-    // atan2(y, x) = -i * log((x + i*y) / sqrt(x^2 + y^2)), as XLA's evaluator defines it for complex.
-    const C i(0, 1);
-    return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
+    return XLAC_RT(atan2, y, x);
   }
 }
 template <typename C>
@@ -239,8 +268,7 @@ C Sign(C a, PrimitiveType) {
   } else if constexpr (kIsFloat<C>) {
     return std::isnan(a) ? a : std::copysign(static_cast<C>(a != C(0)), a);
   } else if constexpr (kIsComplex<C>) {
-    auto m = std::abs(a);
-    return m == 0 ? C(0) : a / m;
+    return XLAC_RT(sign, a);
   } else {
     return a;
   }
@@ -290,56 +318,38 @@ C RoundEven(C a, PrimitiveType) {
   C Name(C x, PrimitiveType) {       \
     return expr;                     \
   }
-XLAC_FLOAT_UNARY(Exp, std::exp(x))
-XLAC_FLOAT_UNARY(Log, std::log(x))
-XLAC_FLOAT_UNARY(Sqrt, std::sqrt(x))
-XLAC_FLOAT_UNARY(Rsqrt, C(1) / std::sqrt(x))
-XLAC_FLOAT_UNARY(Tanh, std::tanh(x))
-XLAC_FLOAT_UNARY(Sin, std::sin(x))
-XLAC_FLOAT_UNARY(Cos, std::cos(x))
-XLAC_FLOAT_UNARY(Tan, std::tan(x))
-XLAC_FLOAT_UNARY(Logistic, C(1) / (C(1) + std::exp(-x)))
-XLAC_FLOAT_UNARY(Sinh, std::sinh(x))
-XLAC_FLOAT_UNARY(Cosh, std::cosh(x))
-XLAC_FLOAT_UNARY(Asin, std::asin(x))
-XLAC_FLOAT_UNARY(Acos, std::acos(x))
-XLAC_FLOAT_UNARY(Atan, std::atan(x))
-XLAC_FLOAT_UNARY(Asinh, std::asinh(x))
-XLAC_FLOAT_UNARY(Acosh, std::acosh(x))
-XLAC_FLOAT_UNARY(Atanh, std::atanh(x))
-XLAC_FLOAT_UNARY(Cbrt, std::cbrt(x))
-XLAC_FLOAT_UNARY(Erf, std::erf(x))
-XLAC_FLOAT_UNARY(Expm1, std::expm1(x))
-XLAC_FLOAT_UNARY(Log1p, std::log1p(x))
-#undef XLAC_FLOAT_UNARY
-
-// Complex exp(z)-1, log(1+z) and cbrt, which the standard library lacks. The first two avoid the cancellation of
-// the naive forms near zero (computed in double for c64).
-template <typename C>
-C ComplexExpm1(C z, PrimitiveType) {
-  double x = z.real(), y = z.imag();
-  double s = std::sin(y / 2);
-  double re = std::expm1(x) * std::cos(y) - 2 * s * s;  // e^x cos y - 1
-  double im = std::exp(x) * std::sin(y);
-  return C(static_cast<typename C::value_type>(re), static_cast<typename C::value_type>(im));
-}
-template <typename C>
-C ComplexLog1p(C z, PrimitiveType) {
-  double x = z.real(), y = z.imag();
-  double re;
-  double m = std::hypot(1 + x, y);
-  if (m > 0.5 && m < 2) {
-    re = 0.5 * std::log1p(x * (x + 2) + y * y);  // log|1+z| without cancellation when |1+z| ~ 1
-  } else {
-    re = std::log(m);
+// Real and complex; the complex kernel is the runtime's xlac_rt_c*_<rt>.
+#define XLAC_UNARY(Name, expr, rt) \
+  template <typename C>            \
+  C Name(C x, PrimitiveType) {     \
+    if constexpr (kIsComplex<C>)   \
+      return XLAC_RT(rt, x);       \
+    else                           \
+      return expr;                 \
   }
-  double im = std::atan2(y, 1 + x);
-  return C(static_cast<typename C::value_type>(re), static_cast<typename C::value_type>(im));
-}
-template <typename C>
-C ComplexCbrt(C z, PrimitiveType) {
-  return std::exp(std::log(z) / typename C::value_type(3));  // principal cube root
-}
+XLAC_UNARY(Exp, std::exp(x), exp)
+XLAC_UNARY(Log, std::log(x), log)
+XLAC_UNARY(Sqrt, std::sqrt(x), sqrt)
+XLAC_UNARY(Rsqrt, C(1) / std::sqrt(x), rsqrt)
+XLAC_UNARY(Tanh, std::tanh(x), tanh)
+XLAC_UNARY(Sin, std::sin(x), sin)
+XLAC_UNARY(Cos, std::cos(x), cos)
+XLAC_UNARY(Tan, std::tan(x), tan)
+XLAC_UNARY(Logistic, C(1) / (C(1) + std::exp(-x)), logistic)
+XLAC_UNARY(Sinh, std::sinh(x), sinh)
+XLAC_UNARY(Cosh, std::cosh(x), cosh)
+XLAC_UNARY(Asin, std::asin(x), asin)
+XLAC_UNARY(Acos, std::acos(x), acos)
+XLAC_UNARY(Atan, std::atan(x), atan)
+XLAC_UNARY(Asinh, std::asinh(x), asinh)
+XLAC_UNARY(Acosh, std::acosh(x), acosh)
+XLAC_UNARY(Atanh, std::atanh(x), atanh)
+XLAC_UNARY(Cbrt, std::cbrt(x), cbrt)
+XLAC_UNARY(Expm1, std::expm1(x), expm1)
+XLAC_UNARY(Log1p, std::log1p(x), log1p)
+XLAC_FLOAT_UNARY(Erf, std::erf(x))
+#undef XLAC_UNARY
+#undef XLAC_FLOAT_UNARY
 
 // ---- compare ----
 
@@ -553,16 +563,8 @@ UnaryFn<C> GetUnaryFn(Opcode op) {
         return &Acosh<C>;
       case Opcode::kAtanh:
         return &Atanh<C>;
-      default:
-        break;
-    }
-  }
-  if constexpr (kReal) {
-    switch (op) {
       case Opcode::kCbrt:
         return &Cbrt<C>;
-      case Opcode::kErf:
-        return &Erf<C>;
       case Opcode::kExpm1:
         return &Expm1<C>;
       case Opcode::kLog1p:
@@ -571,17 +573,8 @@ UnaryFn<C> GetUnaryFn(Opcode op) {
         break;
     }
   }
-  if constexpr (kCplx) {
-    switch (op) {
-      case Opcode::kExpm1:
-        return &ComplexExpm1<C>;
-      case Opcode::kLog1p:
-        return &ComplexLog1p<C>;
-      case Opcode::kCbrt:
-        return &ComplexCbrt<C>;
-      default:
-        break;
-    }
+  if constexpr (kReal) {
+    if (op == Opcode::kErf) return &Erf<C>;
   }
   return nullptr;
 }
@@ -598,5 +591,6 @@ XLAC_INSTANTIATE(double)
 XLAC_INSTANTIATE(c64)
 XLAC_INSTANTIATE(c128)
 #undef XLAC_INSTANTIATE
+#undef XLAC_RT
 
 }  // namespace xlac::interp

@@ -4,6 +4,7 @@
 #include <complex>
 #include <optional>
 
+#include "runtime/cpu/xlac_runtime_kernels.h"
 #include "runtime/interpreter/internal.h"
 
 namespace xlac::interp {
@@ -45,38 +46,65 @@ void Store(Literal& lit, const std::vector<cd>& v) {
   }
 }
 
+// cholesky and triangular-solve run the runtime's library kernels (runtime/cpu/linalg.cc), which compiled code calls
+// too. Element types without a kernel of their own (the 8-bit floats) go through the c128 kernel on the values
+// Load widens exactly, rounded back by Store: the same complex<double> computation.
+using CholeskyKernel = void (*)(const void*, void*, int64_t, int64_t, int32_t);
+using TriangularSolveKernel = void (*)(const void*, const void*, void*, int64_t, int64_t, int64_t, int64_t, int32_t,
+                                       int32_t, int32_t, int32_t);
+
+CholeskyKernel CholeskyFor(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF32:
+      return &xlac_rt_cholesky_f32;
+    case PrimitiveType::kF64:
+      return &xlac_rt_cholesky_f64;
+    case PrimitiveType::kC64:
+      return &xlac_rt_cholesky_c64;
+    case PrimitiveType::kC128:
+      return &xlac_rt_cholesky_c128;
+    case PrimitiveType::kBF16:
+      return &xlac_rt_cholesky_bf16;
+    case PrimitiveType::kF16:
+      return &xlac_rt_cholesky_f16;
+    default:
+      return nullptr;
+  }
+}
+
+TriangularSolveKernel TriangularSolveFor(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF32:
+      return &xlac_rt_triangular_solve_f32;
+    case PrimitiveType::kF64:
+      return &xlac_rt_triangular_solve_f64;
+    case PrimitiveType::kC64:
+      return &xlac_rt_triangular_solve_c64;
+    case PrimitiveType::kC128:
+      return &xlac_rt_triangular_solve_c128;
+    case PrimitiveType::kBF16:
+      return &xlac_rt_triangular_solve_bf16;
+    case PrimitiveType::kF16:
+      return &xlac_rt_triangular_solve_f16;
+    default:
+      return nullptr;
+  }
+}
+
 // A = L L^H (lower) or U^H U (upper); the other triangle of the result is zero.
 absl::StatusOr<Literal> Cholesky(const Instruction& inst, const Literal& a) {
   const std::vector<int64_t>& dims = a.shape().dimensions;
   if (dims.size() < 2 || dims[dims.size() - 1] != dims[dims.size() - 2]) return Error(inst, "needs square matrices");
   bool lower = BoolAttr(inst, "lower", false);
   int64_t n = dims.back();
-  std::vector<cd> v = Load(a), out(v.size(), cd(0));
   int64_t batches = n == 0 ? 0 : a.element_count() / (n * n);
-  for (int64_t b = 0; b < batches; ++b) {
-    // Work on the lower factor; for upper, read A transposed (conjugated) and write the factor back transposed.
-    auto in = [&](int64_t i, int64_t j) {
-      return lower ? v[b * n * n + i * n + j] : std::conj(v[b * n * n + j * n + i]);
-    };
-    std::vector<cd> l(static_cast<size_t>(n * n), cd(0));
-    for (int64_t j = 0; j < n; ++j) {
-      cd d = in(j, j);
-      for (int64_t k = 0; k < j; ++k) d -= l[j * n + k] * std::conj(l[j * n + k]);
-      double diag = std::sqrt(d.real());  // NaN when the matrix is not positive definite
-      l[j * n + j] = diag;
-      for (int64_t i = j + 1; i < n; ++i) {
-        cd s = in(i, j);
-        for (int64_t k = 0; k < j; ++k) s -= l[i * n + k] * std::conj(l[j * n + k]);
-        l[i * n + j] = s / diag;
-      }
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        out[b * n * n + i * n + j] = lower ? l[i * n + j] : std::conj(l[j * n + i]);
-      }
-    }
-  }
   Literal result(inst.shape());
+  if (CholeskyKernel kernel = CholeskyFor(a.shape().element_type); kernel != nullptr) {
+    kernel(a.raw_data(), result.mutable_raw_data(), batches, n, lower);
+    return result;
+  }
+  std::vector<cd> v = Load(a), out(v.size(), cd(0));
+  xlac_rt_cholesky_c128(v.data(), out.data(), batches, n, lower);
   Store(result, out);
   return result;
 }
@@ -89,50 +117,19 @@ absl::StatusOr<Literal> TriangularSolve(const Instruction& inst, const Literal& 
   bool left = BoolAttr(inst, "left_side", false), lower = BoolAttr(inst, "lower", false);
   bool unit = BoolAttr(inst, "unit_diagonal", false);
   std::string_view transpose = TextAttr(inst, "transpose_a");
-  bool trans = transpose == "TRANSPOSE" || transpose == "ADJOINT";
-  bool conj = transpose == "ADJOINT";
+  int32_t trans = transpose == "TRANSPOSE" ? XLAC_RT_TRANSPOSE
+                  : transpose == "ADJOINT" ? XLAC_RT_ADJOINT
+                                           : XLAC_RT_NO_TRANSPOSE;
   int64_t m = ad.back();
   int64_t rows = bd[bd.size() - 2], cols = bd.back();
-  std::vector<cd> av = Load(a), bv = Load(b);
   int64_t batches = rows * cols == 0 ? 0 : b.element_count() / (rows * cols);
-  for (int64_t bt = 0; bt < batches; ++bt) {
-    // op(A)[i][j], reading only the stored triangle.
-    auto op = [&](int64_t i, int64_t j) -> cd {
-      int64_t r = trans ? j : i, c = trans ? i : j;
-      if (r == c) return unit ? cd(1) : (conj ? std::conj(av[bt * m * m + r * m + c]) : av[bt * m * m + r * m + c]);
-      if ((lower && c > r) || (!lower && c < r)) return 0;
-      cd v = av[bt * m * m + r * m + c];
-      return conj ? std::conj(v) : v;
-    };
-    bool op_lower = lower != trans;
-    cd* x = bv.data() + bt * rows * cols;
-    if (left) {
-      // op(A) is m x m, X is m x cols.
-      for (int64_t c = 0; c < cols; ++c) {
-        for (int64_t step = 0; step < m; ++step) {
-          int64_t i = op_lower ? step : m - 1 - step;
-          cd s = x[i * cols + c];
-          for (int64_t k = 0; k < m; ++k) {
-            if ((op_lower && k < i) || (!op_lower && k > i)) s -= op(i, k) * x[k * cols + c];
-          }
-          x[i * cols + c] = s / op(i, i);
-        }
-      }
-    } else {
-      // X op(A) = B: X is rows x m; column j of X depends on the later (lower) or earlier (upper) columns.
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t step = 0; step < m; ++step) {
-          int64_t j = op_lower ? m - 1 - step : step;
-          cd s = x[r * cols + j];
-          for (int64_t k = 0; k < m; ++k) {
-            if ((op_lower && k > j) || (!op_lower && k < j)) s -= x[r * cols + k] * op(k, j);
-          }
-          x[r * cols + j] = s / op(j, j);
-        }
-      }
-    }
-  }
   Literal result(inst.shape());
+  if (TriangularSolveKernel kernel = TriangularSolveFor(a.shape().element_type); kernel != nullptr) {
+    kernel(a.raw_data(), b.raw_data(), result.mutable_raw_data(), batches, m, rows, cols, left, lower, unit, trans);
+    return result;
+  }
+  std::vector<cd> av = Load(a), bv = Load(b);
+  xlac_rt_triangular_solve_c128(av.data(), bv.data(), bv.data(), batches, m, rows, cols, left, lower, unit, trans);
   Store(result, bv);
   return result;
 }

@@ -504,4 +504,11 @@ Literal ElidedConstantValue(const Shape& shape, std::string_view name, uint64_t 
   return lit;
 }
 
+Literal InfeedValue(const Shape& data_shape, std::string_view name, uint64_t seed, int64_t device_id,
+                    uint64_t occurrence) {
+  Literal data(data_shape);
+  FillRandom(data, HashString(name, seed) ^ SplitMix64(static_cast<uint64_t>(device_id) * 0x10001 + occurrence));
+  return data;
+}
+
 }  // namespace xlac::interp

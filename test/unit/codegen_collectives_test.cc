@@ -190,22 +190,6 @@ body {
   ExpectMatchesInterpreter(text);
 }
 
-TEST(CodegenCollectives, UnsupportedFailsCleanly) {
-  std::unique_ptr<Module> module = ParseAndVerify(R"(
-HloModule m, replica_count=2
-ENTRY e {
-  x = f32[4] parameter(0)
-  t = token[] after-all()
-  s = (f32[4], u32[], token[]) send(x, t), channel_id=1
-  ROOT d = token[] send-done(s), channel_id=1
-})");
-  ASSERT_NE(module, nullptr);
-  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module);
-  ASSERT_FALSE(exe.ok());
-  EXPECT_EQ(exe.status().code(), absl::StatusCode::kUnimplemented) << exe.status().ToString();
-  EXPECT_NE(exe.status().ToString().find("send"), std::string::npos) << exe.status().ToString();
-}
-
 TEST(CodegenCollectives, OverriddenDeviceCount) {
   // JitOptions device counts override the module's; groups are resolved for them.
   std::unique_ptr<Module> module = ParseAndVerify(Hlo("replica_count=1", "f32", "[2]", R"(

@@ -246,20 +246,5 @@ ENTRY e {
   }
 }
 
-TEST(CodegenConvolution, ComplexIsUnimplemented) {
-  std::unique_ptr<Module> module = ParseAndVerify(R"(
-HloModule m
-ENTRY e {
-  a = c64[1,3,3,1] parameter(0)
-  k = c64[2,2,1,1] parameter(1)
-  ROOT c = c64[1,2,2,1] convolution(a, k), window={size=2x2}, dim_labels=b01f_01io->b01f
-})");
-  ASSERT_NE(module, nullptr);
-  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, JitOptions{});
-  ASSERT_FALSE(exe.ok());
-  EXPECT_EQ(exe.status().code(), absl::StatusCode::kUnimplemented) << exe.status().ToString();
-  EXPECT_NE(exe.status().message().find("convolution"), std::string::npos) << exe.status().ToString();
-}
-
 }  // namespace
 }  // namespace xlac::codegen::testing

@@ -279,27 +279,5 @@ ENTRY e {
 })");
 }
 
-TEST(CodegenGatherScatter, UnsupportedElementTypeIsACleanError) {
-  std::unique_ptr<Module> module = ParseAndVerify(R"(
-HloModule m
-add {
-  x = c64[] parameter(0)
-  y = c64[] parameter(1)
-  ROOT s = c64[] add(x, y)
-}
-ENTRY e {
-  a = c64[4] parameter(0)
-  i = s32[2,1] parameter(1)
-  u = c64[2] parameter(2)
-  ROOT s = c64[4] scatter(a, i, u), update_window_dims={}, inserted_window_dims={0},
-      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-})");
-  ASSERT_NE(module, nullptr);
-  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, JitOptions{});
-  ASSERT_FALSE(exe.ok());
-  EXPECT_EQ(exe.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(exe.status().message().find("scatter"), std::string::npos) << exe.status().ToString();
-}
-
 }  // namespace
 }  // namespace xlac::codegen::testing

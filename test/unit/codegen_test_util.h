@@ -2,6 +2,8 @@
 // interpreter on the same seeded random (or given) arguments.
 #pragma once
 
+#include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +30,31 @@ inline std::unique_ptr<Module> ParseAndVerify(const std::string& text) {
   return *std::move(module);
 }
 
+// NaN results match any NaN: XLA leaves NaN signs and payloads unspecified, and LLVM may commute an fadd of two NaNs
+// (xla-run --check-against=interpreter has the same rule). Complex values compare part by part.
+inline bool BothNaN(PrimitiveType type, const uint8_t* a, const uint8_t* b) {
+  auto nan_f32 = [](const uint8_t* p) {
+    float v;
+    std::memcpy(&v, p, sizeof v);
+    return std::isnan(v);
+  };
+  auto nan_f64 = [](const uint8_t* p) {
+    double v;
+    std::memcpy(&v, p, sizeof v);
+    return std::isnan(v);
+  };
+  auto same_or_nan = [&](auto nan, const uint8_t* x, const uint8_t* y, size_t n) {
+    return std::memcmp(x, y, n) == 0 || (nan(x) && nan(y));
+  };
+  if (type == PrimitiveType::kC64) return same_or_nan(nan_f32, a, b, 4) && same_or_nan(nan_f32, a + 4, b + 4, 4);
+  if (type == PrimitiveType::kC128) return same_or_nan(nan_f64, a, b, 8) && same_or_nan(nan_f64, a + 8, b + 8, 8);
+  if (!IsFloatingPointType(type)) return false;
+  Literal x(Shape::Scalar(type)), y(Shape::Scalar(type));
+  std::memcpy(x.mutable_raw_data(), a, static_cast<size_t>(ByteWidth(type)));
+  std::memcpy(y.mutable_raw_data(), b, static_cast<size_t>(ByteWidth(type)));
+  return std::isnan(x.GetAsDouble(0)) && std::isnan(y.GetAsDouble(0));
+}
+
 // First differing element of two literals of the same shape, described for a failure message ("" if equal).
 inline std::string DescribeDifference(const Literal& expected, const Literal& actual) {
   if (expected.is_tuple()) {
@@ -37,9 +64,11 @@ inline std::string DescribeDifference(const Literal& expected, const Literal& ac
     }
     return "";
   }
-  int64_t w = ByteWidth(expected.shape().element_type);
+  PrimitiveType type = expected.shape().element_type;
+  int64_t w = ByteWidth(type);
   for (int64_t i = 0; i < expected.element_count(); ++i) {
-    if (std::memcmp(expected.raw_data() + i * w, actual.raw_data() + i * w, static_cast<size_t>(w)) != 0) {
+    if (std::memcmp(expected.raw_data() + i * w, actual.raw_data() + i * w, static_cast<size_t>(w)) != 0 &&
+        !BothNaN(type, expected.raw_data() + i * w, actual.raw_data() + i * w)) {
       return "element " + std::to_string(i) + ": expected " + std::to_string(expected.GetAsDouble(i)) + ", got " +
              std::to_string(actual.GetAsDouble(i));
     }
@@ -68,7 +97,8 @@ inline void ExpectMatchesInterpreter(const std::string& text, std::vector<Litera
   ASSERT_TRUE(actual.ok()) << actual.status().ToString() << "\n" << text;
   ASSERT_EQ(actual->size(), expected->size());
   for (size_t d = 0; d < actual->size(); ++d) {
-    EXPECT_TRUE((*actual)[d] == (*expected)[d]) << DescribeDifference((*expected)[d], (*actual)[d]) << "\n" << text;
+    std::string difference = DescribeDifference((*expected)[d], (*actual)[d]);
+    EXPECT_TRUE(difference.empty()) << difference << "\n" << text;
   }
 }
 

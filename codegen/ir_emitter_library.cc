@@ -1,0 +1,166 @@
+// fft, cholesky and triangular-solve: calls into the runtime's library kernels (runtime/cpu/xlac_runtime_kernels.h),
+// the same functions the interpreter evaluates these ops with, so both backends agree bit for bit without codegen
+// re-deriving their accumulation order.
+//
+// The kernels take dense row-major buffers; an operand or result with another layout goes through a row-major temp.
+// Everything the kernels could reject (fft_type, fft rank, element type) is checked here, at compile time.
+#include "codegen/ir_emitter_internal.h"
+
+namespace xlac::codegen::internal {
+namespace {
+
+int64_t ElementCount(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape.dimensions) n *= d;
+  return n;
+}
+
+// A row-major view of one operand or the result, and the temp backing it when the layout is not row-major.
+struct RowMajorBuffer {
+  llvm::Value* ptr = nullptr;
+  llvm::Value* temp = nullptr;
+};
+
+IrArray RowMajorArray(llvm::Value* base, const Shape& shape) {
+  IrArray array;
+  array.base = base;
+  array.shape = shape;
+  array.strides.assign(shape.dimensions.size(), 1);
+  for (size_t d = shape.dimensions.size(); d-- > 1;) array.strides[d - 1] = array.strides[d] * shape.dimensions[d];
+  return array;
+}
+
+RowMajorBuffer RowMajorInput(IrEmitter& e, const Instruction* operand) {
+  IrArray array = e.ArrayFor(operand);
+  if (HasDefaultLayout(array.shape)) return {array.base, nullptr};
+  llvm::Value* temp = e.AllocTemp(ElementCount(array.shape) * ByteWidth(array.shape.element_type));
+  IrArray dense = RowMajorArray(temp, array.shape);
+  e.ShapeLoop(array.shape, [&](const Index& index) { e.StoreRaw(dense, index, e.LoadRaw(array, index)); });
+  return {temp, temp};
+}
+
+RowMajorBuffer RowMajorOutput(IrEmitter& e, const Instruction& inst) {
+  IrArray array = e.ArrayFor(&inst);
+  if (HasDefaultLayout(array.shape)) return {array.base, nullptr};
+  return {nullptr, e.AllocTemp(ElementCount(array.shape) * ByteWidth(array.shape.element_type))};
+}
+
+// Copies a temp result into the result's layout and frees every temp.
+void Finish(IrEmitter& e, const Instruction& inst, RowMajorBuffer out, std::vector<RowMajorBuffer> inputs) {
+  if (out.temp != nullptr) {
+    IrArray array = e.ArrayFor(&inst);
+    IrArray dense = RowMajorArray(out.temp, array.shape);
+    e.ShapeLoop(array.shape, [&](const Index& index) { e.StoreRaw(array, index, e.LoadRaw(dense, index)); });
+    e.FreeTemp(out.temp);
+  }
+  for (const RowMajorBuffer& in : inputs) {
+    if (in.temp != nullptr) e.FreeTemp(in.temp);
+  }
+}
+
+llvm::Value* OutPtr(const RowMajorBuffer& out) { return out.temp != nullptr ? out.temp : out.ptr; }
+
+// The kernel suffix of the linear-algebra element types (xlac_rt_cholesky_<suffix>, ...).
+const char* LinalgSuffix(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF32:
+      return "f32";
+    case PrimitiveType::kF64:
+      return "f64";
+    case PrimitiveType::kC64:
+      return "c64";
+    case PrimitiveType::kC128:
+      return "c128";
+    case PrimitiveType::kBF16:
+      return "bf16";
+    case PrimitiveType::kF16:
+      return "f16";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+bool IrEmitter::IsLibraryCall(Opcode op) {
+  return op == Opcode::kFft || op == Opcode::kCholesky || op == Opcode::kTriangularSolve;
+}
+
+absl::Status IrEmitter::EmitLibraryCall(const Instruction& inst) {
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Type* ptr = b_.getPtrTy();
+  if (inst.opcode() == Opcode::kFft) {
+    const Shape& in = inst.operand(0)->shape();
+    const std::vector<int64_t>& lengths = inst.IntListAttr("fft_length");
+    std::string_view type = inst.StringAttr("fft_type");
+    int rank = static_cast<int>(in.dimensions.size());
+    if (lengths.empty() || lengths.size() > 3 || static_cast<int>(lengths.size()) > rank) {
+      return Unimplemented(inst, "fft_length must name 1 to 3 innermost dimensions");
+    }
+    if (ElementCount(inst.shape()) == 0) return absl::OkStatus();
+    int32_t kind = type == "FFT" ? 0 : type == "IFFT" ? 1 : type == "RFFT" ? 2 : type == "IRFFT" ? 3 : -1;
+    if (kind < 0) return Unimplemented(inst, "unknown fft_type '{}'", type);
+    PrimitiveType complex = kind == 2 ? inst.shape().element_type : in.element_type;
+    if (complex != PrimitiveType::kC64 && complex != PrimitiveType::kC128) {
+      return Unimplemented(inst, "fft of {} (the runtime has c64 and c128 kernels)", PrimitiveTypeName(complex));
+    }
+    // int32_t xlac_rt_fft_<c>(in, out, fft_type, rank, in_dims, out_dims, fft_rank, fft_length)
+    const char* name = complex == PrimitiveType::kC64 ? "xlac_rt_fft_c64" : "xlac_rt_fft_c128";
+    llvm::FunctionCallee fn = llvm_module_.getOrInsertFunction(
+        name, llvm::FunctionType::get(i32, {ptr, ptr, i32, i32, ptr, ptr, i32, ptr}, false));
+    RowMajorBuffer x = RowMajorInput(*this, inst.operand(0));
+    RowMajorBuffer out = RowMajorOutput(*this, inst);
+    b_.CreateCall(
+        fn, {x.ptr, OutPtr(out), b_.getInt32(kind), b_.getInt32(rank), ConstantI64Array(in.dimensions, "fft.in_dims"),
+             ConstantI64Array(inst.shape().dimensions, "fft.out_dims"),
+             b_.getInt32(static_cast<int32_t>(lengths.size())), ConstantI64Array(lengths, "fft.length")});
+    Finish(*this, inst, out, {x});
+    return absl::OkStatus();
+  }
+
+  const Shape& a = inst.operand(0)->shape();
+  const char* suffix = LinalgSuffix(a.element_type);
+  if (suffix == nullptr) {
+    return Unimplemented(inst, "element type {} (the runtime has f32, f64, c64, c128, bf16 and f16 kernels)",
+                         PrimitiveTypeName(a.element_type));
+  }
+  if (a.dimensions.size() < 2) return Unimplemented(inst, "operand 'a' must be a batch of matrices");
+  int64_t m = a.dimensions.back();
+  if (inst.opcode() == Opcode::kCholesky) {
+    if (a.dimensions[a.dimensions.size() - 2] != m) return Unimplemented(inst, "needs square matrices");
+    int64_t batches = m == 0 ? 0 : ElementCount(a) / (m * m);
+    if (batches == 0) return absl::OkStatus();
+    // void xlac_rt_cholesky_<t>(a, out, batches, n, lower)
+    llvm::FunctionCallee fn =
+        llvm_module_.getOrInsertFunction(std::string("xlac_rt_cholesky_") + suffix,
+                                         llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, i64, i64, i32}, false));
+    RowMajorBuffer in = RowMajorInput(*this, inst.operand(0));
+    RowMajorBuffer out = RowMajorOutput(*this, inst);
+    b_.CreateCall(fn, {in.ptr, OutPtr(out), I64(batches), I64(m), b_.getInt32(inst.BoolAttr("lower", false))});
+    Finish(*this, inst, out, {in});
+    return absl::OkStatus();
+  }
+
+  const Shape& bs = inst.operand(1)->shape();
+  if (bs.dimensions.size() != a.dimensions.size()) return Unimplemented(inst, "malformed operands");
+  std::string_view transpose = inst.StringAttr("transpose_a");
+  int32_t trans = transpose == "TRANSPOSE" ? 1 : transpose == "ADJOINT" ? 2 : 0;
+  int64_t rows = bs.dimensions[bs.dimensions.size() - 2], cols = bs.dimensions.back();
+  int64_t batches = rows * cols == 0 ? 0 : ElementCount(bs) / (rows * cols);
+  if (batches == 0) return absl::OkStatus();
+  // void xlac_rt_triangular_solve_<t>(a, b, x, batches, m, rows, cols, left_side, lower, unit_diagonal, transpose_a)
+  llvm::FunctionCallee fn = llvm_module_.getOrInsertFunction(
+      std::string("xlac_rt_triangular_solve_") + suffix,
+      llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, i64, i64, i64, i64, i32, i32, i32, i32}, false));
+  RowMajorBuffer ain = RowMajorInput(*this, inst.operand(0));
+  RowMajorBuffer bin = RowMajorInput(*this, inst.operand(1));
+  RowMajorBuffer out = RowMajorOutput(*this, inst);
+  b_.CreateCall(fn, {ain.ptr, bin.ptr, OutPtr(out), I64(batches), I64(m), I64(rows), I64(cols),
+                     b_.getInt32(inst.BoolAttr("left_side", false)), b_.getInt32(inst.BoolAttr("lower", false)),
+                     b_.getInt32(inst.BoolAttr("unit_diagonal", false)), b_.getInt32(trans)});
+  Finish(*this, inst, out, {ain, bin});
+  return absl::OkStatus();
+}
+
+}  // namespace xlac::codegen::internal

@@ -1,0 +1,355 @@
+// get-dimension-size / set-dimension-size (static shapes: values always fill their bounds, as in the interpreter) and
+// batch-norm-{training,inference,grad}, which compute in double in the interpreter's exact order
+// (runtime/interpreter/linalg.cc EvalBatchNorm) and round once on store.
+#include <algorithm>
+#include <functional>
+
+#include "codegen/ir_emitter_internal.h"
+#include "llvm/IR/Constants.h"
+
+namespace xlac::codegen::internal {
+
+bool IrEmitter::IsMiscOp(Opcode op) {
+  switch (op) {
+    case Opcode::kGetDimensionSize:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad:
+    case Opcode::kRaggedDot:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::vector<int64_t> Identity(size_t n) {
+  std::vector<int64_t> order(n);
+  for (size_t d = 0; d < n; ++d) order[d] = static_cast<int64_t>(d);
+  return order;
+}
+
+}  // namespace
+
+absl::Status IrEmitter::EmitMiscOp(const Instruction& inst) {
+  Opcode op = inst.opcode();
+  if (op == Opcode::kGetDimensionSize) {
+    const std::vector<int64_t>& dims = inst.dimensions();
+    const Shape& in = inst.operand(0)->shape();
+    if (dims.size() != 1 || dims[0] < 0 || dims[0] >= in.rank() || !inst.shape().IsArray()) {
+      return Unimplemented(inst, "expected one dimension");
+    }
+    XLAC_RETURN_IF_ERROR(CheckComputeType(inst, inst.shape().element_type));
+    llvm::Type* ct = ComputeType(inst.shape().element_type);
+    if (!ct->isIntegerTy()) return Unimplemented(inst, "non-integer result");
+    StoreCompute(ArrayFor(&inst), {}, llvm::ConstantInt::get(ct, static_cast<uint64_t>(in.dimensions[dims[0]])));
+    return absl::OkStatus();
+  }
+  if (op == Opcode::kSetDimensionSize) {
+    const Shape& in = inst.operand(0)->shape();
+    if (!inst.shape().IsArray() || in.dimensions != inst.shape().dimensions) {
+      return Unimplemented(inst, "set-dimension-size that changes the bounds");
+    }
+    IrArray src = ArrayFor(inst.operand(0));
+    IrArray dst = ArrayFor(&inst);
+    if (src.slice == dst.slice) return absl::OkStatus();
+    if (src.strides == dst.strides) {
+      MemCopy(dst.base, src.base, std::min(src.slice.size, dst.slice.size));
+      return absl::OkStatus();
+    }
+    ShapeLoop(dst.shape, [&](const Index& idx) { StoreRaw(dst, idx, LoadRaw(src, idx)); });
+    return absl::OkStatus();
+  }
+  if (op == Opcode::kRaggedDot) return EmitRaggedDot(inst);
+  return EmitBatchNorm(inst);
+}
+
+absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
+  Opcode op = inst.opcode();
+  const Shape& x_shape = inst.operand(0)->shape();
+  PrimitiveType t = x_shape.element_type;
+  // The interpreter rounds its double results straight to the element type; only f32 and f64 are stored that way
+  // here (narrower floats would round through float).
+  if (t != PrimitiveType::kF32 && t != PrimitiveType::kF64) {
+    return Unimplemented(inst, "batch norm on {}", PrimitiveTypeName(t));
+  }
+  for (const Instruction* operand : inst.operands()) {
+    if (!operand->shape().IsArray()) return Unimplemented(inst, "non-array operand");
+    XLAC_RETURN_IF_ERROR(CheckComputeType(inst, operand->shape().element_type));
+  }
+  int64_t feature = inst.IntAttr("feature_index", 0);
+  if (feature < 0 || feature >= x_shape.rank()) return Unimplemented(inst, "feature_index out of range");
+  double eps = 0;
+  if (const AttrValue* e = inst.FindAttr("epsilon"); e != nullptr && e->kind == AttrKind::kFloat) {
+    eps = static_cast<float>(e->get<double>());
+  }
+  const std::vector<int64_t>& dims = x_shape.dimensions;
+  int64_t features = dims[feature];
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  double count = static_cast<double>(features == 0 ? 0 : total / features);
+  llvm::Type* f64 = b_.getDoubleTy();
+  auto dconst = [&](double v) { return llvm::ConstantFP::get(f64, v); };
+  auto load = [&](const IrArray& a, const Index& idx) -> llvm::Value* {
+    llvm::Value* v = LoadCompute(a, idx);
+    if (v->getType()->isDoubleTy()) return v;
+    if (v->getType()->isFloatTy()) return b_.CreateFPExt(v, f64);
+    return IsSignedIntegralType(a.shape.element_type) ? b_.CreateSIToFP(v, f64) : b_.CreateUIToFP(v, f64);
+  };
+  auto store = [&](const IrArray& a, const Index& idx, llvm::Value* v) {
+    if (a.shape.element_type == PrimitiveType::kF32) v = b_.CreateFPTrunc(v, b_.getFloatTy());
+    StoreCompute(a, idx, v);
+  };
+  // Per-feature double accumulators.
+  std::vector<llvm::Value*> temps;
+  auto temp = [&]() {
+    llvm::Value* p = AllocTemp(std::max<int64_t>(features, 1) * 8);
+    b_.CreateMemSet(p, b_.getInt8(0), std::max<int64_t>(features, 1) * 8, llvm::MaybeAlign(8));
+    temps.push_back(p);
+    return p;
+  };
+  auto at = [&](llvm::Value* base, llvm::Value* f) { return b_.CreateInBoundsGEP(f64, base, f); };
+  auto get = [&](llvm::Value* base, llvm::Value* f) { return b_.CreateLoad(f64, at(base, f)); };
+  auto add_to = [&](llvm::Value* base, llvm::Value* f, llvm::Value* v) {
+    b_.CreateStore(b_.CreateFAdd(get(base, f), v), at(base, f));
+  };
+  auto feature_of = [&](const Index& idx) { return Index{idx[feature]}; };
+  std::vector<int64_t> order = Identity(dims.size());
+  IrArray x = ArrayFor(inst.operand(0));
+  using PerFeature = std::function<llvm::Value*(const Index&)>;
+  // (x - mean) / sqrt(var + eps) * scale + offset, per element, in that order.
+  auto normalize = [&](const IrArray& out, const PerFeature& mean, const PerFeature& var, const IrArray& scale,
+                       const IrArray& offset) {
+    LoopNest(dims, order, [&](const Index& idx) {
+      Index fi = feature_of(idx);
+      llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFAdd(var(fi), dconst(eps)));
+      llvm::Value* r = b_.CreateFMul(b_.CreateFDiv(b_.CreateFSub(load(x, idx), mean(fi)), sd), load(scale, fi));
+      store(out, idx, b_.CreateFAdd(r, load(offset, fi)));
+    });
+  };
+  switch (op) {
+    case Opcode::kBatchNormTraining: {
+      if (inst.operand_count() != 3 || !inst.shape().IsTuple()) return Unimplemented(inst, "malformed batch norm");
+      IrArray scale = ArrayFor(inst.operand(1)), offset = ArrayFor(inst.operand(2));
+      IrArray out = ArrayFor(&inst, {0}), mean_out = ArrayFor(&inst, {1}), var_out = ArrayFor(&inst, {2});
+      llvm::Value* mean = temp();
+      llvm::Value* var = temp();
+      LoopNest(dims, order, [&](const Index& idx) { add_to(mean, idx[feature], load(x, idx)); });
+      ForLoop(0, features,
+              [&](llvm::Value* f) { b_.CreateStore(b_.CreateFDiv(get(mean, f), dconst(count)), at(mean, f)); });
+      LoopNest(dims, order, [&](const Index& idx) {
+        llvm::Value* c = b_.CreateFSub(load(x, idx), get(mean, idx[feature]));
+        add_to(var, idx[feature], b_.CreateFMul(c, c));
+      });
+      ForLoop(0, features, [&](llvm::Value* f) {
+        llvm::Value* v = b_.CreateFDiv(get(var, f), dconst(count));
+        b_.CreateStore(v, at(var, f));
+        store(mean_out, {f}, get(mean, f));
+        store(var_out, {f}, v);
+      });
+      normalize(
+          out, [&](const Index& fi) { return get(mean, fi[0]); }, [&](const Index& fi) { return get(var, fi[0]); },
+          scale, offset);
+      break;
+    }
+    case Opcode::kBatchNormInference: {
+      if (inst.operand_count() != 5 || !inst.shape().IsArray()) return Unimplemented(inst, "malformed batch norm");
+      IrArray scale = ArrayFor(inst.operand(1)), offset = ArrayFor(inst.operand(2));
+      IrArray mean = ArrayFor(inst.operand(3)), var = ArrayFor(inst.operand(4));
+      IrArray out = ArrayFor(&inst);
+      normalize(
+          out, [&](const Index& fi) { return load(mean, fi); }, [&](const Index& fi) { return load(var, fi); }, scale,
+          offset);
+      break;
+    }
+    case Opcode::kBatchNormGrad: {
+      if (inst.operand_count() != 5 || !inst.shape().IsTuple()) return Unimplemented(inst, "malformed batch norm");
+      IrArray scale = ArrayFor(inst.operand(1)), mean = ArrayFor(inst.operand(2));
+      IrArray var = ArrayFor(inst.operand(3)), dy = ArrayFor(inst.operand(4));
+      IrArray gx = ArrayFor(&inst, {0}), gscale = ArrayFor(&inst, {1}), goffset = ArrayFor(&inst, {2});
+      llvm::Value* sum_dy = temp();
+      llvm::Value* sum_dy_xc = temp();
+      LoopNest(dims, order, [&](const Index& idx) {
+        llvm::Value* d = load(dy, idx);
+        add_to(sum_dy, idx[feature], d);
+        llvm::Value* xc = b_.CreateFSub(load(x, idx), load(mean, feature_of(idx)));
+        add_to(sum_dy_xc, idx[feature], b_.CreateFMul(d, xc));
+      });
+      LoopNest(dims, order, [&](const Index& idx) {
+        Index fi = feature_of(idx);
+        llvm::Value* f = idx[feature];
+        llvm::Value* ve = b_.CreateFAdd(load(var, fi), dconst(eps));
+        llvm::Value* inv = b_.CreateFDiv(dconst(1), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, ve));
+        llvm::Value* lhs = b_.CreateFDiv(b_.CreateFMul(load(scale, fi), inv), dconst(count));
+        llvm::Value* xc = b_.CreateFSub(load(x, idx), load(mean, fi));
+        llvm::Value* inner = b_.CreateFSub(b_.CreateFMul(dconst(count), load(dy, idx)), get(sum_dy, f));
+        inner = b_.CreateFSub(inner, b_.CreateFDiv(b_.CreateFMul(xc, get(sum_dy_xc, f)), ve));
+        store(gx, idx, b_.CreateFMul(lhs, inner));
+      });
+      ForLoop(0, features, [&](llvm::Value* f) {
+        llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFAdd(load(var, {f}), dconst(eps)));
+        llvm::Value* gs = b_.CreateFDiv(get(sum_dy_xc, f), sd);
+        store(gscale, {f}, gs);
+        store(goffset, {f}, get(sum_dy, f));
+      });
+      break;
+    }
+    default:
+      return Unimplemented(inst, "no lowering for this opcode yet");
+  }
+  for (llvm::Value* p : temps) FreeTemp(p);
+  return absl::OkStatus();
+}
+
+// ragged-dot in the interpreter's order (runtime/interpreter/dot_conv.cc EvalRaggedDot): one accumulator per output
+// element over the contracting coordinates in row-major order of lhs_contracting_dims, in the result's compute type.
+absl::Status IrEmitter::EmitRaggedDot(const Instruction& inst) {
+  if (inst.operand_count() != 3 || !inst.shape().IsArray()) return Unimplemented(inst, "malformed ragged-dot");
+  PrimitiveType t = inst.shape().element_type;
+  XLAC_RETURN_IF_ERROR(CheckComputeType(inst, t));
+  if (inst.operand(0)->shape().element_type != t || inst.operand(1)->shape().element_type != t) {
+    return Unimplemented(inst, "operand types that differ from the result type");
+  }
+  const Shape& sizes_shape = inst.operand(2)->shape();
+  if (!IsIntegralType(sizes_shape.element_type) || sizes_shape.element_type == PrimitiveType::kPred ||
+      !HasComputeType(sizes_shape.element_type)) {
+    return Unimplemented(inst, "group sizes of type {}", PrimitiveTypeName(sizes_shape.element_type));
+  }
+  const std::vector<int64_t>& ld = inst.operand(0)->shape().dimensions;
+  const std::vector<int64_t>& rd = inst.operand(1)->shape().dimensions;
+  const std::vector<int64_t>& lb = inst.IntListAttr("lhs_batch_dims");
+  const std::vector<int64_t>& rb = inst.IntListAttr("rhs_batch_dims");
+  const std::vector<int64_t>& lc = inst.IntListAttr("lhs_contracting_dims");
+  const std::vector<int64_t>& rc = inst.IntListAttr("rhs_contracting_dims");
+  const std::vector<int64_t>& ragged_dims = inst.IntListAttr("lhs_ragged_dims");
+  const std::vector<int64_t>& group_dims = inst.IntListAttr("rhs_group_dims");
+  if (ragged_dims.size() != 1 || lb.size() != rb.size() || lc.size() != rc.size()) {
+    return Unimplemented(inst, "malformed dimension numbers");
+  }
+  int64_t ragged = ragged_dims[0];
+  enum {
+    kBatch,
+    kNonContracting,
+    kContracting
+  } mode = Contains(lb, ragged) ? kBatch : (Contains(lc, ragged) ? kContracting : kNonContracting);
+  if (mode == kNonContracting && group_dims.size() != 1) return Unimplemented(inst, "expected one rhs_group_dims");
+  std::vector<int64_t> lf, rf;
+  for (int64_t d = 0; d < static_cast<int64_t>(ld.size()); ++d) {
+    if (!Contains(lb, d) && !Contains(lc, d)) lf.push_back(d);
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(rd.size()); ++d) {
+    if (!Contains(rb, d) && !Contains(rc, d) && !(mode == kNonContracting && Contains(group_dims, d))) rf.push_back(d);
+  }
+  // Result dimensions: [groups (contracting mode)], batch..., lhs free..., rhs free... (the interpreter's order).
+  int64_t lead = mode == kContracting ? 1 : 0;
+  if (inst.shape().rank() != lead + static_cast<int64_t>(lb.size() + lf.size() + rf.size())) {
+    return Unimplemented(inst, "unexpected result rank");
+  }
+  int64_t groups = sizes_shape.dimensions.empty() ? 1 : sizes_shape.dimensions.back();
+  bool per_batch = sizes_shape.rank() > 1;
+  if (per_batch) {
+    // Leading group_sizes dimensions must be the batch dimensions, so (batch coords..., g) indexes them.
+    if (sizes_shape.rank() - 1 != static_cast<int64_t>(lb.size())) return Unimplemented(inst, "group_sizes shape");
+    for (size_t q = 0; q < lb.size(); ++q) {
+      if (sizes_shape.dimensions[q] != ld[lb[q]]) return Unimplemented(inst, "group_sizes shape");
+    }
+  }
+  if (mode != kBatch && groups == 0) return Unimplemented(inst, "no groups");
+  IrArray lhs = ArrayFor(inst.operand(0)), rhs = ArrayFor(inst.operand(1)), sizes = ArrayFor(inst.operand(2));
+  IrArray out = ArrayFor(&inst);
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Type* ct = ComputeType(t);
+  llvm::BasicBlock& entry = function_->getEntryBlock();
+  llvm::IRBuilder<> at_entry(&entry, entry.begin());
+  llvm::Value* acc_slot = at_entry.CreateAlloca(ct, nullptr, "ragged.acc");
+  llvm::Value* count_slot = at_entry.CreateAlloca(i64, nullptr, "ragged.count");
+  llvm::Value* cum_slot = at_entry.CreateAlloca(i64, nullptr, "ragged.cum");
+  auto size_at = [&](const Index& batch, llvm::Value* g) {
+    Index idx = per_batch ? batch : Index{};
+    if (!sizes_shape.dimensions.empty()) idx.push_back(g);
+    llvm::Value* v = LoadCompute(sizes, idx);
+    llvm::Value* w;
+    if (IsSignedIntegralType(sizes_shape.element_type)) {
+      w = b_.CreateSExt(v, i64);
+    } else {
+      w = b_.CreateZExt(v, i64);
+      w = b_.CreateSelect(b_.CreateICmpSLT(w, I64(0)), I64(INT64_MAX), w);  // interp::IndexValue saturates
+    }
+    return b_.CreateSelect(b_.CreateICmpSGT(w, I64(0)), w, I64(0));
+  };
+  std::vector<int64_t> k_dims;
+  for (int64_t d : lc) k_dims.push_back(ld[d]);
+  for (int64_t d : ld) {
+    if (d == 0) return Unimplemented(inst, "empty operand");  // nothing to read; the interpreter writes zeros
+  }
+  ShapeLoop(out.shape, [&](const Index& o) {
+    Index batch(o.begin() + lead, o.begin() + lead + static_cast<int64_t>(lb.size()));
+    Index lidx(ld.size()), ridx(rd.size());
+    for (size_t q = 0; q < lb.size(); ++q) {
+      lidx[lb[q]] = batch[q];
+      ridx[rb[q]] = batch[q];
+    }
+    for (size_t q = 0; q < lf.size(); ++q) lidx[lf[q]] = o[lead + lb.size() + q];
+    for (size_t q = 0; q < rf.size(); ++q) ridx[rf[q]] = o[lead + lb.size() + lf.size() + q];
+    llvm::Value* valid = b_.getTrue();
+    llvm::Value* lo = nullptr;
+    llvm::Value* hi = nullptr;
+    if (mode == kNonContracting) {
+      // The lhs row's group is the number of cumulative clamped sizes at or below the row (upper_bound).
+      b_.CreateStore(I64(0), cum_slot);
+      b_.CreateStore(I64(0), count_slot);
+      ForLoop(0, groups, [&](llvm::Value* g) {
+        llvm::Value* next = b_.CreateAdd(b_.CreateLoad(i64, cum_slot), size_at(batch, g));
+        b_.CreateStore(next, cum_slot);
+        llvm::Value* inc = b_.CreateZExt(b_.CreateICmpSLE(next, lidx[ragged]), i64);
+        b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64, count_slot), inc), count_slot);
+      });
+      llvm::Value* grp = b_.CreateLoad(i64, count_slot);
+      valid = b_.CreateICmpSLT(grp, I64(groups));
+      ridx[group_dims[0]] = b_.CreateSelect(valid, grp, I64(0));
+    } else if (mode == kContracting) {
+      // This output's group o[0] contracts only [bounds[grp], bounds[grp + 1]) of the ragged dimension.
+      b_.CreateStore(I64(0), cum_slot);
+      ForLoop(0, groups, [&](llvm::Value* g) {
+        llvm::Value* cum = b_.CreateLoad(i64, cum_slot);
+        b_.CreateStore(b_.CreateSelect(b_.CreateICmpSLT(g, o[0]), b_.CreateAdd(cum, size_at(batch, g)), cum), cum_slot);
+      });
+      lo = b_.CreateLoad(i64, cum_slot);
+      hi = b_.CreateAdd(lo, size_at(batch, o[0]));
+    }
+    llvm::Value* zero = ct->isFloatingPointTy() ? llvm::ConstantFP::get(ct, 0.0) : llvm::ConstantInt::get(ct, 0);
+    b_.CreateStore(zero, acc_slot);
+    LoopNest(k_dims, Identity(k_dims.size()), [&](const Index& k) {
+      for (size_t q = 0; q < lc.size(); ++q) {
+        lidx[lc[q]] = k[q];
+        ridx[rc[q]] = k[q];
+      }
+      llvm::Value* acc = b_.CreateLoad(ct, acc_slot);
+      llvm::Value* a = LoadCompute(lhs, lidx);
+      llvm::Value* c = LoadCompute(rhs, ridx);
+      llvm::Value* next;
+      if (t == PrimitiveType::kPred) {
+        next = b_.CreateOr(acc, b_.CreateAnd(a, c));
+      } else if (ct->isFloatingPointTy()) {
+        next = b_.CreateFAdd(acc, b_.CreateFMul(a, c));
+      } else {
+        next = b_.CreateAdd(acc, b_.CreateMul(a, c));
+      }
+      if (mode == kContracting) {
+        llvm::Value* coord = lidx[ragged];
+        next = b_.CreateSelect(b_.CreateAnd(b_.CreateICmpSGE(coord, lo), b_.CreateICmpSLT(coord, hi)), next, acc);
+      }
+      b_.CreateStore(next, acc_slot);
+    });
+    llvm::Value* result = b_.CreateLoad(ct, acc_slot);
+    // Rows past the last group are zero (the rhs group index was clamped so its loads stay in bounds).
+    StoreCompute(out, o, b_.CreateSelect(valid, result, zero));
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace xlac::codegen::internal

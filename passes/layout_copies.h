@@ -1,0 +1,21 @@
+// Layout copies: where a value is passed on with a different declared layout than its own, add a `copy` to that
+// layout, so that code generation (which forwards tuple and get-tuple-element values by sharing buffers) never reads
+// data in the wrong layout. The interpreter works on logical values and never needs this.
+//
+//  - tuple: an array operand whose layout differs from the tuple's element shape at its index is copied to it
+//    (`ROOT r = tuple(c, d)` with the tuple shape inferred in default layouts while c has another);
+//  - get-tuple-element: one whose layout differs from the tuple element it reads takes that element's layout, and a
+//    copy to its declared layout replaces it for its users.
+//
+// Layouts compare by minor_to_major, an absent layout being the default one. Precondition: the module verifies.
+// Returns whether anything was added.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+
+namespace xlac {
+
+absl::StatusOr<bool> RunLayoutCopies(Module& module);
+
+}  // namespace xlac
