@@ -115,15 +115,16 @@ XLAC_COMPLEX_KERNELS(c128, double)
 }
 
 #define XLAC_SYMBOL(T, name) {"xlac_rt_" #T "_" #name, reinterpret_cast<void*>(&xlac_rt_##T##_##name)},
-#define XLAC_SYMBOLS(T)                                                                                             \
-  XLAC_SYMBOL(T, mul)                                                                                               \
-  XLAC_SYMBOL(T, div)                                                                                               \
-  XLAC_SYMBOL(T, pow)                                                                                               \
-  XLAC_SYMBOL(T, atan2) XLAC_SYMBOL(T, sqrt) XLAC_SYMBOL(T, rsqrt) XLAC_SYMBOL(T, cbrt) XLAC_SYMBOL(T, exp)         \
-      XLAC_SYMBOL(T, expm1) XLAC_SYMBOL(T, log) XLAC_SYMBOL(T, log1p) XLAC_SYMBOL(T, logistic) XLAC_SYMBOL(T, sign) \
-          XLAC_SYMBOL(T, sin) XLAC_SYMBOL(T, cos) XLAC_SYMBOL(T, tan) XLAC_SYMBOL(T, sinh) XLAC_SYMBOL(T, cosh)     \
-              XLAC_SYMBOL(T, tanh) XLAC_SYMBOL(T, asin) XLAC_SYMBOL(T, acos) XLAC_SYMBOL(T, atan)                   \
-                  XLAC_SYMBOL(T, asinh) XLAC_SYMBOL(T, acosh) XLAC_SYMBOL(T, atanh) XLAC_SYMBOL(T, abs)
+#define XLAC_SYMBOLS(T)                                                                                           \
+  XLAC_SYMBOL(T, mul)                                                                                             \
+  XLAC_SYMBOL(T, div)                                                                                             \
+  XLAC_SYMBOL(T, pow)                                                                                             \
+  XLAC_SYMBOL(T, atan2)                                                                                           \
+  XLAC_SYMBOL(T, sqrt) XLAC_SYMBOL(T, rsqrt) XLAC_SYMBOL(T, cbrt) XLAC_SYMBOL(T, exp) XLAC_SYMBOL(T, expm1)       \
+      XLAC_SYMBOL(T, log) XLAC_SYMBOL(T, log1p) XLAC_SYMBOL(T, logistic) XLAC_SYMBOL(T, sign) XLAC_SYMBOL(T, sin) \
+          XLAC_SYMBOL(T, cos) XLAC_SYMBOL(T, tan) XLAC_SYMBOL(T, sinh) XLAC_SYMBOL(T, cosh) XLAC_SYMBOL(T, tanh)  \
+              XLAC_SYMBOL(T, asin) XLAC_SYMBOL(T, acos) XLAC_SYMBOL(T, atan) XLAC_SYMBOL(T, asinh)                \
+                  XLAC_SYMBOL(T, acosh) XLAC_SYMBOL(T, atanh) XLAC_SYMBOL(T, abs)
 
 const XlacRtComplexSymbol* xlac_rt_complex_symbols(int64_t* count) {
   static const XlacRtComplexSymbol kSymbols[] = {XLAC_SYMBOLS(c64) XLAC_SYMBOLS(c128)};
