@@ -6,6 +6,7 @@
 #include <set>
 
 #include "fmt/format.h"
+#include "ir/run_parallel.h"
 #include "ir/status_macros.h"
 
 namespace xlac::codegen {
@@ -18,38 +19,9 @@ absl::Status SiteError(const Instruction& inst, std::string message) {
   return absl::InvalidArgumentError(fmt::format("{}: {}", inst.name(), message));
 }
 
-// The "programs" grid of the backend_config {"programs":[[0,1],[1,0]]}: rows are replicas, columns partitions.
-absl::StatusOr<std::vector<std::vector<int64_t>>> ParseGrid(const Instruction& inst) {
-  const std::string& config = inst.backend_config();
-  size_t pos = config.find("\"programs\"");
-  if (pos == std::string::npos || (pos = config.find('[', pos)) == std::string::npos) {
-    return SiteError(inst, "backend_config has no programs grid: " + config);
-  }
-  std::vector<std::vector<int64_t>> grid;
-  int depth = 0;
-  int64_t number = -1;
-  for (; pos < config.size(); ++pos) {
-    char c = config[pos];
-    if (c == '[') {
-      if (++depth == 2) grid.emplace_back();
-      if (depth > 2) break;
-    } else if (c >= '0' && c <= '9') {
-      number = (number < 0 ? 0 : number * 10) + (c - '0');
-      if (number > (int64_t{1} << 40)) break;
-    } else if (c == ',' || c == ']') {
-      if (number >= 0 && depth == 2) grid.back().push_back(number);
-      number = -1;
-      if (c == ']' && --depth == 0) break;
-    } else if (c != ' ') {
-      break;
-    }
-  }
-  bool ok = depth == 0 && !grid.empty();
-  for (const auto& row : grid) ok = ok && !row.empty() && row.size() == grid[0].size();
-  for (const auto& row : grid) {
-    for (int64_t index : row) ok = ok && index < static_cast<int64_t>(inst.called_computations().size());
-  }
-  if (!ok) return SiteError(inst, "malformed programs grid in " + config);
+absl::StatusOr<std::vector<std::vector<int64_t>>> GridOf(const Instruction& run_parallel) {
+  absl::StatusOr<std::vector<std::vector<int64_t>>> grid = RunParallelPrograms(run_parallel);
+  if (!grid.ok()) return SiteError(run_parallel, std::string(grid.status().message()));
   return grid;
 }
 
@@ -174,7 +146,7 @@ absl::StatusOr<Literal> RunSite(Site& site, const Instruction& inst, const std::
 bool IsBuiltinCustomCallTarget(std::string_view target) { return target == kRunParallel || target == kProbe; }
 
 absl::StatusOr<GridModule> BuildGridModule(const Module& module, const Instruction& run_parallel) {
-  XLAC_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> grid, ParseGrid(run_parallel));
+  XLAC_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> grid, GridOf(run_parallel));
   GridModule result;
   result.num_replicas = static_cast<int64_t>(grid.size());
   result.num_partitions = static_cast<int64_t>(grid[0].size());

@@ -3,45 +3,15 @@
 //    {"programs":[[i, ...], ...]} places them on a grid whose rows are replicas and columns partitions. Operands are
 //    the processes' arguments and results their results, both in grid order.
 //  - custom-call "interpreter.probe": an identity (the recorded value is the runner's business).
+#include "ir/run_parallel.h"
 #include "runtime/interpreter/internal.h"
 
 namespace xlac::interp {
 namespace {
 
-// Parses the "programs" grid of a run_parallel backend_config.
-absl::StatusOr<std::vector<std::vector<int64_t>>> ParseGrid(const Instruction& inst) {
-  const std::string& config = inst.backend_config();
-  size_t pos = config.find("\"programs\"");
-  if (pos == std::string::npos || (pos = config.find('[', pos)) == std::string::npos) {
-    return Error(inst, "backend_config has no programs grid: {}", config);
-  }
-  std::vector<std::vector<int64_t>> grid;
-  int depth = 0;
-  int64_t number = -1;
-  for (; pos < config.size(); ++pos) {
-    char c = config[pos];
-    if (c == '[') {
-      if (++depth == 2) grid.emplace_back();
-    } else if (c >= '0' && c <= '9') {
-      number = (number < 0 ? 0 : number * 10) + (c - '0');
-    } else if (c == ',' || c == ']') {
-      if (number >= 0 && depth == 2) grid.back().push_back(number);
-      number = -1;
-      if (c == ']' && --depth == 0) break;
-    } else if (c != ' ') {
-      return Error(inst, "malformed programs grid in {}", config);
-    }
-  }
-  if (depth != 0 || grid.empty()) return Error(inst, "malformed programs grid in {}", config);
-  for (const auto& row : grid) {
-    if (row.size() != grid[0].size() || row.empty()) return Error(inst, "programs grid rows differ in length");
-  }
-  return grid;
-}
-
 absl::StatusOr<Literal> RunParallel(const Instruction& inst, Operands operands, Evaluator& ev) {
-  absl::StatusOr<std::vector<std::vector<int64_t>>> grid = ParseGrid(inst);
-  if (!grid.ok()) return grid.status();
+  absl::StatusOr<std::vector<std::vector<int64_t>>> grid = RunParallelPrograms(inst);
+  if (!grid.ok()) return Error(inst, "{}", std::string(grid.status().message()));
   int64_t replicas = static_cast<int64_t>(grid->size());
   int64_t partitions = static_cast<int64_t>((*grid)[0].size());
   std::vector<const Computation*> programs;
