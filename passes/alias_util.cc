@@ -115,6 +115,36 @@ bool SameArrayLayout(const Shape& a, const Shape& b) {
   return la == lb;
 }
 
+bool SameLayouts(const Shape& a, const Shape& b) {
+  if (a.IsTuple() && b.IsTuple()) {
+    if (a.tuple_shapes.size() != b.tuple_shapes.size()) return false;
+    for (size_t i = 0; i < a.tuple_shapes.size(); ++i) {
+      if (!SameLayouts(a.tuple_shapes[i], b.tuple_shapes[i])) return false;
+    }
+    return true;
+  }
+  if (a.IsArray() && b.IsArray()) return SameArrayLayout(a, b);
+  return true;
+}
+
+Instruction* CoerceLayouts(Module& module, Computation& comp, Instruction* value, const Shape& target) {
+  const Shape& shape = value->shape();
+  if (SameLayouts(shape, target)) return value;
+  if (shape.IsArray()) {
+    return comp.AddInstruction(
+        Instruction::Create(Opcode::kCopy, UniqueCopyName(module, value->name()), target, {value}));
+  }
+  std::vector<Instruction*> elements;
+  for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
+    auto gte = Instruction::Create(Opcode::kGetTupleElement, module.UniqueInstructionName("get-tuple-element"),
+                                   shape.tuple_shapes[i], {value});
+    gte->SetAttr("index", AttrValue::Int(static_cast<int64_t>(i)));
+    elements.push_back(CoerceLayouts(module, comp, comp.AddInstruction(std::move(gte)), target.tuple_shapes[i]));
+  }
+  return comp.AddInstruction(
+      Instruction::Create(Opcode::kTuple, module.UniqueInstructionName("tuple"), target, std::move(elements)));
+}
+
 bool CallsSequentially(const Instruction& inst) {
   return inst.opcode() == Opcode::kWhile || inst.opcode() == Opcode::kConditional || inst.opcode() == Opcode::kCall;
 }
@@ -196,7 +226,7 @@ absl::Status InlineCalledComputation(Module& module, Computation& caller, Instru
     }
   }
 
-  Instruction* new_root = map.at(callee->root());
+  Instruction* new_root = CoerceLayouts(module, caller, map.at(callee->root()), call->shape());
   call->ReplaceAllUsesWith(new_root);
   call->DetachFromOperandsAndEdges();
   return caller.RemoveInstruction(call);

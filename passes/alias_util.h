@@ -51,6 +51,13 @@ bool IsInPlaceCapable(const Instruction& inst);
 // Same dimensions, element type and (defaulted) layout.
 bool SameArrayLayout(const Shape& a, const Shape& b);
 
+// SameArrayLayout on every array leaf of two compatible shapes (tuples element by element).
+bool SameLayouts(const Shape& a, const Shape& b);
+// `value` as a value of `target` (compatible with its shape, possibly in other layouts), built in `comp`: `value`
+// itself when the layouts already agree, a copy for an array, and for a tuple a tuple of its coerced elements
+// (get-tuple-element, copy where needed).
+Instruction* CoerceLayouts(Module& module, Computation& comp, Instruction* value, const Shape& target);
+
 // The called computations that run as sequential code (while condition/body, conditional branches, call).
 bool CallsSequentially(const Instruction& inst);
 
@@ -64,7 +71,8 @@ std::unique_ptr<Instruction> CloneWithOperands(const Instruction& inst, std::str
                                                std::vector<Instruction*> operands);
 
 // Replaces `call` (a call, fusion, ... with one called computation) in `caller` by copies of the callee's
-// instructions: parameters become the call's operands and the copied root replaces its uses. Control edges inside
+// instructions: parameters become the call's operands and the copied root replaces its uses (coerced to the call's
+// layouts where the callee's root has others). Control edges inside
 // the callee are copied; the call's control predecessors precede the copies at the callee's entry boundary and its
 // successors follow the copies at the exit boundary. The callee itself is left in the module.
 absl::Status InlineCalledComputation(Module& module, Computation& caller, Instruction* call);
