@@ -36,6 +36,63 @@ ArrayInfo InfoOf(const Shape& shape) {
   return info;
 }
 
+void FlattenMutable(Literal& lit, std::vector<Literal*>& leaves) {
+  if (lit.is_tuple()) {
+    for (Literal& e : lit.mutable_tuple_elements()) FlattenMutable(e, leaves);
+  } else if (lit.shape().IsArray()) {
+    leaves.push_back(&lit);
+  }
+}
+
+// A zero-filled row-major literal of `shape` and its array leaves as the API describes them.
+Literal ResultLiteral(const Shape& shape, std::vector<ArrayInfo>& infos, std::vector<void*>& buffers) {
+  Shape logical = shape;
+  logical.ClearLayout();
+  Literal lit(logical);
+  std::vector<Literal*> leaves;
+  FlattenMutable(lit, leaves);
+  for (Literal* leaf : leaves) {
+    infos.push_back(InfoOf(leaf->shape()));
+    buffers.push_back(leaf->mutable_raw_data());
+  }
+  return lit;
+}
+
+codegen::CustomCallHandler WrapCustomCallHandler(CustomCallHandler handler) {
+  return [handler](const Instruction& inst, const std::vector<const Literal*>& operands) -> absl::StatusOr<Literal> {
+    CustomCall call;
+    call.target = inst.StringAttr("custom_call_target");
+    call.backend_config = inst.backend_config();
+    for (const Literal* operand : operands) {
+      std::vector<const Literal*> leaves;
+      FlattenLiteral(*operand, leaves);
+      for (const Literal* leaf : leaves) {
+        call.operand_infos.push_back(InfoOf(leaf->shape()));
+        call.operands.push_back(leaf->raw_data());
+      }
+    }
+    Literal result = ResultLiteral(inst.shape(), call.result_infos, call.results);
+    absl::Status status = handler(call);
+    if (!status.ok()) return status;
+    return result;
+  };
+}
+
+codegen::InfeedHandler WrapInfeedHandler(InfeedHandler handler) {
+  return [handler](const Instruction& inst, int64_t device_id, uint64_t occurrence) -> absl::StatusOr<Literal> {
+    Infeed infeed;
+    infeed.name = inst.name();
+    infeed.device_id = device_id;
+    infeed.occurrence = occurrence;
+    const Shape& shape = inst.shape();
+    const Shape& data = shape.IsTuple() && !shape.tuple_shapes.empty() ? shape.tuple_shapes[0] : shape;
+    Literal result = ResultLiteral(data, infeed.infos, infeed.buffers);
+    absl::Status status = handler(infeed);
+    if (!status.ok()) return status;
+    return result;
+  };
+}
+
 }  // namespace
 
 int64_t ArrayInfo::byte_size() const {
@@ -66,6 +123,10 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   jit_options.compile.target_cpu = options.target_cpu;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
+  if (options.custom_call_handler) {
+    jit_options.custom_call_handler = WrapCustomCallHandler(options.custom_call_handler);
+  }
+  if (options.infeed_handler) jit_options.infeed_handler = WrapInfeedHandler(options.infeed_handler);
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> jit = codegen::JitExecutable::Compile(*module, jit_options);
   if (!jit.ok()) return jit.status();
   auto impl = std::make_unique<Impl>();

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,6 +31,30 @@ struct ArrayInfo {
   int64_t byte_size() const;  // element_bytes * product(dims)
 };
 
+// One execution of a custom-call whose target the host implements. Buffers follow the layout rules above; tuple
+// operands and results are flattened to their array leaves (tokens are left out).
+struct CustomCall {
+  std::string_view target;          // custom_call_target
+  std::string_view backend_config;  // as written in the module
+  std::vector<ArrayInfo> operand_infos;
+  std::vector<const void*> operands;
+  std::vector<ArrayInfo> result_infos;
+  std::vector<void*> results;  // zero-filled; the handler writes every result leaf it produces
+};
+// Called concurrently from every device thread; an error status fails the run with its message.
+using CustomCallHandler = std::function<absl::Status(const CustomCall& call)>;
+
+// One execution of an infeed: the host fills its data leaves.
+struct Infeed {
+  std::string_view name;    // the infeed instruction's name in the module
+  int64_t device_id = 0;    // replica * num_partitions + partition
+  uint64_t occurrence = 0;  // this infeed's executions on this device in the current Run, from 0
+  std::vector<ArrayInfo> infos;
+  std::vector<void*> buffers;  // zero-filled data leaves to write
+};
+// Called concurrently from every device thread; an error status fails the run with its message.
+using InfeedHandler = std::function<absl::Status(const Infeed& infeed)>;
+
 struct CompileOptions {
   int opt_level = 2;                // 0..3
   std::string target_cpu = "host";  // "host" (detect) or an LLVM CPU name
@@ -38,6 +63,11 @@ struct CompileOptions {
   int64_t num_replicas = 0;
   int64_t num_partitions = 0;
   std::string source_name = "<text>";  // file name used in diagnostics
+  // Custom-calls other than the built-in ones ("Sharding", ...) run this; without it a module that has one does not
+  // compile (Unimplemented).
+  CustomCallHandler custom_call_handler;
+  // Infeeds run this; without it, a module with an infeed does not compile.
+  InfeedHandler infeed_handler;
 };
 
 class Executable {
