@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "benchmarks/jit_timing.h"
 #include "codegen/jit.h"
 #include "fmt/format.h"
 #include "frontend/hlo/parser.h"
@@ -22,8 +23,6 @@
 
 namespace xlac {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // y = dot(x, w) `trips` times in a while loop (x and w are loop-invariant; nothing hoists them).
 std::unique_ptr<codegen::JitExecutable> CompileDotLoop(const std::string& type, int64_t m, int64_t k, int64_t n,
@@ -72,48 +71,13 @@ ENTRY e {{
   return *std::move(exe);
 }
 
-// Fastest of `runs` runs, in seconds (negative on error).
-double Fastest(codegen::JitExecutable& exe, const std::vector<Literal>& args, int runs) {
-  double best = 1e30;
-  for (int i = 0; i < runs; ++i) {
-    Clock::time_point start = Clock::now();
-    absl::StatusOr<std::vector<Literal>> r = exe.Run(args);
-    if (!r.ok()) return -1;
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  return best;
-}
-
 void BM_Dot(benchmark::State& state, std::string type) {
   int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   // Enough extra trips (~2 GFLOP) that the Run overhead's jitter on a shared machine stays small next to them.
   int extra_trips = static_cast<int>(std::clamp(2e9 / flops, 4.0, 4000.0));
-  auto tiled1 = CompileDotLoop(type, m, k, n, 1, true, state);
-  auto tiled_more = CompileDotLoop(type, m, k, n, 1 + extra_trips, true, state);
-  auto loop1 = CompileDotLoop(type, m, k, n, 1, false, state);
-  auto loop2 = CompileDotLoop(type, m, k, n, 2, false, state);
-  if (!tiled1 || !tiled_more || !loop1 || !loop2) return;
-  std::vector<Literal> args;
-  args.push_back(interp::MakeRandomLiteral(tiled1->parameter_shapes()[0], 1));
-  args.push_back(interp::MakeRandomLiteral(tiled1->parameter_shapes()[1], 2));
-  double loop_dot = Fastest(*loop2, args, 3) - Fastest(*loop1, args, 3);
-  double tiled_base = Fastest(*tiled1, args, 10);
-  double tiled_best = 1e30;
-  for (auto _ : state) {
-    Clock::time_point start = Clock::now();
-    absl::StatusOr<std::vector<Literal>> r = tiled_more->Run(args);
-    if (!r.ok()) {
-      state.SkipWithError(r.status().ToString().c_str());
-      return;
-    }
-    benchmark::DoNotOptimize(r->data());
-    tiled_best = std::min(tiled_best, std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  double tiled_dot = (tiled_best - tiled_base) / extra_trips;
-  state.counters["GFLOPs"] = flops * 1e-9 / tiled_dot;
-  state.counters["loop_GFLOPs"] = flops * 1e-9 / loop_dot;
-  state.counters["speedup"] = loop_dot / tiled_dot;
+  TimeTiledAgainstLoops(state, flops, extra_trips,
+                        [&](int trips, bool tiled) { return CompileDotLoop(type, m, k, n, trips, tiled, state); });
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {
@@ -125,6 +89,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK_CAPTURE(BM_Dot, f32, std::string("f32"))->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_Dot, bf16, std::string("bf16"))->Args({512, 512, 512})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Dot, f64, std::string("f64"))
     ->Args({256, 256, 256})
     ->Args({512, 512, 512})

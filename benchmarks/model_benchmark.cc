@@ -19,11 +19,11 @@
 
 #include "benchmark/benchmark.h"
 #include "codegen/jit.h"
+#include "frontend/module_input.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "passes/verifier.h"
 #include "runtime/interpreter/interpreter.h"
-#include "frontend/module_input.h"
 
 namespace xlac {
 namespace {

@@ -33,6 +33,9 @@ struct CodegenOptions {
   // f32/f64 matmul-shaped dots use the packed, register-tiled GEMM (codegen/ir_emitter_gemm.cc); false keeps the
   // plain loop nest for every dot (benchmarks compare the two).
   bool tiled_dot = true;
+  // f32/f64 convolutions whose output layout fits use the same GEMM on an implicit im2col
+  // (codegen/ir_emitter_convolution_tiled.cc); false keeps the loop nest.
+  bool tiled_convolution = true;
 };
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,

@@ -14,7 +14,8 @@
 // bound. When the innermost dimension is a spatial one, its loop runs over the range of in-bounds outputs of each
 // window position instead (or, with base dilation, tests each element with a select).
 // Narrow float results accumulate per element in an f32 register, output dimensions outermost.
-// Cache blocking and register tiling (a later performance issue) must keep this per-element order.
+// This is also the fallback of the tiled f32/f64 path (ir_emitter_convolution_tiled.cc), which keeps the same
+// per-element order.
 #include <algorithm>
 #include <functional>
 
@@ -22,9 +23,8 @@
 #include "llvm/IR/Constants.h"
 
 namespace xlac::codegen::internal {
-namespace {}  // namespace
 
-absl::Status IrEmitter::EmitConvolution(const Instruction& inst) {
+absl::Status IrEmitter::EmitConvolutionLoops(const Instruction& inst) {
   const AttrValue* dn_attr = inst.FindAttr("dim_labels");
   if (inst.operand_count() != 2 || dn_attr == nullptr || dn_attr->kind != AttrKind::kConvDnums) {
     return Unimplemented(inst, "convolution without dim_labels");

@@ -6,9 +6,9 @@
 // still sees its products in contracting order, and the innermost loop runs over contiguous output elements, which
 // the loop vectorizer turns into vector FMA-free multiply/add (no reassociation is needed or allowed). Narrow float
 // results accumulate in an f32 register and round once at the end.
-// f32/f64 dots with one contracting dimension and at most one free dimension per operand (matmuls, batched or not,
-// in any layouts, matrix-vector) instead run the packed, register-tiled GEMM of ir_emitter_gemm.cc, which keeps the
-// same per-element order.
+// f32/f64/bf16/f16 dots with one contracting dimension and at most one free dimension per operand (matmuls, batched or
+// not, in any layouts, matrix-vector) instead run the packed, register-tiled GEMM of ir_emitter_gemm.cc, which keeps
+// the same per-element order.
 #include <algorithm>
 
 #include "codegen/ir_emitter_gemm.h"
@@ -83,7 +83,8 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
     if (is_float) return b_.CreateFAdd(acc, b_.CreateFMul(a, c));
     return b_.CreateAdd(acc, b_.CreateMul(a, c));
   };
-  if (options_.tiled_dot && (type == PrimitiveType::kF32 || type == PrimitiveType::kF64) &&
+  const bool narrow_gemm = type == PrimitiveType::kBF16 || type == PrimitiveType::kF16;
+  if (options_.tiled_dot && (type == PrimitiveType::kF32 || type == PrimitiveType::kF64 || narrow_gemm) &&
       lhs.shape.element_type == type && rhs.shape.element_type == type && nc == 1 && nlf <= 1 && nrf <= 1) {
     int64_t batch = 1, m = 1, n = 1, k = dims[out_rank];
     for (size_t i = 0; i < nb; ++i) batch *= dims[i];
@@ -117,6 +118,16 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
       spec.b_times_a = true;
     }
     if ((direct || transposed) && batch > 0 && m > 0 && n > 0 && k > 0) {
+      // bf16/f16: operands widen to f32 as they are packed, the f32 sums land in a temporary with the output's
+      // layout and round once into the output (the interpreter's narrow-float dot).
+      llvm::Value* c_base = out.base;
+      if (narrow_gemm) {
+        GemmLoad widen = WidenedGemmLoad(type == PrimitiveType::kF16);
+        spec.pack_a = StridedGemmPacker(ct, spec.a_m, spec.a_k, widen);
+        spec.pack_b = StridedGemmPacker(ct, spec.b_n, spec.b_k, widen);
+        int64_t elements = batch * m * n;
+        c_base = AllocTemp(elements * 4);
+      }
       llvm::Function* gemm = EmitGemmFunction(llvm_module_, "xlac.gemm." + inst.name(), spec, options_.target);
       std::vector<int64_t> batch_dims(dims.begin(), dims.begin() + static_cast<int64_t>(nb)), batch_order;
       for (size_t i = 0; i < nb; ++i) batch_order.push_back(static_cast<int64_t>(i));
@@ -129,12 +140,21 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
           b_off = b_.CreateNSWAdd(b_off, b_.CreateNSWMul(bi[i], I64(rhs.strides[rb[i]])));
           c_off = b_.CreateNSWAdd(c_off, b_.CreateNSWMul(bi[i], I64(out.strides[i])));
         }
-        llvm::Value* a_ptr = b_.CreateInBoundsGEP(ct, lhs.base, a_off);
-        llvm::Value* b_ptr = b_.CreateInBoundsGEP(ct, rhs.base, b_off);
-        llvm::Value* c_ptr = b_.CreateInBoundsGEP(ct, out.base, c_off);
+        llvm::Type* storage = narrow_gemm ? b_.getInt16Ty() : ct;
+        llvm::Value* a_ptr = b_.CreateInBoundsGEP(storage, lhs.base, a_off);
+        llvm::Value* b_ptr = b_.CreateInBoundsGEP(storage, rhs.base, b_off);
+        llvm::Value* c_ptr = b_.CreateInBoundsGEP(ct, c_base, c_off);
         if (swap) std::swap(a_ptr, b_ptr);
-        b_.CreateCall(gemm, {a_ptr, b_ptr, c_ptr});
+        b_.CreateCall(gemm, {a_ptr, b_ptr, c_ptr, I64(0)});
       });
+      if (narrow_gemm) {
+        ShapeLoop(out.shape, [&](const Index& index) {
+          StoreCompute(
+              out, index,
+              b_.CreateAlignedLoad(ct, b_.CreateInBoundsGEP(ct, c_base, LinearIndex(out, index)), llvm::Align(4)));
+        });
+        FreeTemp(c_base);
+      }
       return absl::OkStatus();
     }
   }

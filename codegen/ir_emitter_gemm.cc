@@ -22,9 +22,80 @@ namespace {
 
 int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-// for (iv = start; iv < end; iv += step) body(iv), in the builder's current function.
-void Loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
-          const std::function<void(llvm::Value*)>& body, const char* name) {
+llvm::Value* Min(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
+  return b.CreateSelect(b.CreateICmpSLT(x, y), x, y);
+}
+
+}  // namespace
+
+GemmLoad NativeGemmLoad(llvm::Type* element) {
+  return [=](llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset) -> llvm::Value* {
+    return b.CreateAlignedLoad(element, b.CreateInBoundsGEP(element, base, offset),
+                               llvm::Align(element->getPrimitiveSizeInBits() / 8));
+  };
+}
+
+GemmLoad WidenedGemmLoad(bool f16) {
+  return [=](llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset) -> llvm::Value* {
+    llvm::Value* bits =
+        b.CreateAlignedLoad(b.getInt16Ty(), b.CreateInBoundsGEP(b.getInt16Ty(), base, offset), llvm::Align(2));
+    if (f16) return b.CreateFPExt(b.CreateBitCast(bits, b.getHalfTy()), b.getFloatTy());
+    return b.CreateBitCast(b.CreateShl(b.CreateZExt(bits, b.getInt32Ty()), 16), b.getFloatTy());
+  };
+}
+
+// Whole panels copy straight (a vector copy when the row stride is 1 and loads are native); a partial one clamps
+// its loads and pads with zeros.
+GemmPacker StridedGemmPacker(llvm::Type* element, int64_t row_stride, int64_t k_stride, GemmLoad load) {
+  if (!load) load = NativeGemmLoad(element);
+  return [=](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value*, llvm::Value* i0, llvm::Value* count, llvm::Value* k0,
+             llvm::Value* kc, llvm::Value* dst, int64_t width) {
+    llvm::Align align(element->getPrimitiveSizeInBits() / 8);
+    llvm::Constant* zero = llvm::Constant::getNullValue(element);
+    auto k_offset = [&](llvm::Value* kk) { return b.CreateNSWMul(b.CreateNSWAdd(k0, kk), b.getInt64(k_stride)); };
+    GemmIf(
+        b, b.CreateICmpEQ(count, b.getInt64(width)),
+        [&] {
+          GemmLoop(
+              b, b.getInt64(0), kc, 1,
+              [&](llvm::Value* kk) {
+                llvm::Value* src = b.CreateNSWAdd(k_offset(kk), b.CreateNSWMul(i0, b.getInt64(row_stride)));
+                llvm::Value* dst_row = b.CreateInBoundsGEP(element, dst, b.CreateNSWMul(kk, b.getInt64(width)));
+                GemmLoop(
+                    b, b.getInt64(0), b.getInt64(width), 1,
+                    [&](llvm::Value* r) {
+                      llvm::Value* v = load(b, x, b.CreateNSWAdd(src, b.CreateNSWMul(r, b.getInt64(row_stride))));
+                      b.CreateAlignedStore(v, b.CreateInBoundsGEP(element, dst_row, r), align);
+                    },
+                    "pack.row");
+              },
+              "pack.k");
+        },
+        [&] {
+          GemmLoop(
+              b, b.getInt64(0), kc, 1,
+              [&](llvm::Value* kk) {
+                llvm::Value* src = k_offset(kk);
+                llvm::Value* dst_row = b.CreateInBoundsGEP(element, dst, b.CreateNSWMul(kk, b.getInt64(width)));
+                GemmLoop(
+                    b, b.getInt64(0), b.getInt64(width), 1,
+                    [&](llvm::Value* r) {
+                      llvm::Value* inside = b.CreateICmpSLT(r, count);
+                      llvm::Value* clamped = b.CreateSelect(inside, r, b.CreateNSWSub(count, b.getInt64(1)));
+                      llvm::Value* row = b.CreateNSWAdd(i0, clamped);
+                      llvm::Value* v = load(b, x, b.CreateNSWAdd(src, b.CreateNSWMul(row, b.getInt64(row_stride))));
+                      b.CreateAlignedStore(b.CreateSelect(inside, v, zero), b.CreateInBoundsGEP(element, dst_row, r),
+                                           align);
+                    },
+                    "pack.edge");
+              },
+              "pack.edge.k");
+        });
+  };
+}
+
+void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
+              const std::function<void(llvm::Value*)>& body, const char* name) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& ctx = fn->getContext();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -41,8 +112,8 @@ void Loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t st
   b.SetInsertPoint(exit);
 }
 
-void If(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then_body,
-        const std::function<void()>& else_body) {
+void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then_body,
+            const std::function<void()>& else_body) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& ctx = fn->getContext();
   llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx, "if.then", fn);
@@ -58,9 +129,7 @@ void If(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& th
   b.SetInsertPoint(done);
 }
 
-llvm::Value* Min(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) {
-  return b.CreateSelect(b.CreateICmpSLT(x, y), x, y);
-}
+namespace {
 
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first): C[0:mr, 0:nr] (row stride ldc) = (first ? +0 : C)
 // + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order.
@@ -181,13 +250,14 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type* ptr = b.getPtrTy();
-  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr}, false);
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, b.getInt64Ty()}, false);
   llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   SetFunctionTargetAttributes(*fn, target);
   llvm::Value* a = fn->getArg(0);
   llvm::Value* bm = fn->getArg(1);
   llvm::Value* c = fn->getArg(2);
+  llvm::Value* batch = fn->getArg(3);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   auto buffer = [&](int64_t elements, const char* what) {
     llvm::AllocaInst* alloca = b.CreateAlloca(element, b.getInt64(elements), what);
@@ -202,91 +272,45 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   auto add = [&](llvm::Value* x, llvm::Value* y) { return b.CreateNSWAdd(x, y); };
   auto at = [&](llvm::Value* base, llvm::Value* offset) { return b.CreateInBoundsGEP(element, base, offset); };
   llvm::Align align(element->getPrimitiveSizeInBits() / 8);
-  llvm::Constant* zero = llvm::Constant::getNullValue(element);
 
-  Loop(
+  GemmPacker pack_a = spec.pack_a ? spec.pack_a : StridedGemmPacker(element, spec.a_m, spec.a_k);
+  GemmPacker pack_b = spec.pack_b ? spec.pack_b : StridedGemmPacker(element, spec.b_n, spec.b_k);
+  GemmLoop(
       b, i64(0), i64(spec.n), nc_max,
       [&](llvm::Value* jc) {
         llvm::Value* nc = Min(b, i64(nc_max), b.CreateNSWSub(i64(spec.n), jc));
-        Loop(
+        GemmLoop(
             b, i64(0), i64(spec.k), kc_max,
             [&](llvm::Value* pc) {
               llvm::Value* kc = Min(b, i64(kc_max), b.CreateNSWSub(i64(spec.k), pc));
               llvm::Value* first = b.CreateICmpEQ(pc, i64(0));
               // B[pc:pc+kc, jc:jc+nc] -> panels of nr columns, k-major within a panel, zero past column nc.
-              Loop(
+              GemmLoop(
                   b, i64(0), nc, t.nr,
                   [&](llvm::Value* jp) {
-                    Loop(
-                        b, i64(0), kc, 1,
-                        [&](llvm::Value* kk) {
-                          llvm::Value* src_row = at(bm, mul(add(pc, kk), spec.b_k));
-                          llvm::Value* dst_row = at(b_pack, add(b.CreateNSWMul(jp, i64(kc_max)), mul(kk, t.nr)));
-                          // Whole panels copy straight (a vector copy when B's n stride is 1); the last one clamps and
-                          // pads.
-                          If(
-                              b, b.CreateICmpSLE(add(jp, i64(t.nr)), nc),
-                              [&] {
-                                Loop(
-                                    b, i64(0), i64(t.nr), 1,
-                                    [&](llvm::Value* jj) {
-                                      llvm::Value* v = b.CreateAlignedLoad(
-                                          element, at(src_row, mul(add(jc, add(jp, jj)), spec.b_n)), align);
-                                      b.CreateAlignedStore(v, at(dst_row, jj), align);
-                                    },
-                                    "pack.b.j");
-                              },
-                              [&] {
-                                Loop(
-                                    b, i64(0), i64(t.nr), 1,
-                                    [&](llvm::Value* jj) {
-                                      llvm::Value* j = add(jp, jj);
-                                      llvm::Value* inside = b.CreateICmpSLT(j, nc);
-                                      llvm::Value* clamped = b.CreateSelect(inside, j, b.CreateNSWSub(nc, i64(1)));
-                                      llvm::Value* v = b.CreateAlignedLoad(
-                                          element, at(src_row, mul(add(jc, clamped), spec.b_n)), align);
-                                      b.CreateAlignedStore(b.CreateSelect(inside, v, zero), at(dst_row, jj), align);
-                                    },
-                                    "pack.b.edge");
-                              });
-                        },
-                        "pack.b.k");
+                    llvm::Value* cols = Min(b, i64(t.nr), b.CreateNSWSub(nc, jp));
+                    pack_b(b, bm, batch, add(jc, jp), cols, pc, kc, at(b_pack, b.CreateNSWMul(jp, i64(kc_max))), t.nr);
                   },
                   "pack.b");
-              Loop(
+              GemmLoop(
                   b, i64(0), i64(spec.m), mc_max,
                   [&](llvm::Value* ic) {
                     llvm::Value* mc = Min(b, i64(mc_max), b.CreateNSWSub(i64(spec.m), ic));
                     // A[ic:ic+mc, pc:pc+kc] -> panels of mr rows, k-major within a panel, zero past row mc.
-                    Loop(
+                    GemmLoop(
                         b, i64(0), mc, t.mr,
                         [&](llvm::Value* ip) {
-                          Loop(
-                              b, i64(0), kc, 1,
-                              [&](llvm::Value* kk) {
-                                llvm::Value* src_col = at(a, mul(add(pc, kk), spec.a_k));
-                                llvm::Value* dst_row = at(a_pack, add(b.CreateNSWMul(ip, i64(kc_max)), mul(kk, t.mr)));
-                                Loop(
-                                    b, i64(0), i64(t.mr), 1,
-                                    [&](llvm::Value* rr) {
-                                      llvm::Value* i = add(ip, rr);
-                                      llvm::Value* inside = b.CreateICmpSLT(i, mc);
-                                      llvm::Value* clamped = b.CreateSelect(inside, i, b.CreateNSWSub(mc, i64(1)));
-                                      llvm::Value* v = b.CreateAlignedLoad(
-                                          element, at(src_col, mul(add(ic, clamped), spec.a_m)), align);
-                                      b.CreateAlignedStore(b.CreateSelect(inside, v, zero), at(dst_row, rr), align);
-                                    },
-                                    "pack.a.i");
-                              },
-                              "pack.a.k");
+                          llvm::Value* rows = Min(b, i64(t.mr), b.CreateNSWSub(mc, ip));
+                          pack_a(b, a, batch, add(ic, ip), rows, pc, kc, at(a_pack, b.CreateNSWMul(ip, i64(kc_max))),
+                                 t.mr);
                         },
                         "pack.a");
-                    Loop(
+                    GemmLoop(
                         b, i64(0), nc, t.nr,
                         [&](llvm::Value* jr) {
                           llvm::Value* nr = Min(b, i64(t.nr), b.CreateNSWSub(nc, jr));
                           llvm::Value* bp = at(b_pack, b.CreateNSWMul(jr, i64(kc_max)));
-                          Loop(
+                          GemmLoop(
                               b, i64(0), mc, t.mr,
                               [&](llvm::Value* ir) {
                                 llvm::Value* mr = Min(b, i64(t.mr), b.CreateNSWSub(mc, ir));
@@ -294,7 +318,7 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
                                 llvm::Value* cp = at(c, add(mul(add(ic, ir), spec.c_m), add(jc, jr)));
                                 llvm::Value* full =
                                     b.CreateAnd(b.CreateICmpEQ(mr, i64(t.mr)), b.CreateICmpEQ(nr, i64(t.nr)));
-                                If(
+                                GemmIf(
                                     b, full,
                                     [&] {
                                       b.CreateCall(kernel, {ap, bp, cp, i64(spec.c_m), kc, first});
@@ -303,10 +327,10 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
                                       // Edge tile: the kernel works on the scratch tile; only the valid mr x nr part
                                       // touches C.
                                       auto copy = [&](bool to_tile) {
-                                        Loop(
+                                        GemmLoop(
                                             b, i64(0), mr, 1,
                                             [&](llvm::Value* r) {
-                                              Loop(
+                                              GemmLoop(
                                                   b, i64(0), nr, 1,
                                                   [&](llvm::Value* col) {
                                                     llvm::Value* in_c = at(cp, add(mul(r, spec.c_m), col));
@@ -320,7 +344,7 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
                                             },
                                             "tile.row");
                                       };
-                                      If(
+                                      GemmIf(
                                           b, first, [] {}, [&] { copy(true); });
                                       b.CreateCall(kernel, {ap, bp, tile, i64(t.nr), kc, first});
                                       copy(false);

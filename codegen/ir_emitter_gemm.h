@@ -9,17 +9,29 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "codegen/target.h"
-
-namespace llvm {
-class Function;
-class Module;
-class Type;
-}  // namespace llvm
+#include "llvm/IR/IRBuilder.h"
 
 namespace xlac::codegen::internal {
+
+// Packs one panel of an operand seen as a (rows x k) matrix X (A itself, or B transposed): writes
+// dst[kk * width + r] = X(i0 + r, k0 + kk) for kk < kc and r < count, and +0 for count <= r < width. `operand` and
+// `batch` are the GEMM function's operand pointer and batch arguments. Emitted inside the GEMM function.
+using GemmPacker =
+    std::function<void(llvm::IRBuilder<>& b, llvm::Value* operand, llvm::Value* batch, llvm::Value* i0,
+                       llvm::Value* count, llvm::Value* k0, llvm::Value* kc, llvm::Value* dst, int64_t width)>;
+
+// An operand element at `offset` (in elements) from `base`, as the GEMM's element type.
+using GemmLoad = std::function<llvm::Value*(llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset)>;
+GemmLoad NativeGemmLoad(llvm::Type* element);
+// A bf16 (or f16) element widened exactly to f32, as the interpreter converts narrow floats before multiplying.
+GemmLoad WidenedGemmLoad(bool f16);
+// The packer of a strided matrix X (rows x k, element strides row_stride and k_stride), loading through `load`
+// (native loads when empty). The default packer of GemmSpec.
+GemmPacker StridedGemmPacker(llvm::Type* element, int64_t row_stride, int64_t k_stride, GemmLoad load = {});
 
 struct GemmSpec {
   llvm::Type* element = nullptr;  // float or double
@@ -29,6 +41,9 @@ struct GemmSpec {
   // Multiply as b * a instead of a * b: A and B were swapped to make C's n stride 1, and the interpreter's product
   // is lhs * rhs (the operand order only matters for which NaN payload survives).
   bool b_times_a = false;
+  // Operands that are not strided matrices (convolution's implicit im2col) bring their own packing; the strides
+  // above are then unused.
+  GemmPacker pack_a, pack_b;
 };
 
 // Register tile and cache blocks for an element of `element_bits` on `target`.
@@ -39,8 +54,16 @@ struct GemmTiling {
 };
 GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target);
 
-// Defines `void name(ptr a, ptr b, ptr c)` computing `spec` (shapes and strides are constants in its body).
+// Defines `void name(ptr a, ptr b, ptr c, i64 batch)` computing `spec` (shapes and strides are constants in its
+// body); `batch` only reaches the packers.
 llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, const GemmSpec& spec,
                                  const TargetInfo& target);
+
+// for (iv = start; iv < end; iv += step) body(iv), in the builder's current function.
+void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
+              const std::function<void(llvm::Value*)>& body, const char* name);
+// if (cond) then_body() else else_body().
+void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then_body,
+            const std::function<void()>& else_body);
 
 }  // namespace xlac::codegen::internal

@@ -140,25 +140,29 @@ class IrEmitter {
                                                   PrimitiveType to);
 
   // ---- op families ----
-  absl::Status EmitElementwise(const Instruction& inst);       // ir_emitter_elementwise.cc
-  absl::Status EmitDataMovement(const Instruction& inst);      // ir_emitter_data_movement.cc
-  absl::Status EmitReduce(const Instruction& inst);            // ir_emitter_reduce.cc
-  absl::Status EmitDot(const Instruction& inst);               // ir_emitter_dot.cc
-  absl::Status EmitConvolution(const Instruction& inst);       // ir_emitter_convolution.cc
-  absl::Status EmitReduceWindow(const Instruction& inst);      // ir_emitter_window.cc
-  absl::Status EmitSelectAndScatter(const Instruction& inst);  // ir_emitter_window.cc
-  absl::Status EmitGather(const Instruction& inst);            // ir_emitter_gather_scatter.cc
-  absl::Status EmitScatter(const Instruction& inst);           // ir_emitter_gather_scatter.cc
-  absl::Status EmitMap(const Instruction& inst);               // ir_emitter_gather_scatter.cc
-  absl::Status EmitSort(const Instruction& inst);              // ir_emitter_sort.cc
-  absl::Status EmitRngBitGenerator(const Instruction& inst);   // ir_emitter_rng.cc
-  absl::Status EmitTopK(const Instruction& inst);              // ir_emitter_rng.cc
-  absl::Status EmitRng(const Instruction& inst);               // ir_emitter_rng.cc (also rng-get-and-update-state)
-  llvm::Value* RngCounterSlot();                               // ir_emitter_rng.cc
-  absl::Status EmitMiscOp(const Instruction& inst);            // ir_emitter_misc.cc
-  static bool IsMiscOp(Opcode op);                             // ir_emitter_misc.cc
-  absl::Status EmitBatchNorm(const Instruction& inst);         // ir_emitter_misc.cc
-  absl::Status EmitRaggedDot(const Instruction& inst);         // ir_emitter_misc.cc
+  absl::Status EmitElementwise(const Instruction& inst);   // ir_emitter_elementwise.cc
+  absl::Status EmitDataMovement(const Instruction& inst);  // ir_emitter_data_movement.cc
+  absl::Status EmitReduce(const Instruction& inst);        // ir_emitter_reduce.cc
+  absl::Status EmitDot(const Instruction& inst);           // ir_emitter_dot.cc
+  absl::Status EmitConvolution(const Instruction& inst);   // ir_emitter_convolution_tiled.cc
+  // The packed GEMM path for f32/f64; false (nothing emitted) when it does not apply.
+  absl::StatusOr<bool> EmitTiledConvolution(const Instruction& inst);  // ir_emitter_convolution_tiled.cc
+  absl::Status EmitConvolutionLoops(const Instruction& inst);          // ir_emitter_convolution.cc
+  absl::Status EmitReduceWindow(const Instruction& inst);              // ir_emitter_window.cc
+  absl::Status EmitSelectAndScatter(const Instruction& inst);          // ir_emitter_window.cc
+  absl::Status EmitGather(const Instruction& inst);                    // ir_emitter_gather_scatter.cc
+  absl::Status EmitScatter(const Instruction& inst);                   // ir_emitter_gather_scatter.cc
+  absl::Status EmitMap(const Instruction& inst);                       // ir_emitter_gather_scatter.cc
+  absl::Status EmitSort(const Instruction& inst);                      // ir_emitter_sort.cc
+  absl::Status EmitRngBitGenerator(const Instruction& inst);           // ir_emitter_rng.cc
+  absl::Status EmitTopK(const Instruction& inst);                      // ir_emitter_rng.cc
+  absl::Status EmitRng(const Instruction& inst);        // ir_emitter_rng.cc (also rng-get-and-update-state)
+  llvm::Value* RngCounterSlot();                        // ir_emitter_rng.cc
+  absl::Status EmitMiscOp(const Instruction& inst);     // ir_emitter_misc.cc
+  static bool IsMiscOp(Opcode op);                      // ir_emitter_misc.cc
+  absl::Status EmitBatchNorm(const Instruction& inst);  // ir_emitter_misc.cc
+  llvm::Value* FloatRoundedToOdd(llvm::Value* d);       // ir_emitter_misc.cc: f64 -> f32 rounded to odd
+  absl::Status EmitRaggedDot(const Instruction& inst);  // ir_emitter_misc.cc
   static bool IsDataMovement(Opcode op);
   // ---- collectives and custom-calls through the runtime (ir_emitter_collectives.cc, ir_emitter_custom_call.cc) ----
   absl::Status EmitCollective(const Instruction& inst);

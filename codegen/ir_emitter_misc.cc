@@ -68,13 +68,28 @@ absl::Status IrEmitter::EmitMiscOp(const Instruction& inst) {
   return EmitBatchNorm(inst);
 }
 
+// double -> float rounded to odd: truncated toward zero, the lowest bit set when inexact. Rounding that to a format
+// with at least two fewer significand bits gives the correctly rounded (nearest-even) result of the double.
+llvm::Value* IrEmitter::FloatRoundedToOdd(llvm::Value* d) {
+  llvm::Value* f = b_.CreateFPTrunc(d, b_.getFloatTy());
+  llvm::Value* back = b_.CreateFPExt(f, b_.getDoubleTy());
+  llvm::Value* inexact = b_.CreateFCmpONE(back, d);
+  llvm::Value* away = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                       b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
+  llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+  bits = b_.CreateSelect(b_.CreateAnd(inexact, away), b_.CreateSub(bits, b_.getInt32(1)), bits);
+  bits = b_.CreateSelect(inexact, b_.CreateOr(bits, b_.getInt32(1)), bits);
+  return b_.CreateBitCast(bits, b_.getFloatTy());
+}
+
 absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
   Opcode op = inst.opcode();
   const Shape& x_shape = inst.operand(0)->shape();
   PrimitiveType t = x_shape.element_type;
-  // The interpreter rounds its double results straight to the element type; only f32 and f64 are stored that way
-  // here (narrower floats would round through float).
-  if (t != PrimitiveType::kF32 && t != PrimitiveType::kF64) {
+  // The interpreter rounds its double results straight to the element type (once). f32 is an fptrunc; bf16 and f16
+  // go through float rounded to odd, which keeps a double rounding from ever differing from a single one (float
+  // has more than two extra bits over both).
+  if (t != PrimitiveType::kF32 && t != PrimitiveType::kF64 && t != PrimitiveType::kBF16 && t != PrimitiveType::kF16) {
     return Unimplemented(inst, "batch norm on {}", PrimitiveTypeName(t));
   }
   for (const Instruction* operand : inst.operands()) {
@@ -101,7 +116,9 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
     return IsSignedIntegralType(a.shape.element_type) ? b_.CreateSIToFP(v, f64) : b_.CreateUIToFP(v, f64);
   };
   auto store = [&](const IrArray& a, const Index& idx, llvm::Value* v) {
-    if (a.shape.element_type == PrimitiveType::kF32) v = b_.CreateFPTrunc(v, b_.getFloatTy());
+    PrimitiveType type = a.shape.element_type;
+    if (type == PrimitiveType::kF32) v = b_.CreateFPTrunc(v, b_.getFloatTy());
+    if (type == PrimitiveType::kBF16 || type == PrimitiveType::kF16) v = FloatRoundedToOdd(v);
     StoreCompute(a, idx, v);
   };
   // Per-feature double accumulators.

@@ -24,7 +24,8 @@ struct CompileOptions {
   std::string target_cpu = "host";  // "host" or an LLVM CPU name
   std::string entry_name = "xlac_entry";
   BufferAssignmentOptions buffers;
-  bool tiled_dot = true;  // CodegenOptions::tiled_dot
+  bool tiled_dot = true;          // CodegenOptions::tiled_dot
+  bool tiled_convolution = true;  // CodegenOptions::tiled_convolution
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.

@@ -44,7 +44,7 @@ TEST(CodegenDot, RectangularEdgeTiles) {
   const int64_t shapes[][3] = {{1, 1, 1},    {1, 5, 40},      {40, 5, 1},   {9, 1, 33},   {5, 3, 2},
                                {13, 29, 37}, {95, 7, 31},     {97, 11, 65}, {8, 257, 32}, {3, 300, 5},
                                {17, 513, 9}, {100, 260, 530}, {193, 3, 17}, {1, 600, 1},  {2, 19, 1000}};
-  for (const char* type : {"f32", "f64"}) {
+  for (const char* type : {"f32", "f64", "bf16", "f16"}) {
     for (const auto& s : shapes) {
       SCOPED_TRACE(fmt::format("{} m={} k={} n={}", type, s[0], s[1], s[2]));
       ExpectMatchesInterpreter(Matmul(type, s[0], s[1], s[2]), {}, static_cast<uint64_t>(s[0] * 7 + s[2]));
@@ -53,7 +53,7 @@ TEST(CodegenDot, RectangularEdgeTiles) {
 }
 
 TEST(CodegenDot, TransposedOperandsAndLayouts) {
-  for (const char* type : {"f32", "f64"}) {
+  for (const char* type : {"f32", "f64", "bf16", "f16"}) {
     for (int mask = 0; mask < 32; ++mask) {
       bool lt = mask & 1, rt = mask & 2, lc = mask & 4, rc = mask & 8, oc = mask & 16;
       SCOPED_TRACE(fmt::format("{} mask {}", type, mask));
@@ -63,7 +63,7 @@ TEST(CodegenDot, TransposedOperandsAndLayouts) {
 }
 
 TEST(CodegenDot, BatchedAndMatrixVector) {
-  for (const std::string& t : {"f32", "f64"}) {
+  for (const std::string& t : {"f32", "f64", "bf16", "f16"}) {
     SCOPED_TRACE(t);
     ExpectMatchesInterpreter(WithType(R"(
 HloModule m
@@ -177,9 +177,9 @@ ENTRY e {
 })");
 }
 
-// The fast path is really taken for f32/f64 matmuls (and not for s32), and turning it off still matches.
+// The fast path is really taken for f32/f64/bf16/f16 matmuls (and not for s32), and turning it off still matches.
 TEST(CodegenDot, TiledPathIsUsedAndCanBeTurnedOff) {
-  for (const char* type : {"f32", "f64", "s32"}) {
+  for (const char* type : {"f32", "f64", "bf16", "f16", "s32"}) {
     for (bool tiled : {true, false}) {
       SCOPED_TRACE(fmt::format("{} tiled={}", type, tiled));
       std::unique_ptr<Module> module = ParseAndVerify(Matmul(type, 20, 30, 40));

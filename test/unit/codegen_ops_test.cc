@@ -274,20 +274,58 @@ ENTRY e {
 
 TEST(CodegenUnsupported, CleanUnimplementedError) {
   std::unique_ptr<Module> module = ParseAndVerify(R"(
-HloModule m
+HloModule m, replica_count=2
 ENTRY e {
-  x = f16[2,3] parameter(0)
-  s = f16[3] parameter(1)
-  o = f16[3] parameter(2)
-  m = f16[3] parameter(3)
-  v = f16[3] parameter(4)
-  ROOT b = f16[2,3] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=1
+  id = u32[] replica-id()
+  x = f32[] convert(id)
+  tok = token[] after-all()
+  s = (f32[], u32[], token[]) send(x, tok), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs={{0,1}}}
+  r = (f32[], u32[], token[]) recv(tok), channel_id=2,
+      frontend_attributes={_xla_send_recv_source_target_pairs={{0,1}}}
+  sd = token[] send-done(s), channel_id=1
+  rd = (f32[], token[]) recv-done(r), channel_id=2
+  ROOT v = f32[] get-tuple-element(rd), index=0
 })");
   ASSERT_NE(module, nullptr);
   absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module);
   ASSERT_FALSE(exe.ok());
   EXPECT_EQ(exe.status().code(), absl::StatusCode::kUnimplemented) << exe.status().ToString();
-  EXPECT_NE(exe.status().message().find("batch-norm-inference"), std::string::npos) << exe.status().ToString();
+  EXPECT_NE(exe.status().message().find("send/recv with source-target pairs"), std::string::npos)
+      << exe.status().ToString();
+}
+
+// bf16/f16 batch norm: double results rounded once to the element type (through float rounded to odd).
+TEST(CodegenOps, NarrowBatchNorm) {
+  for (const char* type : {"bf16", "f16"}) {
+    SCOPED_TRACE(type);
+    ExpectMatchesInterpreter(WithType(R"(
+HloModule m
+ENTRY e {
+  x = $T[4,5,3] parameter(0)
+  s = $T[5] parameter(1)
+  o = $T[5] parameter(2)
+  m = $T[5] parameter(3)
+  v = $T[5] parameter(4)
+  dy = $T[4,5,3] parameter(5)
+  va = $T[5] abs(v)
+  bni = $T[4,5,3] batch-norm-inference(x, s, o, m, va), epsilon=0.001, feature_index=1
+  tr = ($T[4,5,3], $T[5], $T[5]) batch-norm-training(x, s, o), epsilon=0.01, feature_index=1
+  gr = ($T[4,5,3], $T[5], $T[5]) batch-norm-grad(x, s, m, va, dy), epsilon=0.001, feature_index=1
+  ROOT r = ($T[4,5,3], ($T[4,5,3], $T[5], $T[5]), ($T[4,5,3], $T[5], $T[5])) tuple(bni, tr, gr)
+})",
+                                      type));
+  }
+  // Enough values that rounding through float to nearest (instead of to odd) would round some of them twice wrong.
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f16[64,5,200] parameter(0)
+  s = f16[5] parameter(1)
+  o = f16[5] parameter(2)
+  ROOT tr = (f16[64,5,200], f16[5], f16[5]) batch-norm-training(x, s, o), epsilon=0.01, feature_index=1
+})",
+                           {}, 1);
 }
 
 TEST(CodegenJit, ReusableAcrossRuns) {

@@ -250,11 +250,17 @@ TEST_F(RunDriverTest, JitIsTheDefaultBackendAndAgreesWithTheInterpreter) {
 }
 
 TEST_F(RunDriverTest, JitRefusesWhatCodegenCannotCompile) {
-  // f16 batch norm is not lowered; the JIT never falls back to the interpreter.
-  std::string file = Write("bn.hlo",
-                           "HloModule m\nENTRY e {\n  x = f16[2,3] parameter(0)\n  s = f16[3] parameter(1)\n"
-                           "  ROOT b = f16[2,3] batch-norm-inference(x, s, s, s, s), epsilon=0.001, "
-                           "feature_index=1\n}\n");
+  // send/recv with source-target pairs are not lowered; the JIT never falls back to the interpreter.
+  std::string file =
+      Write("sr.hlo",
+            "HloModule m, replica_count=2\nENTRY e {\n  id = u32[] replica-id()\n"
+            "  x = f32[] convert(id)\n  tok = token[] after-all()\n"
+            "  s = (f32[], u32[], token[]) send(x, tok), channel_id=1, "
+            "frontend_attributes={_xla_send_recv_source_target_pairs={{0,1}}}\n"
+            "  r = (f32[], u32[], token[]) recv(tok), channel_id=2, "
+            "frontend_attributes={_xla_send_recv_source_target_pairs={{0,1}}}\n"
+            "  sd = token[] send-done(s), channel_id=1\n  rd = (f32[], token[]) recv-done(r), channel_id=2\n"
+            "  ROOT v = f32[] get-tuple-element(rd), index=0\n}\n");
   fs::path out_dir = dir_ / "o";
   EXPECT_EQ(Run({file, "--output-dir=" + out_dir.string()}), 1);
   EXPECT_EQ(out_, "");
