@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "codegen/ir_emitter_internal.h"
+#include "ir/sharding.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
@@ -519,8 +520,8 @@ absl::Status IrEmitter::EmitInstruction(const Instruction& inst) {
     default:
       break;
   }
-  if (op == Opcode::kCustomCall && inst.StringAttr("custom_call_target") == "Sharding" && inst.operand_count() == 1 &&
-      inst.shape().IsArray()) {
+  if (op == Opcode::kCustomCall && IsShardingIdentityTarget(inst.StringAttr("custom_call_target")) &&
+      inst.operand_count() == 1 && inst.shape().IsArray()) {
     CopyLeaves(inst.operand(0), &inst, inst.shape(), index);
     return absl::OkStatus();
   }

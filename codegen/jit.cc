@@ -7,6 +7,7 @@
 #include "codegen/custom_call_abi.h"
 #include "codegen/parallel_programs.h"
 #include "fmt/format.h"
+#include "ir/sharding.h"
 #include "ir/status_macros.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -331,7 +332,8 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
     // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
     for (const auto& comp : impl->prepared.module->computations()) {
       for (const auto& inst : comp->instructions()) {
-        if (inst->opcode() == Opcode::kCustomCall && inst->StringAttr("custom_call_target") != "Sharding" &&
+        if (inst->opcode() == Opcode::kCustomCall &&
+            !IsShardingIdentityTarget(inst->StringAttr("custom_call_target")) &&
             !IsBuiltinCustomCallTarget(inst->StringAttr("custom_call_target"))) {
           return absl::UnimplementedError(
               fmt::format("codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler",

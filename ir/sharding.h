@@ -1,16 +1,24 @@
 // HLO shardings as XLA prints them: {replicated}, {maximal device=1}, {manual}, {devices=[2,1]0,1},
-// {devices=[4,2]<=[8]}, {devices=[2,2,2]<=[2,4]T(1,0) last_tile_dim_replicate}, {devices=[..]... last_tile_dims={manual}},
-// tuple shardings {{replicated}, {maximal device=0}}, with optional metadata={...} and shard_as/shard_like.
+// {devices=[4,2]<=[8]}, {devices=[2,2,2]<=[2,4]T(1,0) last_tile_dim_replicate}, {devices=[..]...
+// last_tile_dims={manual}}, tuple shardings {{replicated}, {maximal device=0}}, with optional metadata={...} and
+// shard_as/shard_like.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/attributes.h"
 
 namespace xlac {
+
+// Custom-call targets that only carry sharding information and are identities on values: "Sharding" annotations
+// and the sharding-propagation barriers "ShardBarrierFrom" / "ShardBarrierTo".
+inline bool IsShardingIdentityTarget(std::string_view target) {
+  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+}
 
 struct Sharding {
   enum class Kind : uint8_t { kReplicated, kMaximal, kManual, kUnknown, kUnreduced, kTiled, kTuple };
@@ -35,10 +43,22 @@ struct Sharding {
   bool shard_group_is_shard_as = false;
 
   static Sharding Replicated() { return Sharding{}; }
-  static Sharding Manual() { Sharding s; s.kind = Kind::kManual; return s; }
-  static Sharding Maximal(int64_t device) { Sharding s; s.kind = Kind::kMaximal; s.device = device; return s; }
+  static Sharding Manual() {
+    Sharding s;
+    s.kind = Kind::kManual;
+    return s;
+  }
+  static Sharding Maximal(int64_t device) {
+    Sharding s;
+    s.kind = Kind::kMaximal;
+    s.device = device;
+    return s;
+  }
   static Sharding Tuple(std::vector<Sharding> elements) {
-    Sharding s; s.kind = Kind::kTuple; s.tuple_elements = std::move(elements); return s;
+    Sharding s;
+    s.kind = Kind::kTuple;
+    s.tuple_elements = std::move(elements);
+    return s;
   }
 
   bool IsTuple() const { return kind == Kind::kTuple; }

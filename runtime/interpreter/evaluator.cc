@@ -2,6 +2,7 @@
 // and control flow (call, while, conditional, fusion, async wrappers).
 #include <algorithm>
 
+#include "ir/sharding.h"
 #include "runtime/interpreter/internal.h"
 
 namespace xlac::interp {
@@ -308,8 +309,8 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
       if (target == "interpreter.run_parallel" || target == "interpreter.probe") {
         return EvalInterpreterOp(inst, operands, *this);
       }
-      // Sharding annotations are identities on values.
-      if (target == "Sharding" && operands.size() == 1 && operands[0]->shape().Compatible(inst.shape())) {
+      // Sharding annotations and barriers are identities on values.
+      if (IsShardingIdentityTarget(target) && operands.size() == 1 && operands[0]->shape().Compatible(inst.shape())) {
         return *operands[0];
       }
       if (std::optional<absl::StatusOr<Literal>> linalg = EvalLinalgCustomCall(inst, operands)) return *linalg;

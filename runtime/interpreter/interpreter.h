@@ -10,8 +10,9 @@
 // accumulate in its compute type (f32 for narrow floats, 64-bit for integers). Where XLA's evaluator deviates from
 // what compiled XLA does (it saturates integer convolutions), the interpreter wraps like compiled code.
 //
-// Custom-calls: "Sharding" is the identity; "interpreter.run_parallel" and "interpreter.probe" (the StableHLO
-// reference interpreter's ops, kept by the StableHLO frontend) run a grid of programs / pass their operand through;
+// Custom-calls: "Sharding", "ShardBarrierFrom" and "ShardBarrierTo" are identities; "interpreter.run_parallel" and
+// "interpreter.probe" (the StableHLO reference interpreter's ops, kept by the StableHLO frontend) run a grid of
+// programs / pass their operand through;
 // XLA's "Qr" and "ProductOfElementaryHouseholderReflectors" (LAPACK geqrf / orgqr layouts) are evaluated;
 // any other target goes to InterpreterOptions::custom_call_handler or fails with "unsupported custom call target X".
 // Dynamic dimensions are evaluated at their bounds (runtime sizes are not tracked). Infeed has no host behind it: it

@@ -20,6 +20,7 @@
 #include "frontend/module_input.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
+#include "ir/sharding.h"
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
@@ -80,7 +81,8 @@ bool OnlyCheckCustomCalls(const Module& module) {
       if (inst->opcode() != Opcode::kCustomCall) continue;
       std::string_view target = inst->StringAttr("custom_call_target");
       // The interpreter's own ops (run_parallel, probe) are built into the JIT; their programs may hold checks.
-      if (!harness::IsCheckTarget(target) && target != "Sharding" && !codegen::IsBuiltinCustomCallTarget(target)) {
+      if (!harness::IsCheckTarget(target) && !IsShardingIdentityTarget(target) &&
+          !codegen::IsBuiltinCustomCallTarget(target)) {
         return false;
       }
     }
