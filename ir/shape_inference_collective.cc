@@ -116,7 +116,8 @@ absl::StatusOr<Shape> InferReduceScatter(const Instruction& inst) {
     XLAC_ASSIGN_OR_RETURN(const Shape* out, NthResult(inst, inst.shape(), i, n));
     if (!out->IsArray()) return OpError(inst, "result {} must be an array, got {}", i, Str(*out));
     XLAC_RETURN_IF_ERROR(CheckDimIndex(inst, "scatter dimension", dim, out->rank()));
-    if (i == 0 && in.dimensions[dim] >= 0 && out->dimensions[dim] > 0) {
+    // An empty scatter dimension implies no shard count (and must give an empty result): keep 1.
+    if (i == 0 && in.dimensions[dim] > 0 && out->dimensions[dim] > 0) {
       shard_count = CeilOfRatio(in.dimensions[dim], out->dimensions[dim]);
     }
     Shape result = StripLayout(in);
