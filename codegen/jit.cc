@@ -452,23 +452,34 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
 }
 
 absl::StatusOr<std::vector<Literal>> JitExecutable::Run(const std::vector<Literal>& args) {
+  return RunPerDevice({args});
+}
+
+absl::StatusOr<std::vector<Literal>> JitExecutable::RunPerDevice(const std::vector<std::vector<Literal>>& all_args) {
   const BufferAssignment& assignment = impl_->prepared.assignment;
   const std::vector<Shape>& params = impl_->parameter_shapes;
-  if (args.size() != params.size()) {
-    return absl::InvalidArgumentError(fmt::format("expected {} arguments, got {}", params.size(), args.size()));
+  int64_t devices = impl_->replicas * impl_->partitions;
+  if (all_args.size() != 1 && static_cast<int64_t>(all_args.size()) != devices) {
+    return absl::InvalidArgumentError(
+        fmt::format("expected one argument list or one per device ({}), got {}", devices, all_args.size()));
   }
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].shape().Compatible(params[i])) {
-      return absl::InvalidArgumentError(fmt::format("argument {} has shape {}, expected {}", i,
-                                                    ShapeToString(args[i].shape()), ShapeToString(params[i])));
+  for (const std::vector<Literal>& args : all_args) {
+    if (args.size() != params.size()) {
+      return absl::InvalidArgumentError(fmt::format("expected {} arguments, got {}", params.size(), args.size()));
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].shape().Compatible(params[i])) {
+        return absl::InvalidArgumentError(fmt::format("argument {} has shape {}, expected {}", i,
+                                                      ShapeToString(args[i].shape()), ShapeToString(params[i])));
+      }
     }
   }
-  int64_t devices = impl_->replicas * impl_->partitions;
   const std::vector<Allocation>& allocations = assignment.allocations();
   std::vector<std::vector<Buffer>> owned(static_cast<size_t>(devices));
   std::vector<std::vector<void*>> tables(static_cast<size_t>(devices));
   std::vector<void* const*> table_ptrs;
   for (int64_t d = 0; d < devices; ++d) {
+    const std::vector<Literal>& args = all_args.size() == 1 ? all_args[0] : all_args[static_cast<size_t>(d)];
     std::vector<void*>& table = tables[d];
     table.assign(allocations.size(), nullptr);
     for (const Allocation& alloc : allocations) {

@@ -65,6 +65,8 @@ class JitExecutable {
   // Runs every device on the same `args` (logical row-major literals, as the interpreter takes them) and returns
   // one result per device.
   absl::StatusOr<std::vector<Literal>> Run(const std::vector<Literal>& args);
+  // Runs device d on `args[d]` (d = replica * num_partitions + partition): the shards of a partitioned program.
+  absl::StatusOr<std::vector<Literal>> RunPerDevice(const std::vector<std::vector<Literal>>& args);
 
  private:
   struct Impl;

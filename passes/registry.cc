@@ -11,6 +11,8 @@
 #include "passes/layout_copies.h"
 #include "passes/pass.h"
 #include "passes/scan_expander.h"
+#include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/spmd_partitioner.h"
 
 namespace xlac {
 
@@ -32,6 +34,11 @@ const std::vector<PassInfo>& RegisteredPasses() {
          RunLayoutCopies},
         {"scan-expander", "Rewrite every scan into a while loop that calls the scan body once per element",
          RunScanExpander},
+        {"sharding-propagation", "Infer a sharding for every value from the annotated ones (forward and backward)",
+         [](Module& module) { return RunShardingPropagation(module); }},
+        {"spmd-partitioner",
+         "Rewrite a sharded module into the per-partition program, with the collectives that keep it equivalent",
+         [](Module& module) { return RunSpmdPartitioner(module); }},
     };
     std::sort(passes->begin(), passes->end(), [](const PassInfo& a, const PassInfo& b) { return a.name < b.name; });
     return passes;

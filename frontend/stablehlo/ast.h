@@ -45,6 +45,53 @@ struct Type {
 struct Attr;
 using AttrPtr = std::shared_ptr<const Attr>;
 
+// Shardy (sdy dialect) sharding attributes, as JAX writes them (parse_sdy.cc).
+
+// An axis reference in a sharding: "x", or the sub-axis "x":(pre_size)size.
+struct SdyAxisRef {
+  std::string name;
+  int64_t pre_size = 1;
+  int64_t size = 0;  // 0: the whole axis
+  size_t pos = 0;
+  bool IsSubAxis() const { return size != 0; }
+};
+
+// <["x"=2, "y"=4], device_ids=[...]>; no axes and one device id is a maximal mesh.
+struct SdyMesh {
+  std::vector<std::pair<std::string, int64_t>> axes;
+  std::vector<size_t> axis_pos;
+  std::vector<int64_t> device_ids;  // empty: iota
+  bool has_device_ids = false;
+  size_t device_ids_pos = 0;
+  size_t pos = 0;
+};
+
+// {"x", "y", ?}p1: the axes sharding one tensor dimension, major first.
+struct SdyDimSharding {
+  std::vector<SdyAxisRef> axes;
+  bool open = false;      // `?`
+  int64_t priority = -1;  // p<N>
+  size_t pos = 0;
+};
+
+// <@mesh, [{"x"}, {}], replicated={"y"}, unreduced={"z"}> (the mesh may be inlined: mesh<[...]>).
+struct SdySharding {
+  std::string mesh_name;                // "" when `mesh` is inlined
+  std::shared_ptr<const SdyMesh> mesh;  // inlined mesh
+  size_t mesh_pos = 0;
+  std::vector<SdyDimSharding> dims;
+  std::vector<SdyAxisRef> replicated;
+  std::vector<SdyAxisRef> unreduced;
+  size_t pos = 0;
+};
+
+// The payload of the kSdy* attribute kinds.
+struct SdyAttr {
+  SdyMesh mesh;                        // kSdyMesh
+  std::vector<SdySharding> shardings;  // kSdySharding (one), kSdyShardingPerValue
+  std::vector<SdyAxisRef> axes;        // kSdyManualAxes
+};
+
 // An MLIR attribute value.
 struct Attr {
   enum class Kind : uint8_t {
@@ -63,6 +110,12 @@ struct Attr {
     kEnum,        // #stablehlo<comparison_direction EQ>: str = value, dialect = "comparison_direction"
     kConvDims,    // #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, or the pretty dim_numbers
     kOpaque,      // an attribute kept as raw text (unknown dialect attributes)
+
+    // Shardy attributes (parse_sdy.cc); their payload is `sdy`.
+    kSdyMesh,              // #sdy.mesh<["x"=2]>
+    kSdySharding,          // #sdy.sharding<@mesh, [{"x"}, {}]>
+    kSdyShardingPerValue,  // #sdy.sharding_per_value<[<@mesh, ...>, ...]>, and the stripped [<...>, ...] of ops
+    kSdyManualAxes,        // #sdy<manual_axes{"x"}>, and the bare {"x", "y"} of sdy.manual_computation
   };
   Kind kind = Kind::kUnit;
   size_t pos = 0;
@@ -80,6 +133,7 @@ struct Attr {
   // kConvDims: for each of input, kernel, output, the dimension labels in order: 'b','f','i','o' or spatial 0..n-1
   // encoded as -1 - index for spatial dims.
   std::vector<std::vector<int64_t>> conv_labels;
+  std::shared_ptr<const SdyAttr> sdy;  // kSdy*
 
   const Attr* Find(std::string_view key) const;  // kDict lookup
 };
@@ -176,11 +230,20 @@ struct Func {
   Location loc;
 };
 
+// sdy.mesh @name = <["x"=2, "y"=4]>
+struct MeshDef {
+  std::string name;
+  AttrPtr mesh;  // kSdyMesh
+  size_t pos = 0;
+  size_t name_pos = 0;
+};
+
 struct ModuleAst {
   std::string name;
   size_t pos = 0;
   std::vector<NamedAttr> attrs;
   std::vector<Func> funcs;
+  std::vector<MeshDef> meshes;
 };
 
 }  // namespace xlac::shlo

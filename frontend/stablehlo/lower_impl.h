@@ -1,6 +1,7 @@
 // Lowering of the StableHLO syntax tree (ast.h) to HLO IR, following XLA's MHLO -> HLO export. Module structure,
 // functions, calls, regions and value scoping are in lower_module.cc; attribute access and instruction emission
-// helpers in lower_util.cc; ops by family in lower_ops_*.cc; CHLO in lower_chlo.cc.
+// helpers in lower_util.cc; ops by family in lower_ops_*.cc; CHLO in lower_chlo.cc; Shardy shardings and ops in
+// lower_sdy.cc.
 //
 // Convention: functions returning bool/pointer report exactly one error (at the op or attribute position) on failure.
 #pragma once
@@ -22,6 +23,18 @@
 
 namespace xlac::shlo {
 
+// A validated Shardy mesh: axis names and sizes in order, and its device ids (empty: the iota 0..n-1).
+struct SdyMeshInfo {
+  std::string label;  // "mesh @name" or "the inlined mesh", for messages
+  std::vector<std::string> names;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> device_ids;
+  int64_t num_devices = 1;
+  bool operator==(const SdyMeshInfo& o) const {
+    return names == o.names && sizes == o.sizes && device_ids == o.device_ids;
+  }
+};
+
 // Values visible while lowering one region (or function body) into one computation.
 struct Scope {
   Computation* comp = nullptr;
@@ -34,6 +47,8 @@ struct Scope {
 
 class Lowerer {
  public:
+  using Results = std::vector<Instruction*>;
+
   Lowerer(Parser& parser, const SourceFile& file, DiagnosticEngine& diags, const StableHloParseOptions& options);
   std::unique_ptr<Module> Lower(const ModuleAst& ast);
 
@@ -118,8 +133,28 @@ class Lowerer {
   // A new computation (p0, p1) -> op(p0, p1) over scalars of `type`, e.g. the `or` reducer of a bit assembly.
   Computation* ScalarBinaryComputation(Opcode op, PrimitiveType type);
 
+  // ---- Shardy (lower_sdy.cc) ----
+  // The module's `sdy.mesh` definitions.
+  bool CollectSdyMeshes(const ModuleAst& ast);
+  // The HLO sharding XLA's Shardy export gives a value of `shape` sharded as `sharding`; {manual} inside the body of
+  // a fully manual sdy.manual_computation.
+  bool SdyToSharding(const SdySharding& sharding, const Shape& shape, Sharding* out);
+  // The sharding attribute of a function argument or result: an mhlo.sharding string ("" gives nullopt) or an
+  // sdy.sharding. `attr.name` is one of those two.
+  bool ValueShardingAttr(const NamedAttr& attr, const Shape& shape, std::optional<Sharding>* out);
+  static bool IsShardingAttrName(std::string_view name) { return name == "mhlo.sharding" || name == "sdy.sharding"; }
+  // sdy.sharding = #sdy.sharding_per_value<[...]> on an op: one sharding per result, set on `primary` (a tuple
+  // sharding when the op has several results).
+  bool ApplySdyOpSharding(const Attr& attr, const Results& results, Instruction* primary);
+  // Lowers the single block of an IsolatedFromAbove region into the current computation, its arguments bound to
+  // `args`; the values its terminator returns come back in `returned`.
+  bool InlineRegion(const Region& region, const Op& owner, const std::vector<Instruction*>& args,
+                    std::vector<Instruction*>* returned);
+  // A custom-call `target` (Sharding, SPMDFullToShardShape, SPMDShardToFullShape) of `x` carrying `sharding`.
+  Instruction* EmitShardingCall(std::string_view target, const Shape& shape, Instruction* x, Sharding sharding);
+  bool LowerSdyManualComputation(const Op& op, Results* results);
+
   // ---- Ops (lower_ops_*.cc and lower_chlo.cc register handlers by op name) ----
-  using Results = std::vector<Instruction*>;
   bool LowerOp(const Op& op, Results* results);
 
   Module* module() { return module_.get(); }
@@ -144,6 +179,9 @@ class Lowerer {
   bool ChooseEntry(const ModuleAst& ast, Computation** entry);
   // An mhlo.sharding string; "" (unspecified) gives nullopt.
   bool ParseShardingAttr(const Attr& attr, std::optional<Sharding>* out);
+  // The mesh a Shardy sharding refers to (a module mesh, or its inlined one validated into `storage`).
+  const SdyMeshInfo* ResolveSdyMesh(const SdySharding& sharding, SdyMeshInfo* storage);
+  bool ValidateSdyMesh(const SdyMesh& mesh, std::string label, SdyMeshInfo* out);
 
   Parser& parser_;
   const SourceFile& file_;
@@ -166,6 +204,8 @@ class Lowerer {
   std::optional<OpMetadata> cur_metadata_;
   Instruction* split_source_ = nullptr;  // the tuple instruction of the current multi-result op
   std::unordered_map<const Instruction*, bool> constant_expr_cache_;
+  std::map<std::string, SdyMeshInfo> sdy_meshes_;
+  bool sdy_fully_manual_ = false;  // lowering the body of a fully manual sdy.manual_computation
 };
 
 // Saves and restores the lowering position (scope and current op) around nested lowering.
@@ -208,5 +248,6 @@ void RegisterDataOps(OpTable* table);         // lower_ops_data.cc
 void RegisterRegionOps(OpTable* table);       // lower_ops_region.cc
 void RegisterMiscOps(OpTable* table);         // lower_ops_misc.cc: collectives, custom calls, checks, calls
 void RegisterChloOps(OpTable* table);         // lower_chlo.cc
+void RegisterSdyOps(OpTable* table);          // lower_sdy.cc
 
 }  // namespace xlac::shlo

@@ -18,7 +18,7 @@ std::string_view BaseOpName(std::string_view name) {
 namespace {
 
 bool IsTerminator(std::string_view name) {
-  return name == "func.return" || name == "stablehlo.return" || name == "mhlo.return";
+  return name == "func.return" || name == "stablehlo.return" || name == "mhlo.return" || name == "sdy.return";
 }
 
 // HLO names are [a-zA-Z_][a-zA-Z0-9_.-]*.
@@ -151,7 +151,7 @@ bool Lowerer::ConfigureModule(const ModuleAst& ast) {
 std::unique_ptr<Module> Lowerer::Lower(const ModuleAst& ast) {
   module_ = std::make_unique<Module>(ast.name.empty() ? std::string("module") : SanitizeName(ast.name));
   module_->set_source_name(file_.name());
-  if (!ConfigureModule(ast)) return nullptr;
+  if (!ConfigureModule(ast) || !CollectSdyMeshes(ast)) return nullptr;
   for (const Func& f : ast.funcs) {
     if (funcs_.count(f.name)) {
       Error(f.name_pos, fmt::format("redefinition of function @{}", f.name));
@@ -301,9 +301,9 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
     auto param = Instruction::CreateParameter(static_cast<int64_t>(i), NewName(fmt::format("Arg_{}", i)), shape);
     param->set_loc(Loc(arg.pos));
     for (const NamedAttr& a : arg.attrs) {
-      if (a.name == "mhlo.sharding") {
+      if (IsShardingAttrName(a.name)) {
         std::optional<Sharding> sharding;
-        if (!ParseShardingAttr(*a.value, &sharding)) return false;
+        if (!ValueShardingAttr(a, shape, &sharding)) return false;
         param->set_sharding(std::move(sharding));
       }
     }
@@ -336,8 +336,8 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
                                ShapeToString(returned[i]->shape(), false), TypeToString(func.results[i].type)));
     }
     for (const NamedAttr& a : func.results[i].attrs) {
-      if (a.name != "mhlo.sharding") continue;
-      if (!ParseShardingAttr(*a.value, &result_shardings[i])) return false;
+      if (!IsShardingAttrName(a.name)) continue;
+      if (!ValueShardingAttr(a, returned[i]->shape(), &result_shardings[i])) return false;
       any_sharding = any_sharding || result_shardings[i].has_value();
     }
   }

@@ -441,6 +441,7 @@ const OpTable& Handlers() {
     RegisterRegionOps(&t);
     RegisterMiscOps(&t);
     RegisterChloOps(&t);
+    RegisterSdyOps(&t);
     return t;
   }();
   return table;
@@ -471,6 +472,8 @@ bool Lowerer::ApplyOpLevelAttributes(const Op& op, const Results& results) {
       std::optional<Sharding> sharding;
       if (!ParseShardingAttr(*a.value, &sharding)) return false;
       if (sharding.has_value()) primary->set_sharding(std::move(sharding));
+    } else if (a.name == "sdy.sharding") {
+      if (!ApplySdyOpSharding(*a.value, results, primary)) return false;
     } else if (a.name == "mhlo.frontend_attributes" && a.value->kind == Attr::Kind::kDict) {
       StringMap* attrs = primary->mutable_frontend_attributes();
       for (const auto& [key, value] : a.value->dict) {

@@ -1,5 +1,6 @@
 // MLIR attributes: numbers, strings, symbols, arrays, dictionaries, array<i64: ...>, dense<...> (parse_dense.cc),
-// #stablehlo<enum VALUE>, structured #stablehlo.xxx<key = value, ...> and #stablehlo.conv<...>.
+// #stablehlo<enum VALUE>, structured #stablehlo.xxx<key = value, ...> and #stablehlo.conv<...>; Shardy's
+// #sdy.* sharding attributes are parsed in parse_sdy.cc.
 #include <charconv>
 #include <limits>
 
@@ -256,6 +257,7 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
       if (dot == std::string::npos) {
         // #stablehlo<comparison_direction EQ>
         Next();
+        if (name == "sdy" && IsKeyword("manual_axes")) return ParseSdyManualAxesAttr(start, out);
         if (kind() == Tok::kBareId && LookAhead() == Tok::kBareId) {
           auto attr = NewAttr(Attr::Kind::kEnum, start);
           attr->dialect = tok().str;
@@ -270,8 +272,11 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
       }
       const std::string dialect = name.substr(0, dot);
       const std::string mnemonic = name.substr(dot + 1);
+      if (dialect == "sdy" && (mnemonic == "mesh" || mnemonic == "sharding" || mnemonic == "sharding_per_value")) {
+        return ParseSdyDialectAttr(mnemonic, start, out);
+      }
       if (dialect != "stablehlo" && dialect != "mhlo" && dialect != "chlo") {
-        // Other dialects' attributes (#sdy.sharding<...>, ...) have their own grammar: kept as raw text.
+        // Other dialects' attributes (#sdy.op_sharding_rule<...>, ...) have their own grammar: kept as raw text.
         auto attr = NewAttr(Attr::Kind::kOpaque, start);
         int depth = 0;
         do {

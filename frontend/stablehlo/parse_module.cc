@@ -166,6 +166,10 @@ bool Parser::ParseModuleBody(ModuleAst* out, bool braced) {
       if (!ParseGenericFunc(&out->funcs.back())) return false;
       continue;
     }
+    if (IsKeyword("sdy.mesh") || (kind() == Tok::kString && tok().str == "sdy.mesh")) {
+      if (!ParseSdyMeshDef(out)) return false;
+      continue;
+    }
     if (kind() == Tok::kEof) return TokenError("expected '}' to close the module, but found end of input");
     if (IsKeyword("module")) return TokenError("nested modules are not supported");
     return TokenError(fmt::format("expected 'func.func' in the module body, but found {}", DescribeToken()));

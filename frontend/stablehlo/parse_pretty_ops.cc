@@ -54,6 +54,7 @@ bool Parser::ParsePrettyOp(Op* op) {
   if (op->name == "stablehlo.while" && kind() == Tok::kLParen) return ParseWhileOp(op);
   if (op->name == "stablehlo.custom_call" && kind() == Tok::kAtId) return ParseCustomCallOp(op);
   if (op->name == "chlo.scan") return ParseScanOp(op);
+  if (op->name.rfind("sdy.", 0) == 0) return ParseSdyOp(op);
   return ParsePrettyGeneric(op);
 }
 

@@ -331,8 +331,8 @@ bool Parser::ParseTypeList(std::vector<Type>* out) {
 namespace {
 
 bool DefinesNoResults(std::string_view op) {
-  return op == "func.return" || op == "stablehlo.return" || op == "mhlo.return" || op == "stablehlo.trace" ||
-         op.rfind("check.", 0) == 0;
+  return op == "func.return" || op == "stablehlo.return" || op == "mhlo.return" || op == "sdy.return" ||
+         op == "stablehlo.trace" || op.rfind("check.", 0) == 0;
 }
 
 }  // namespace

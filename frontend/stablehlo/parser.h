@@ -13,6 +13,10 @@
 //  - mhlo.sharding strings on arguments, results and ops become shardings; mhlo.num_partitions / mhlo.num_replicas
 //    become the module config; loc(...) becomes OpMetadata (op_name / source_file / source_line / source_column)
 //    while each instruction's SourceLoc is the line/column of the op statement in the file.
+//  - Shardy annotations (modern JAX): `sdy.mesh` definitions, `sdy.sharding` on arguments, results and ops, become
+//    the HLO shardings XLA's Shardy export produces; sdy.sharding_constraint / sdy.reshard become custom-call
+//    "Sharding" and a fully manual sdy.manual_computation the shard_map pattern (Sharding + SPMDFullToShardShape, the
+//    body inlined, Sharding {manual} + SPMDShardToFullShape). See lower_sdy.cc.
 //  - CHLO ops expand into HLO like StableHLO's CHLO legalization: lgamma, digamma, erfc, erf_inv, bessel_i1e,
 //    zeta, polygamma, next_after, square, conj, is_*inf, the broadcasting binary ops, and the real-typed acos, acosh,
 //    asin, asinh, atan, atanh, cosh, sinh and tan. Where HLO has an opcode the legalization would otherwise spell out

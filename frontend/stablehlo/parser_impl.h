@@ -101,6 +101,14 @@ class Parser {
   // ---- Pretty op forms (parse_pretty_ops.cc) ----
   bool ParsePrettyOp(Op* op);
 
+  // ---- Shardy (parse_sdy.cc) ----
+  // After `#sdy.mesh`, `#sdy.sharding` or `#sdy.sharding_per_value`, at the `<`.
+  bool ParseSdyDialectAttr(const std::string& mnemonic, size_t start, AttrPtr* out);
+  // After `#sdy<`, at `manual_axes`.
+  bool ParseSdyManualAxesAttr(size_t start, AttrPtr* out);
+  // Module level `sdy.mesh @name = <...>` (pretty or generic form).
+  bool ParseSdyMeshDef(ModuleAst* out);
+
  private:
   bool ParseModuleBody(ModuleAst* out, bool braced);
   bool ParseAliasDefinition();
@@ -122,6 +130,15 @@ class Parser {
   bool ParseWindowAttrs(Op* op);
   bool ParseSliceRanges(Op* op);
   void NormalizePrettyAttrs(Op* op);
+
+  // parse_sdy.cc
+  bool ParseSdyOp(Op* op);
+  bool ParseSdyAxisRef(SdyAxisRef* out);
+  bool ParseSdyAxisList(std::vector<SdyAxisRef>* out);
+  bool ParseSdyMeshBody(SdyMesh* out);
+  bool ParseSdyShardingBody(SdySharding* out);
+  bool ParseSdyShardingList(size_t start, AttrPtr* out);
+  bool ParseSdyBlockArgs(std::vector<BlockArg>* out);
 
   const SourceFile& file_;
   DiagnosticEngine& diags_;

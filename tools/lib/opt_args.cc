@@ -22,6 +22,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"verify-diagnostics", &OptOptions::verify_diagnostics, true},
     {"print-after-all", &OptOptions::print_after_all, true},
     {"time-passes", &OptOptions::time_passes, true},
+    {"explain-sharding", &OptOptions::explain_sharding, true},
     {"list-passes", &OptOptions::list_passes, true},
     {"help", &OptOptions::help, true},
     {"h", &OptOptions::help, true},
@@ -131,6 +132,8 @@ OPTIONS:
   --verify-diagnostics    Check that the errors produced match the '// expected-error {{...}}' comments
   --print-after-all       Print the module to stderr after each pass
   --time-passes           Print the time spent in each pass to stderr
+  --explain-sharding      After each module, print '%name: {sharding} <- origin' per instruction: where
+                          sharding-propagation (which must be in --passes) got its sharding
   --list-passes           List the available passes and exit
   -o <file>               Write the output to <file>, only if everything succeeded
   --help                  Print this help and exit

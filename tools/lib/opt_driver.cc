@@ -16,6 +16,7 @@
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "passes/pass_manager.h"
+#include "passes/spmd/sharding_propagation.h"
 #include "passes/verifier.h"
 #include "tools/lib/expected_diagnostics.h"
 
@@ -23,6 +24,7 @@ namespace xlac {
 namespace {
 
 constexpr std::string_view kSplitMarker = "// -----";
+constexpr std::string_view kShardingPropagation = "sharding-propagation";
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
@@ -30,10 +32,41 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// Processes one module's text; appends its printed form to `out` on success and reports problems to `diags`.
-// Returns true on success.
+// Pass errors about one instruction carry its location as "line:col: " after the pass manager's
+// "pass 'name' failed: "; they are reported at that location.
+void ReportPassError(const absl::Status& status, DiagnosticEngine& diags) {
+  std::string message(status.message());
+  SourceLoc loc;
+  constexpr std::string_view kFailed = "' failed: ";
+  if (size_t start = message.find(kFailed); start != std::string::npos) {
+    start += kFailed.size();
+    size_t pos = start;
+    auto number = [&](int32_t& value) {
+      size_t begin = pos;
+      int64_t n = 0;
+      while (pos < message.size() && message[pos] >= '0' && message[pos] <= '9' && n < (int64_t{1} << 30)) {
+        n = n * 10 + (message[pos++] - '0');
+      }
+      value = static_cast<int32_t>(n);
+      return pos > begin;
+    };
+    int32_t line = 0;
+    int32_t col = 0;
+    if (number(line) && pos < message.size() && message[pos++] == ':' && number(col) &&
+        message.compare(pos, 2, ": ") == 0 && line > 0) {
+      loc = SourceLoc{line, col};
+      message.erase(start, pos + 2 - start);
+    }
+  }
+  diags.Error(loc, std::move(message));
+}
+
+// Processes one module's text; appends its printed form (and, when `sharding_report` is set, the explanation the
+// pipeline's sharding-propagation left in it) to `out` on success and reports problems to `diags`. Returns true on
+// success.
 bool ProcessModule(const OptOptions& options, const SourceFile& file, PassManager& pass_manager,
-                   const HloPrintOptions& print_options, DiagnosticEngine& diags, std::string& out) {
+                   const HloPrintOptions& print_options, ShardingPropagationReport* sharding_report,
+                   DiagnosticEngine& diags, std::string& out) {
   std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
   if (module == nullptr) {
     // The parser promises at least one error; make sure a broken promise still fails loudly.
@@ -44,13 +77,35 @@ bool ProcessModule(const OptOptions& options, const SourceFile& file, PassManage
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "module failed verification");
     return false;
   }
+  if (sharding_report != nullptr) sharding_report->entries.clear();
   absl::StatusOr<bool> changed = pass_manager.Run(*module, diags);
   if (!changed.ok()) {
-    diags.Error(SourceLoc{}, std::string(changed.status().message()));
+    ReportPassError(changed.status(), diags);
     return false;
   }
   out += PrintModule(*module, print_options);
+  if (sharding_report != nullptr) out += sharding_report->ToString();
   return true;
+}
+
+// Adds the --passes pipeline. With --explain-sharding, sharding-propagation runs through its reporting entry point
+// so that `sharding_report` holds the explanation of its last run.
+absl::Status AddPipeline(const OptOptions& options, PassManager& pass_manager,
+                         ShardingPropagationReport* sharding_report) {
+  for (const std::string& name : options.passes) {
+    if (sharding_report == nullptr || name != kShardingPropagation) {
+      if (absl::Status s = pass_manager.AddPasses({name}); !s.ok()) return s;
+      continue;
+    }
+    PassInfo pass = *FindPass(name);
+    pass.run = [sharding_report](Module& module) { return RunShardingPropagation(module, sharding_report); };
+    pass_manager.AddPass(std::move(pass));
+  }
+  if (sharding_report != nullptr &&
+      std::find(options.passes.begin(), options.passes.end(), kShardingPropagation) == options.passes.end()) {
+    return absl::InvalidArgumentError("--explain-sharding needs sharding-propagation in --passes");
+  }
+  return absl::OkStatus();
 }
 
 bool ReadInput(const std::string& filename, std::istream& in, std::string& text, std::ostream& err) {
@@ -128,7 +183,9 @@ int RunOpt(const OptOptions& options, std::string_view input_name, std::string_v
     pm_options.printer = [print_options](const Module& module) { return PrintModule(module, print_options); };
   }
   PassManager pass_manager(std::move(pm_options));
-  if (absl::Status s = pass_manager.AddPasses(options.passes); !s.ok()) {
+  ShardingPropagationReport sharding_report;
+  ShardingPropagationReport* report = options.explain_sharding ? &sharding_report : nullptr;
+  if (absl::Status s = AddPipeline(options, pass_manager, report); !s.ok()) {
     err << "xla-opt: error: " << s.message() << "\n";
     return 1;
   }
@@ -145,7 +202,7 @@ int RunOpt(const OptOptions& options, std::string_view input_name, std::string_v
     SourceFile file(std::string(input_name), chunks[i].text, chunks[i].line_offset);
     DiagnosticEngine diags;
     std::string chunk_output;
-    bool chunk_ok = ProcessModule(options, file, pass_manager, print_options, diags, chunk_output);
+    bool chunk_ok = ProcessModule(options, file, pass_manager, print_options, report, diags, chunk_output);
     if (options.verify_diagnostics) {
       DiagnosticEngine problems;
       std::vector<ExpectedDiagnostic> expected = ParseExpectedDiagnostics(file, problems);

@@ -24,9 +24,10 @@ struct InputChunk {
 // no chunk. Always returns at least one chunk.
 std::vector<InputChunk> SplitInputFile(std::string_view text);
 
-// Processes `input` (called `input_name` in diagnostics) as `options` say: writes printed modules to `out` and
-// diagnostics, dumps and timing reports to `err`. Ignores options.input_filename/output_filename/help/list_passes
-// (OptMain handles those). Returns the process exit code: 0 on success, 1 on any user error.
+// Processes `input` (called `input_name` in diagnostics) as `options` say: writes printed modules (each followed by
+// its --explain-sharding report, if asked for) to `out` and diagnostics, dumps and timing reports to `err`. Ignores
+// options.input_filename/output_filename/help/list_passes (OptMain handles those). Returns the process exit code: 0 on
+// success, 1 on any user error.
 int RunOpt(const OptOptions& options, std::string_view input_name, std::string_view input, std::ostream& out,
            std::ostream& err);
 

@@ -23,6 +23,9 @@ struct OptOptions {
   bool verify_diagnostics = false;
   bool print_after_all = false;
   bool time_passes = false;
+  // After each printed module, say where sharding-propagation got every instruction's sharding (requires the pass
+  // in `passes`).
+  bool explain_sharding = false;
   bool list_passes = false;
   bool help = false;
 };

@@ -66,6 +66,10 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "print" || name == "no-print") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.print = name == "print";
+    } else if (name == "per-device" || name == "spmd-report" || name == "no-partition") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      (name == "per-device" ? options.per_device : name == "spmd-report" ? options.spmd_report : options.no_partition) =
+          true;
     } else if (name == "backend" || name == "input" || name == "output-dir" || name == "seed" ||
                name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
                name == "check-against" || name == "max-ulp") {
@@ -142,6 +146,14 @@ OPTIONS:
   --num-replicas=<N>      Override the module's replica count
   --num-partitions=<N>    Override the module's number of partitions
   --max-mismatches=<N>    Mismatching elements listed per failed check (default 5)
+
+SPMD: a module with sharding annotations and more than one partition is partitioned (sharding-propagation, then
+spmd-partitioner) and each partition runs its shard of the program on its own emulated core. Inputs are global
+arrays that xla-run splits by the entry parameters' shardings; outputs are assembled back to global arrays.
+--check-against=interpreter compares them with the interpreter running the unpartitioned module on one device.
+  --per-device            Print / write every device's raw result shard instead of the assembled global results
+  --spmd-report           Print the collectives the partitioner inserted (source op, group size, bytes per core)
+  --no-partition          Ignore shardings: run the global program on every device, as written
   --help                  Print this help and exit
 
 Exit status: 0 when the run succeeded, every check passed and (with --check-against) every output matched; 1 on

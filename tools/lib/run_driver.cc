@@ -25,7 +25,9 @@
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
 #include "runtime/interpreter/interpreter.h"
+#include "passes/spmd/literal_sharding.h"
 #include "tools/lib/run_compare.h"
+#include "tools/lib/spmd_driver.h"
 
 namespace xlac {
 namespace {
@@ -217,23 +219,24 @@ bool WriteOutputs(const std::string& dir, const std::vector<LabeledOutput>& outp
 }
 
 absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options, const Module& module,
-                                                      const std::vector<Literal>& args,
-                                                      harness::CheckCollector& checks) {
+                                                      const std::vector<std::vector<Literal>>& args,
+                                                      harness::CheckCollector& checks, int64_t num_partitions) {
   interp::InterpreterOptions interp_options;
   interp_options.num_replicas = options.num_replicas;
-  interp_options.num_partitions = options.num_partitions;
+  interp_options.num_partitions = num_partitions;
   interp_options.seed = options.seed;
   interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
     return checks.Handle(inst, operands);
   };
-  return interp::Evaluate(module, {args}, interp_options);
+  return interp::Evaluate(module, args, interp_options);
 }
 
 // Compiles and runs the module in-process. A module codegen cannot compile is a user-facing error that points at
 // the interpreter; the error is printed here, so the returned status has an empty message.
 absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const Module& module,
-                                              const std::vector<Literal>& args, harness::CheckCollector& checks,
-                                              std::string_view input_name, std::ostream& err) {
+                                              const std::vector<std::vector<Literal>>& args,
+                                              harness::CheckCollector& checks, std::string_view input_name,
+                                              std::ostream& err) {
   codegen::JitOptions jit_options;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
@@ -259,7 +262,7 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
     }
     return absl::UnknownError("");
   }
-  return (*executable)->Run(args);
+  return (*executable)->RunPerDevice(args);
 }
 
 }  // namespace
@@ -318,20 +321,72 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   std::vector<Literal> args;
   if (!BuildArguments(options, *entry, args, err)) return 1;
 
+  // A sharded module runs partitioned: each device gets its shards of the global arguments.
+  std::unique_ptr<Module> partitioned_module;
+  SpmdReport spmd_report;
+  if (!options.no_partition) {
+    partitioned_module = module->Clone();
+    bool partitioned = false;
+    if (!PartitionModule(*partitioned_module, options.num_partitions, file, spmd_report, partitioned, err)) return 1;
+    if (!partitioned) partitioned_module.reset();
+  }
+  const Module& run_module = partitioned_module ? *partitioned_module : *module;
+  const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module->config().num_partitions;
+  std::vector<std::vector<Literal>> device_args;
+  if (partitioned_module) {
+    const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
+    for (int64_t d = 0; d < std::max<int64_t>(replicas, 1) * num_partitions; ++d) {
+      std::vector<Literal> shards;
+      for (size_t i = 0; i < args.size(); ++i) {
+        absl::StatusOr<Literal> shard =
+            spmd::ShardLiteral(args[i], spmd_report.parameter_shardings[i], d % num_partitions, num_partitions);
+        if (!shard.ok()) {
+          err << input_name << ": error: cannot shard parameter " << i << ": " << shard.status().message() << "\n";
+          return 1;
+        }
+        shards.push_back(*std::move(shard));
+      }
+      device_args.push_back(std::move(shards));
+    }
+    if (options.spmd_report) out << FormatSpmdReport(spmd_report);
+  } else {
+    device_args.push_back(args);
+  }
+
   harness::CheckCollector checks(harness::CheckOptions{options.max_mismatches});
-  absl::StatusOr<std::vector<Literal>> results = options.backend == "jit"
-                                                     ? RunOnJit(options, *module, args, checks, input_name, err)
-                                                     : RunOnInterpreter(options, *module, args, checks);
+  absl::StatusOr<std::vector<Literal>> results =
+      options.backend == "jit" ? RunOnJit(options, run_module, device_args, checks, input_name, err)
+                               : RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);
   if (!results.ok()) {
     if (!results.status().message().empty()) err << input_name << ": error: " << results.status().message() << "\n";
     return 1;
   }
+  // Partitioned results are shards: assemble each replica's global result from its partitions.
+  std::vector<Literal> shards;
+  if (partitioned_module) {
+    shards = *std::move(results);
+    std::vector<Literal> assembled;
+    for (size_t r = 0; r * num_partitions < shards.size(); ++r) {
+      std::vector<const Literal*> parts;
+      for (int64_t p = 0; p < num_partitions; ++p) parts.push_back(&shards[r * num_partitions + p]);
+      absl::StatusOr<Literal> global =
+          spmd::AssembleLiteral(parts, spmd_report.result_sharding, module->entry_computation()->root()->shape());
+      if (!global.ok()) {
+        err << input_name << ": error: cannot assemble the result: " << global.status().message() << "\n";
+        return 1;
+      }
+      assembled.push_back(*std::move(global));
+    }
+    results = std::move(assembled);
+  }
   // The reference runs before anything is printed or written, so its failure leaves no outputs behind. Its own
-  // checks are not reported: only the backend under test's are.
+  // checks are not reported: only the backend under test's are. A partitioned program is compared with the
+  // unpartitioned module on one partition.
   std::optional<std::vector<Literal>> reference;
   if (!options.check_against.empty()) {
     harness::CheckCollector reference_checks(harness::CheckOptions{options.max_mismatches});
-    absl::StatusOr<std::vector<Literal>> reference_results = RunOnInterpreter(options, *module, args, reference_checks);
+    absl::StatusOr<std::vector<Literal>> reference_results = RunOnInterpreter(
+        options, *module, {args}, reference_checks, partitioned_module ? 1 : options.num_partitions);
     if (!reference_results.ok()) {
       err << input_name << ": error: the interpreter (--check-against) failed: " << reference_results.status().message()
           << "\n";
@@ -339,7 +394,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     }
     reference = *std::move(reference_results);
   }
-  std::vector<LabeledOutput> outputs = LabelOutputs(*results);
+  std::vector<LabeledOutput> outputs = LabelOutputs(options.per_device && partitioned_module ? shards : *results);
   if (options.ShouldPrint()) {
     std::string printed;
     for (const LabeledOutput& output : outputs) {
@@ -356,7 +411,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   if (reference.has_value()) {
     std::vector<LabeledOutput> reference_outputs = LabelOutputs(*reference);
     std::vector<harness::CheckResult> compared =
-        CompareOutputs(outputs, reference_outputs, CompareOptions{options.max_ulp, options.max_mismatches});
+        CompareOutputs(LabelOutputs(*results), reference_outputs, CompareOptions{options.max_ulp, options.max_mismatches});
     std::string report;
     int64_t mismatched = 0;
     for (const harness::CheckResult& r : compared) {

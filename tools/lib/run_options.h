@@ -29,6 +29,9 @@ struct RunOptions {
   int64_t num_partitions = 0;  // 0: the module's num_partitions
   int max_mismatches = 5;      // mismatching elements listed per failed check
   bool help = false;
+  bool per_device = false;    // SPMD: print/write each device's shard instead of the assembled global outputs
+  bool spmd_report = false;   // SPMD: print the partitioner's report
+  bool no_partition = false;  // run a sharded module unpartitioned on every device
 
   bool ShouldPrint() const { return print.value_or(output_dir.empty()); }
 };

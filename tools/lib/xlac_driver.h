@@ -15,7 +15,7 @@
 
 namespace xlac {
 
-enum class XlacEmit { kObject, kAssembly, kLlvmIr, kHlo, kHeader, kBufferAssignment };
+enum class XlacEmit { kObject, kAssembly, kLlvmIr, kHlo, kHeader, kBufferAssignment, kSpmdReport };
 
 struct XlacOptions {
   std::string input_filename = "-";

@@ -1,0 +1,224 @@
+// dot, convolution and reduce: the ops whose sharded form needs a reduction across cores.
+//
+// dot, in GSPMD's terms:
+//  - no operand is sharded on a contracting dimension: each operand moves to the sharding the result's tiling implies
+//    for it (batch and its own free dimensions tiled as in the result, everything else replicated) and the local dot
+//    is this core's result shard (data parallel and column-parallel layers need no communication);
+//  - an operand is sharded on contracting dimensions: the other operand follows it (free for a replicated one), the
+//    local dot is a partial sum, and one all-reduce over the contracting axes completes it (a row-parallel layer).
+// Padding in uneven contracting dimensions is zeroed first, on both sides (garbage could be inf or NaN).
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ir/computation.h"
+#include "ir/status_macros.h"
+#include "passes/spmd/partitioner_internal.h"
+
+namespace xlac::spmd {
+namespace {
+
+struct DotDims {
+  std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting, lhs_free, rhs_free;
+};
+
+DotDims DotDimsOf(const Instruction& dot) {
+  DotDims d;
+  d.lhs_batch = dot.IntListAttr("lhs_batch_dims");
+  d.rhs_batch = dot.IntListAttr("rhs_batch_dims");
+  d.lhs_contracting = dot.IntListAttr("lhs_contracting_dims");
+  d.rhs_contracting = dot.IntListAttr("rhs_contracting_dims");
+  auto free_dims = [](int64_t rank, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    std::vector<int64_t> out;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (std::find(a.begin(), a.end(), i) == a.end() && std::find(b.begin(), b.end(), i) == b.end()) out.push_back(i);
+    }
+    return out;
+  };
+  d.lhs_free = free_dims(dot.operand(0)->shape().rank(), d.lhs_batch, d.lhs_contracting);
+  d.rhs_free = free_dims(dot.operand(1)->shape().rank(), d.rhs_batch, d.rhs_contracting);
+  return d;
+}
+
+// The local dot of two shards: the result shape follows from the operand shards.
+Instruction* LocalDot(ComputationBuilder& b, const Instruction& dot, const DotDims& d, Instruction* lhs,
+                      Instruction* rhs) {
+  std::vector<int64_t> dims;
+  for (int64_t i : d.lhs_batch) dims.push_back(lhs->shape().dimensions[i]);
+  for (int64_t i : d.lhs_free) dims.push_back(lhs->shape().dimensions[i]);
+  for (int64_t i : d.rhs_free) dims.push_back(rhs->shape().dimensions[i]);
+  Shape shape = dot.shape();
+  shape.dimensions = dims;
+  return b.Clone(dot, shape, {lhs, rhs});
+}
+
+absl::StatusOr<PValue> OutputDrivenDot(ComputationBuilder& b, const Instruction& dot, const DotDims& d,
+                                       const Tiling& out) {
+  const int64_t nb = static_cast<int64_t>(d.lhs_batch.size());
+  const int64_t nlf = static_cast<int64_t>(d.lhs_free.size());
+  std::vector<std::vector<int64_t>> lhs_axes(dot.operand(0)->shape().rank()), rhs_axes(dot.operand(1)->shape().rank());
+  for (int64_t i = 0; i < nb; ++i) {
+    lhs_axes[d.lhs_batch[i]] = {i};
+    rhs_axes[d.rhs_batch[i]] = {i};
+  }
+  for (int64_t k = 0; k < nlf; ++k) lhs_axes[d.lhs_free[k]] = {nb + k};
+  for (size_t k = 0; k < d.rhs_free.size(); ++k) rhs_axes[d.rhs_free[k]] = {nb + nlf + static_cast<int64_t>(k)};
+  XLAC_ASSIGN_OR_RETURN(PValue lhs, b.ReshardToTiling(b.Get(dot.operand(0)), RegroupAxes(out, lhs_axes), dot));
+  XLAC_ASSIGN_OR_RETURN(PValue rhs, b.ReshardToTiling(b.Get(dot.operand(1)), RegroupAxes(out, rhs_axes), dot));
+  return PValue{LocalDot(b, dot, d, lhs.hlo, rhs.hlo), ToSharding(out), dot.shape()};
+}
+
+// `primary` (0 = lhs, 1 = rhs) is sharded on contracting dimensions; the other operand follows it.
+absl::StatusOr<PValue> ContractingDot(ComputationBuilder& b, const Instruction& dot, const DotDims& d, int primary,
+                                      const Tiling& pt) {
+  const bool lhs_primary = primary == 0;
+  const std::vector<int64_t>& p_batch = lhs_primary ? d.lhs_batch : d.rhs_batch;
+  const std::vector<int64_t>& q_batch = lhs_primary ? d.rhs_batch : d.lhs_batch;
+  const std::vector<int64_t>& p_contracting = lhs_primary ? d.lhs_contracting : d.rhs_contracting;
+  const std::vector<int64_t>& q_contracting = lhs_primary ? d.rhs_contracting : d.lhs_contracting;
+  const std::vector<int64_t>& p_free = lhs_primary ? d.lhs_free : d.rhs_free;
+  const Instruction* q_inst = dot.operand(1 - primary);
+  std::vector<std::vector<int64_t>> q_axes(q_inst->shape().rank());
+  for (size_t i = 0; i < q_batch.size(); ++i) q_axes[q_batch[i]] = {p_batch[i]};
+  for (size_t j = 0; j < q_contracting.size(); ++j) q_axes[q_contracting[j]] = {p_contracting[j]};
+  Tiling qt = RegroupAxes(pt, q_axes);
+  PValue p_value = b.Get(dot.operand(primary));
+  XLAC_ASSIGN_OR_RETURN(PValue q_value, b.ReshardToTiling(b.Get(q_inst), qt, dot));
+
+  PrimitiveType p_type = dot.operand(primary)->shape().element_type;
+  PrimitiveType q_type = q_inst->shape().element_type;
+  Instruction* p_hlo = b.MaskPadding(p_value.hlo, p_value.base, pt, p_contracting, b.Zero(p_type));
+  Instruction* q_hlo = b.MaskPadding(q_value.hlo, q_value.base, qt, q_contracting, b.Zero(q_type));
+  Instruction* partial = lhs_primary ? LocalDot(b, dot, d, p_hlo, q_hlo) : LocalDot(b, dot, d, q_hlo, p_hlo);
+
+  std::vector<int64_t> reduce_axes;
+  for (int64_t c : p_contracting) {
+    if (pt.tiles[c] > 1) reduce_axes.push_back(c);
+  }
+  PrimitiveType out_type = dot.shape().element_type;
+  Opcode combine = out_type == PrimitiveType::kPred ? Opcode::kOr : Opcode::kAdd;
+  Instruction* sum =
+      b.AllReduce(partial, b.partitioner().ScalarReducer(combine, out_type), GroupsAlongAxes(pt, reduce_axes), dot);
+  // Result tiling: batch and the primary's free dimensions as the primary holds them.
+  std::vector<std::vector<int64_t>> out_axes;
+  for (int64_t i : p_batch) out_axes.push_back({i});
+  const std::vector<int64_t>& lhs_free = d.lhs_free;
+  const std::vector<int64_t>& rhs_free = d.rhs_free;
+  for (size_t k = 0; k < lhs_free.size(); ++k) {
+    out_axes.push_back(lhs_primary ? std::vector<int64_t>{p_free[k]} : std::vector<int64_t>{});
+  }
+  for (size_t k = 0; k < rhs_free.size(); ++k) {
+    out_axes.push_back(lhs_primary ? std::vector<int64_t>{} : std::vector<int64_t>{p_free[k]});
+  }
+  return PValue{sum, ToSharding(RegroupAxes(pt, out_axes)), dot.shape()};
+}
+
+bool ShardedOnAny(const Tiling& t, const std::vector<int64_t>& dims) {
+  return std::any_of(dims.begin(), dims.end(), [&](int64_t d) { return t.tiles[d] > 1; });
+}
+
+// True when `init` is a constant that may be combined into every partial result: the identity of add / multiply,
+// or anything for the idempotent max / min / and / or.
+bool InitIsSafeToRepeat(const Instruction& reduce, const Instruction& init) {
+  const Computation* reducer = reduce.called_computation(0);
+  const Instruction* root = reducer->root();
+  if (reducer->parameter_count() != 2 || root->operand_count() != 2) return false;
+  bool on_params = root->operand(0)->opcode() == Opcode::kParameter && root->operand(1)->opcode() == Opcode::kParameter &&
+                   root->operand(0) != root->operand(1);
+  if (!on_params) return false;
+  switch (root->opcode()) {
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kAnd:
+    case Opcode::kOr:
+      return true;
+    case Opcode::kAdd:
+    case Opcode::kMultiply: {
+      if (init.opcode() != Opcode::kConstant || !init.has_literal() || init.literal().is_unknown()) return false;
+      double v = init.literal().GetAsDouble(0);
+      return root->opcode() == Opcode::kAdd ? v == 0.0 : v == 1.0;
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  if (inst.opcode() != Opcode::kDot || inst.operand_count() != 2) return absl::NotFoundError("");
+  DotDims d = DotDimsOf(inst);
+  XLAC_ASSIGN_OR_RETURN(Tiling out, TilingOf(target, inst.shape().rank(), b.num_devices()));
+  XLAC_ASSIGN_OR_RETURN(Tiling lt, TilingOf(b.Get(inst.operand(0)).sharding, inst.operand(0)->shape().rank(), b.num_devices()));
+  XLAC_ASSIGN_OR_RETURN(Tiling rt, TilingOf(b.Get(inst.operand(1)).sharding, inst.operand(1)->shape().rank(), b.num_devices()));
+  if (ShardedOnAny(lt, d.lhs_contracting)) return ContractingDot(b, inst, d, 0, lt);
+  if (ShardedOnAny(rt, d.rhs_contracting)) return ContractingDot(b, inst, d, 1, rt);
+  return OutputDrivenDot(b, inst, d, out);
+}
+
+absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  if (inst.opcode() != Opcode::kConvolution || inst.operand_count() != 2) return absl::NotFoundError("");
+  const AttrValue* dnums_attr = inst.FindAttr("dim_labels");
+  if (dnums_attr == nullptr) return absl::NotFoundError("");
+  const auto& dn = dnums_attr->get<ConvolutionDimensionNumbers>();
+  XLAC_ASSIGN_OR_RETURN(Tiling out, TilingOf(target, inst.shape().rank(), b.num_devices()));
+  // Batch- and output-feature-parallel convolutions are local; spatial partitioning needs halos (not built yet).
+  for (int64_t s : dn.output_spatial_dimensions) {
+    if (out.tiles[s] > 1) return absl::NotFoundError("");
+  }
+  if (inst.IntAttr("batch_group_count", 1) != 1) return absl::NotFoundError("");
+  if (inst.IntAttr("feature_group_count", 1) != 1 && out.tiles[dn.output_feature_dimension] > 1) {
+    return absl::NotFoundError("");
+  }
+  std::vector<std::vector<int64_t>> lhs_axes(inst.operand(0)->shape().rank()), rhs_axes(inst.operand(1)->shape().rank());
+  lhs_axes[dn.input_batch_dimension] = {dn.output_batch_dimension};
+  rhs_axes[dn.kernel_output_feature_dimension] = {dn.output_feature_dimension};
+  XLAC_ASSIGN_OR_RETURN(PValue lhs, b.ReshardToTiling(b.Get(inst.operand(0)), RegroupAxes(out, lhs_axes), inst));
+  XLAC_ASSIGN_OR_RETURN(PValue rhs, b.ReshardToTiling(b.Get(inst.operand(1)), RegroupAxes(out, rhs_axes), inst));
+  Instruction* conv = b.Clone(inst, ShardShape(inst.shape(), out), {lhs.hlo, rhs.hlo});
+  return PValue{conv, ToSharding(out), inst.shape()};
+}
+
+absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  if (inst.opcode() != Opcode::kReduce || inst.operand_count() != 2 || !inst.shape().IsArray()) {
+    return absl::NotFoundError("");
+  }
+  const Instruction* input = inst.operand(0);
+  const int64_t rank = input->shape().rank();
+  const std::vector<int64_t>& reduced = inst.dimensions();
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (std::find(reduced.begin(), reduced.end(), i) == reduced.end()) kept.push_back(i);
+  }
+  PValue value = b.Get(input);
+  XLAC_ASSIGN_OR_RETURN(Tiling in, TilingOf(value.sharding, rank, b.num_devices()));
+  if (!ShardedOnAny(in, reduced)) {
+    // Nothing to combine across cores: shard the input like the result first, so each core reduces only its part.
+    XLAC_ASSIGN_OR_RETURN(Tiling out, TilingOf(target, inst.shape().rank(), b.num_devices()));
+    std::vector<std::vector<int64_t>> axes(static_cast<size_t>(rank));
+    for (size_t k = 0; k < kept.size(); ++k) axes[kept[k]] = {static_cast<int64_t>(k)};
+    in = RegroupAxes(out, axes);
+    XLAC_ASSIGN_OR_RETURN(value, b.ReshardToTiling(value, in, inst));
+  } else if (!InitIsSafeToRepeat(inst, *inst.operand(1))) {
+    return absl::NotFoundError("");
+  }
+  XLAC_ASSIGN_OR_RETURN(PValue init, b.Reshard(b.Get(inst.operand(1)), Sharding::Replicated(), inst));
+  Instruction* masked = b.MaskPadding(value.hlo, value.base, in, reduced, init.hlo);
+  std::vector<int64_t> dims;
+  for (int64_t k : kept) dims.push_back(masked->shape().dimensions[k]);
+  Shape shape = inst.shape();
+  shape.dimensions = dims;
+  Instruction* local = b.Clone(inst, shape, {masked, init.hlo});
+  std::vector<int64_t> sharded_reduced;
+  for (int64_t r : reduced) {
+    if (in.tiles[r] > 1) sharded_reduced.push_back(r);
+  }
+  if (!sharded_reduced.empty()) {
+    local = b.AllReduce(local, inst.called_computation(0), GroupsAlongAxes(in, sharded_reduced), inst);
+  }
+  std::vector<std::vector<int64_t>> out_axes;
+  for (int64_t k : kept) out_axes.push_back({k});
+  return PValue{local, ToSharding(RegroupAxes(in, out_axes)), inst.shape()};
+}
+
+}  // namespace xlac::spmd

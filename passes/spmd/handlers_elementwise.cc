@@ -1,0 +1,116 @@
+// Elementwise ops and control flow (tuples, while, conditional, call): operands move to the result's sharding and
+// the op runs on the shards; bodies are partitioned with their parameters in the loop state's / operands' shardings.
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ir/computation.h"
+#include "ir/status_macros.h"
+#include "passes/spmd/partitioner_internal.h"
+
+namespace xlac::spmd {
+
+bool IsElementwiseOp(const Instruction& inst) {
+  Opcode op = inst.opcode();
+  if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
+  switch (op) {
+    case Opcode::kCompare:
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+    case Opcode::kConvert:
+    case Opcode::kCopy:
+    case Opcode::kMap:
+    case Opcode::kReducePrecision:
+      return inst.shape().IsArray();
+    case Opcode::kBitcastConvert:
+      return inst.shape().rank() == inst.operand(0)->shape().rank();
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<PValue> HandleElementwise(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  if (!IsElementwiseOp(inst) || inst.HasSideEffect() || !inst.shape().IsArray()) {
+    return absl::NotFoundError("");
+  }
+  XLAC_ASSIGN_OR_RETURN(Tiling tiling, TilingOf(target, inst.shape().rank(), b.num_devices()));
+  std::vector<Instruction*> operands;
+  for (const Instruction* operand : inst.operands()) {
+    const PValue& value = b.Get(operand);
+    // clamp and select take scalar bounds / predicates next to arrays.
+    Sharding want = operand->shape().rank() == inst.shape().rank() ? ToSharding(tiling) : Sharding::Replicated();
+    XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(value, want, inst));
+    operands.push_back(moved.hlo);
+  }
+  Instruction* out = b.Clone(inst, ShardShape(inst.shape(), tiling), operands);
+  return PValue{out, ToSharding(tiling), inst.shape()};
+}
+
+absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  Partitioner& p = b.partitioner();
+  switch (inst.opcode()) {
+    case Opcode::kTuple: {
+      std::vector<Instruction*> elements;
+      for (int64_t i = 0; i < inst.operand_count(); ++i) {
+        XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(b.Get(inst.operand(i)), target.tuple_elements[i], inst));
+        elements.push_back(moved.hlo);
+      }
+      Instruction* tuple = b.Clone(inst, Shape(), elements);
+      std::vector<Shape> shapes;
+      for (Instruction* e : elements) shapes.push_back(e->shape());
+      tuple->set_shape(Shape::Tuple(std::move(shapes)));
+      return PValue{tuple, target, inst.shape()};
+    }
+    case Opcode::kGetTupleElement: {
+      const PValue& tuple = b.Get(inst.operand(0));
+      int64_t index = inst.IntAttr("index");
+      Sharding expanded = ExpandTupleSharding(tuple.sharding, tuple.base);
+      Instruction* gte = b.Clone(inst, tuple.hlo->shape().tuple_shapes.at(index), {tuple.hlo});
+      return PValue{gte, expanded.tuple_elements.at(index), inst.shape()};
+    }
+    case Opcode::kOptimizationBarrier: {
+      XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(b.Get(inst.operand(0)), target, inst));
+      return PValue{b.Clone(inst, moved.hlo->shape(), {moved.hlo}), target, inst.shape()};
+    }
+    case Opcode::kWhile: {
+      XLAC_ASSIGN_OR_RETURN(PValue init, b.Reshard(b.Get(inst.operand(0)), target, inst));
+      Sharding pred = Sharding::Replicated();
+      XLAC_ASSIGN_OR_RETURN(Computation * condition, p.PartitionComputation(*inst.called_computation(0), {target}, pred));
+      XLAC_ASSIGN_OR_RETURN(Computation * body, p.PartitionComputation(*inst.called_computation(1), {target}, target));
+      Instruction* loop = b.Clone(inst, init.hlo->shape(), {init.hlo});
+      loop->set_called_computations({condition, body});
+      return PValue{loop, target, inst.shape()};
+    }
+    case Opcode::kConditional: {
+      XLAC_ASSIGN_OR_RETURN(PValue index, b.Reshard(b.Get(inst.operand(0)), Sharding::Replicated(), inst));
+      std::vector<Instruction*> operands = {index.hlo};
+      std::vector<Computation*> branches;
+      XLAC_ASSIGN_OR_RETURN(Shape shape, ShardShapeOf(inst.shape(), target, b.num_devices()));
+      for (int64_t k = 0; k + 1 < inst.operand_count(); ++k) {
+        const PValue& operand = b.Get(inst.operand(k + 1));
+        operands.push_back(operand.hlo);
+        XLAC_ASSIGN_OR_RETURN(Computation * branch,
+                         p.PartitionComputation(*inst.called_computation(k), {operand.sharding}, target));
+        branches.push_back(branch);
+      }
+      Instruction* cond = b.Clone(inst, shape, operands);
+      cond->set_called_computations(branches);
+      return PValue{cond, target, inst.shape()};
+    }
+    case Opcode::kCall: {
+      std::vector<Instruction*> operands;
+      std::vector<Sharding> shardings;
+      for (const Instruction* operand : inst.operands()) {
+        operands.push_back(b.Get(operand).hlo);
+        shardings.push_back(b.Get(operand).sharding);
+      }
+      XLAC_ASSIGN_OR_RETURN(Shape shape, ShardShapeOf(inst.shape(), target, b.num_devices()));
+      XLAC_ASSIGN_OR_RETURN(Computation * callee, p.PartitionComputation(*inst.called_computation(0), shardings, target));
+      Instruction* call = b.Clone(inst, shape, operands);
+      call->set_called_computations({callee});
+      return PValue{call, target, inst.shape()};
+    }
+    default:
+      return absl::NotFoundError("");
+  }
+}
+
+}  // namespace xlac::spmd

@@ -1,0 +1,346 @@
+// The partitioner's driver: walks each computation in post order, asks the op-family handlers for a per-core value
+// of every instruction, reshards it to the instruction's sharding, and finally swaps the partitioned computations in.
+#include <algorithm>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ir/computation.h"
+#include "ir/status_macros.h"
+#include "passes/spmd/partitioner_internal.h"
+
+namespace xlac {
+namespace spmd {
+namespace {
+
+std::string At(const Instruction& inst) {
+  return inst.loc().known() ? absl::StrCat(inst.loc().line, ":", inst.loc().col, ": ") : std::string();
+}
+
+bool IsManual(const Sharding& s) {
+  if (s.kind == Sharding::Kind::kManual) return true;
+  if (s.IsTuple()) {
+    return !s.tuple_elements.empty() &&
+           std::all_of(s.tuple_elements.begin(), s.tuple_elements.end(), [](const Sharding& e) { return IsManual(e); });
+  }
+  return false;
+}
+
+}  // namespace
+
+Sharding ExpandTupleSharding(const Sharding& sharding, const Shape& shape) {
+  if (!shape.IsTuple()) {
+    if (sharding.IsTuple() && sharding.tuple_elements.size() == 1) return sharding.tuple_elements[0];
+    return sharding;
+  }
+  std::vector<Sharding> elements;
+  for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
+    const Sharding& element =
+        sharding.IsTuple() ? (i < sharding.tuple_elements.size() ? sharding.tuple_elements[i] : Sharding::Replicated())
+                           : sharding;
+    elements.push_back(ExpandTupleSharding(element, shape.tuple_shapes[i]));
+  }
+  return Sharding::Tuple(std::move(elements));
+}
+
+absl::StatusOr<Shape> ShardShapeOf(const Shape& base, const Sharding& sharding, int64_t num_devices) {
+  if (base.IsTuple()) {
+    Sharding expanded = ExpandTupleSharding(sharding, base);
+    Shape out = base;
+    for (size_t i = 0; i < base.tuple_shapes.size(); ++i) {
+      XLAC_ASSIGN_OR_RETURN(out.tuple_shapes[i], ShardShapeOf(base.tuple_shapes[i], expanded.tuple_elements[i], num_devices));
+    }
+    return out;
+  }
+  if (!base.IsArray()) return base;
+  XLAC_ASSIGN_OR_RETURN(Tiling tiling, TilingOf(sharding, base.rank(), num_devices));
+  if (tiling.manual) return base;
+  return ShardShape(base, tiling);
+}
+
+int64_t ComputationBuilder::num_devices() const { return p_.num_devices(); }
+
+Partitioner::Partitioner(Module& module, const SpmdOptions& options, SpmdReport* report)
+    : module_(module), options_(options), report_(report) {
+  num_partitions_ = options.num_partitions > 0 ? options.num_partitions : module.config().num_partitions;
+  num_replicas_ = std::max<int64_t>(1, module.config().replica_count);
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      next_channel_id_ = std::max(next_channel_id_, inst->IntAttr("channel_id", 0) + 1);
+    }
+  }
+}
+
+ReplicaGroups Partitioner::GlobalGroups(const std::vector<std::vector<int64_t>>& groups) const {
+  ReplicaGroups out;
+  for (int64_t r = 0; r < num_replicas_; ++r) {
+    for (const std::vector<int64_t>& group : groups) {
+      std::vector<int64_t> global;
+      for (int64_t d : group) global.push_back(r * num_partitions_ + d);
+      out.groups.push_back(std::move(global));
+    }
+  }
+  return out;
+}
+
+Computation* Partitioner::ScalarReducer(Opcode op, PrimitiveType type) {
+  auto key = std::make_pair(op, type);
+  if (auto it = reducers_.find(key); it != reducers_.end()) return it->second;
+  std::string name = module_.UniqueComputationName(absl::StrCat(std::string(OpcodeName(op)), ".", std::string(PrimitiveTypeName(type))));
+  Computation* comp = module_.AddComputation(std::make_unique<Computation>(name));
+  Shape scalar = Shape::Scalar(type);
+  Instruction* lhs = comp->AddInstruction(Instruction::CreateParameter(0, module_.UniqueInstructionName("lhs"), scalar));
+  Instruction* rhs = comp->AddInstruction(Instruction::CreateParameter(1, module_.UniqueInstructionName("rhs"), scalar));
+  Instruction* root =
+      comp->AddInstruction(Instruction::Create(op, module_.UniqueInstructionName(OpcodeName(op)), scalar, {lhs, rhs}));
+  comp->set_root(root);
+  reducers_[key] = comp;
+  return comp;
+}
+
+Sharding Partitioner::TargetSharding(const Instruction& inst) const {
+  if (inst.sharding().has_value()) return ExpandTupleSharding(*inst.sharding(), inst.shape());
+  return ExpandTupleSharding(Sharding::Replicated(), inst.shape());
+}
+
+void Partitioner::Warn(const Instruction& source, std::string message) {
+  if (report_ != nullptr) report_->warnings.push_back(absl::StrCat(At(source), "%", source.name(), ": ", message));
+}
+
+void Partitioner::RecordCollective(const Instruction& source, const Instruction& collective, int64_t group_size) {
+  if (report_ == nullptr) return;
+  SpmdReport::Collective c;
+  c.source = source.name();
+  c.opcode = std::string(OpcodeName(collective.opcode()));
+  c.name = collective.name();
+  c.group_size = group_size;
+  for (const Instruction* operand : collective.operands()) {
+    if (operand->shape().IsArray()) c.bytes_per_core += operand->shape().ByteSizeOf().value_or(0);
+  }
+  report_->collectives.push_back(std::move(c));
+  collectives_.push_back(&collective);
+}
+
+namespace {
+
+// Values of tokens and other non-array leaves have no shards: they pass through unchanged.
+bool IsReplicatedLike(const Sharding& s) {
+  if (s.IsTuple()) {
+    return std::all_of(s.tuple_elements.begin(), s.tuple_elements.end(),
+                       [](const Sharding& e) { return IsReplicatedLike(e); });
+  }
+  return s.kind == Sharding::Kind::kReplicated || s.kind == Sharding::Kind::kMaximal ||
+         s.kind == Sharding::Kind::kUnknown;
+}
+
+// Ops on manual values run as written: their shapes are already per-core.
+absl::StatusOr<PValue> HandleManual(ComputationBuilder& b, const Instruction& inst) {
+  std::vector<Instruction*> operands;
+  for (const Instruction* operand : inst.operands()) operands.push_back(b.Get(operand).hlo);
+  Instruction* clone = b.Clone(inst, inst.shape(), operands);
+  return PValue{clone, ExpandTupleSharding(Sharding::Manual(), inst.shape()), inst.shape()};
+}
+
+// custom-call SPMDFullToShardShape / SPMDShardToFullShape: the boundaries of manual regions (shard_map).
+absl::StatusOr<PValue> HandleManualBoundary(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  std::string_view call = inst.StringAttr("custom_call_target");
+  const PValue& operand = b.Get(inst.operand(0));
+  if (call == "SPMDFullToShardShape") {
+    // The operand's own sharding says how the global value is split into the manual shards.
+    Instruction* shard = operand.hlo;
+    if (!(shard->shape().dimensions == inst.shape().dimensions)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          At(inst), "SPMDFullToShardShape %", inst.name(), " has shape ", ShapeToString(inst.shape(), false),
+          ", but the shard of its operand under ", ShardingToString(operand.sharding), " is ",
+          ShapeToString(shard->shape(), false)));
+    }
+    Instruction* copy = b.Add(Opcode::kCopy, inst.shape(), {shard});
+    return PValue{copy, Sharding::Manual(), inst.shape()};
+  }
+  // SPMDShardToFullShape: the manual value is this core's shard of the result in the target sharding.
+  XLAC_ASSIGN_OR_RETURN(Shape shard_shape, ShardShapeOf(inst.shape(), target, b.num_devices()));
+  if (!(shard_shape.dimensions == operand.hlo->shape().dimensions)) {
+    return absl::InvalidArgumentError(absl::StrCat(At(inst), "SPMDShardToFullShape %", inst.name(), " of sharding ",
+                                                   ShardingToString(target), " expects shards of ",
+                                                   ShapeToString(shard_shape, false), ", but its operand is ",
+                                                   ShapeToString(operand.hlo->shape(), false)));
+  }
+  Instruction* copy = b.Add(Opcode::kCopy, shard_shape, {operand.hlo});
+  return PValue{copy, target, inst.shape()};
+}
+
+absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  if (inst.opcode() == Opcode::kCustomCall) {
+    std::string_view call = inst.StringAttr("custom_call_target");
+    if (IsShardingIdentityTarget(call) && inst.operand_count() == 1) return b.Get(inst.operand(0));
+    if (call == "SPMDFullToShardShape" || call == "SPMDShardToFullShape") {
+      return HandleManualBoundary(b, inst, target);
+    }
+  }
+  bool manual = IsManual(target);
+  for (const Instruction* operand : inst.operands()) manual |= IsManual(b.Get(operand).sharding);
+  if (manual) return HandleManual(b, inst);
+
+  using Handler = absl::StatusOr<PValue> (*)(ComputationBuilder&, const Instruction&, const Sharding&);
+  for (Handler handler : {&HandleElementwise, &HandleDot, &HandleConvolution, &HandleReduce, &HandleShapeOp,
+                          &HandleControlFlow}) {
+    absl::StatusOr<PValue> value = handler(b, inst, target);
+    if (value.ok() || !absl::IsNotFound(value.status())) return value;
+  }
+  return HandleReplicated(b, inst);
+}
+
+}  // namespace
+
+absl::StatusOr<PValue> HandleReplicated(ComputationBuilder& b, const Instruction& inst) {
+  std::vector<Instruction*> operands;
+  bool gathered = false;
+  for (const Instruction* operand : inst.operands()) {
+    const PValue& value = b.Get(operand);
+    Sharding replicated = ExpandTupleSharding(Sharding::Replicated(), value.base);
+    gathered |= !IsReplicatedLike(value.sharding);
+    XLAC_ASSIGN_OR_RETURN(PValue full, b.Reshard(value, replicated, inst));
+    operands.push_back(full.hlo);
+  }
+  if (gathered && !IsReplicatedLike(b.partitioner().TargetSharding(inst))) {
+    b.partitioner().Warn(inst, absl::StrCat(std::string(OpcodeName(inst.opcode())),
+                                            " is computed on the whole array on every core (no sharded form)"));
+  }
+  Instruction* clone = b.Clone(inst, inst.shape(), operands);
+  return PValue{clone, ExpandTupleSharding(Sharding::Replicated(), inst.shape()), inst.shape()};
+}
+
+absl::StatusOr<Computation*> Partitioner::PartitionComputation(const Computation& original,
+                                                               const std::vector<Sharding>& param_shardings,
+                                                               const Sharding& root_sharding) {
+  Computation* comp =
+      module_.AddComputation(std::make_unique<Computation>(module_.UniqueComputationName(original.name())));
+  replaced_.push_back(&original);
+  comp_names_.emplace_back(comp, original.name());
+  comp->set_execution_thread(original.execution_thread());
+  comp->set_loc(original.loc());
+  ComputationBuilder b(*this, comp);
+  std::set<const Instruction*> named;
+  for (Instruction* inst : original.MakePostOrder()) {
+    PValue value;
+    if (inst->opcode() == Opcode::kParameter) {
+      const Sharding& sharding = param_shardings.at(static_cast<size_t>(inst->parameter_number()));
+      absl::StatusOr<Shape> shape = ShardShapeOf(inst->shape(), sharding, num_partitions_);
+      if (!shape.ok()) {
+        return absl::Status(shape.status().code(), absl::StrCat(At(*inst), "parameter %", inst->name(), ": ",
+                                                                shape.status().message()));
+      }
+      Instruction* param = comp->AddInstruction(Instruction::CreateParameter(
+          inst->parameter_number(), module_.UniqueInstructionName(inst->name()), *shape));
+      param->set_loc(inst->loc());
+      *param->mutable_metadata() = inst->metadata();
+      value = PValue{param, sharding, inst->shape()};
+    } else {
+      Sharding target = inst == original.root() ? root_sharding : TargetSharding(*inst);
+      absl::StatusOr<PValue> produced = Dispatch(b, *inst, target);
+      if (produced.ok()) produced = b.Reshard(*produced, target, *inst);
+      if (!produced.ok()) {
+        std::string message(produced.status().message());
+        bool located = message.find(": ") != std::string::npos && !message.empty() && std::isdigit(message[0]);
+        return absl::Status(produced.status().code(),
+                            located ? message
+                                    : absl::StrCat(At(*inst), "cannot partition ", std::string(OpcodeName(inst->opcode())), " %",
+                                                   inst->name(), " with sharding ", ShardingToString(target), ": ",
+                                                   message));
+      }
+      value = *std::move(produced);
+    }
+    if (value.hlo->parent() == comp && named.insert(value.hlo).second) KeepName(value.hlo, inst->name());
+    b.Set(inst, value);
+  }
+  comp->set_root(b.Get(original.root()).hlo);
+  return comp;
+}
+
+}  // namespace spmd
+
+bool HasShardings(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->sharding().has_value() && inst->sharding()->kind != Sharding::Kind::kReplicated) return true;
+    }
+  }
+  return false;
+}
+
+absl::StatusOr<bool> RunSpmdPartitioner(Module& module, const SpmdOptions& options, SpmdReport* report) {
+  SpmdReport local_report;
+  if (report == nullptr) report = &local_report;
+  const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module.config().num_partitions;
+  report->num_partitions = num_partitions;
+  Computation* entry = module.entry_computation();
+  if (entry == nullptr || num_partitions <= 1 || !HasShardings(module)) {
+    report->parameter_shardings.clear();
+    if (entry != nullptr) {
+      report->parameter_shardings.assign(entry->parameters().size(), Sharding::Replicated());
+    }
+    report->result_sharding = Sharding::Replicated();
+    return false;
+  }
+  spmd::Partitioner partitioner(module, options, report);
+  std::vector<Sharding> param_shardings;
+  for (Instruction* p : entry->parameters()) param_shardings.push_back(partitioner.TargetSharding(*p));
+  Sharding root_sharding = partitioner.TargetSharding(*entry->root());
+
+  XLAC_ASSIGN_OR_RETURN(Computation * new_entry, partitioner.PartitionComputation(*entry, param_shardings, root_sharding));
+  module.set_entry_computation(new_entry);
+
+  // Drop the original computations that were replaced (callers before callees); scalar computations the new
+  // program still calls stay.
+  std::vector<const Computation*> replaced = partitioner.replaced_computations();
+  replaced.push_back(entry);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (Computation* comp : module.MakeComputationList()) {
+      if (std::find(replaced.begin(), replaced.end(), comp) == replaced.end()) continue;
+      if (module.RemoveComputation(comp).ok()) progress = true;
+    }
+  }
+  for (const auto& [comp, name] : partitioner.kept_computation_names()) {
+    if (module.FindComputation(name) == nullptr) comp->set_name(name);
+  }
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) inst->set_sharding(std::nullopt);
+  }
+  for (const auto& [inst, name] : partitioner.kept_names()) inst->set_name(name);
+  for (size_t i = 0; i < partitioner.collectives().size(); ++i) {
+    report->collectives[i].name = partitioner.collectives()[i]->name();
+  }
+
+  report->parameter_shardings = param_shardings;
+  report->result_sharding = root_sharding;
+  ModuleConfig& config = module.mutable_config();
+  if (config.entry_computation_layout.has_value()) {
+    ComputationLayout layout;
+    for (Instruction* p : new_entry->parameters()) layout.parameters.push_back(p->shape());
+    layout.result = new_entry->root()->shape();
+    for (Shape& s : layout.parameters) s.EnsureLayout();
+    layout.result.EnsureLayout();
+    config.entry_computation_layout = layout;
+  }
+  config.num_partitions = num_partitions;
+  return true;
+}
+
+std::string FormatSpmdReport(const SpmdReport& report) {
+  std::string out = absl::StrCat("spmd: ", report.num_partitions, " partitions, ", report.collectives.size(),
+                                 " collective", report.collectives.size() == 1 ? "" : "s", " inserted\n");
+  int64_t total = 0;
+  for (const SpmdReport::Collective& c : report.collectives) {
+    absl::StrAppend(&out, "  ", c.opcode, " %", c.name, " for %", c.source, ": group of ", c.group_size, ", ",
+                    c.bytes_per_core, " bytes per core\n");
+    total += c.bytes_per_core;
+  }
+  absl::StrAppend(&out, "  total: ", total, " bytes sent per core per step\n");
+  for (const std::string& w : report.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
+  return out;
+}
+
+absl::StatusOr<bool> RunSpmdPartitioner(Module& module) { return RunSpmdPartitioner(module, SpmdOptions{}, nullptr); }
+
+}  // namespace xlac

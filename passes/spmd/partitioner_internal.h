@@ -1,0 +1,154 @@
+// Internals of the SPMD partitioner shared by its handler files (partitioner.cc drives, reshard.cc moves data between
+// shardings, handlers_*.cc rewrite one op family each). Not a public header.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+#include "passes/spmd/spmd_partitioner.h"
+#include "passes/spmd/tiling.h"
+
+namespace xlac::spmd {
+
+// A value of the per-core program: `hlo` holds this core's shard of a global value of shape `base` laid out by
+// `sharding` (tuple shardings for tuple values).
+struct PValue {
+  Instruction* hlo = nullptr;
+  Sharding sharding;
+  Shape base;
+};
+
+class Partitioner;
+
+// Builds one per-core computation. Owns the map from the original instructions to their partitioned values.
+class ComputationBuilder {
+ public:
+  ComputationBuilder(Partitioner& partitioner, Computation* target) : p_(partitioner), comp_(target) {}
+
+  Partitioner& partitioner() { return p_; }
+  Computation* computation() { return comp_; }
+  int64_t num_devices() const;
+
+  // Appends an instruction; the name is derived from `name_hint` (the opcode name when empty).
+  Instruction* Add(Opcode op, Shape shape, std::vector<Instruction*> operands, std::string_view name_hint = "");
+  Instruction* Clone(const Instruction& original, Shape shape, std::vector<Instruction*> operands);
+  Instruction* ConstantS32(int64_t value);
+  Instruction* ScalarConstant(const Literal& scalar);
+  Instruction* Zero(PrimitiveType type);
+  Instruction* Broadcast(Instruction* scalar, const Shape& shape);
+  Instruction* Slice(Instruction* operand, const std::vector<int64_t>& limits);
+  Instruction* DynamicSlice(Instruction* operand, const std::vector<Instruction*>& starts,
+                            const std::vector<int64_t>& sizes);
+  Instruction* PadHigh(Instruction* operand, const std::vector<int64_t>& high);
+  Instruction* Gte(Instruction* tuple, int64_t index);
+  Instruction* Tuple(const std::vector<Instruction*>& elements);
+  // This core's partition id as an s32 scalar (one per computation).
+  Instruction* PartitionId();
+  // table[partition id] as an s32 scalar; a constant when every entry is equal.
+  Instruction* TableLookup(const std::vector<int64_t>& table);
+  // Per dimension, the element offset of this core's shard of an array of `dims` under `tiling`.
+  std::vector<Instruction*> ShardOffsets(const std::vector<int64_t>& dims, const Tiling& tiling);
+  // Replaces the padding elements of `value` (shard of `base` under `tiling`) along `dims` with `fill` (a scalar).
+  Instruction* MaskPadding(Instruction* value, const Shape& base, const Tiling& tiling,
+                           const std::vector<int64_t>& dims, Instruction* fill);
+
+  // Records/looks up the partitioned value of an original instruction.
+  void Set(const Instruction* original, PValue value) { values_[original] = std::move(value); }
+  const PValue& Get(const Instruction* original) const { return values_.at(original); }
+
+  // Moves `value` to `target` (same structure as value.base) with the cheapest collectives this partitioner knows.
+  // `source` names the original instruction for the report.
+  absl::StatusOr<PValue> Reshard(const PValue& value, const Sharding& target, const Instruction& source);
+  absl::StatusOr<PValue> ReshardToTiling(const PValue& value, const Tiling& target, const Instruction& source);
+
+  // The collective instructions; each is recorded in the report against `source`.
+  Instruction* AllGather(Instruction* operand, int64_t dim, const std::vector<std::vector<int64_t>>& groups,
+                         const Instruction& source);
+  Instruction* AllReduce(Instruction* operand, Computation* reducer, const std::vector<std::vector<int64_t>>& groups,
+                         const Instruction& source);
+
+ private:
+  Partitioner& p_;
+  Computation* comp_;
+  absl::flat_hash_map<const Instruction*, PValue> values_;
+  Instruction* partition_id_ = nullptr;
+  std::map<std::vector<int64_t>, Instruction*> tables_;
+};
+
+// Module-wide state: options, the report, channel ids, reducer computations, partitioned callees.
+class Partitioner {
+ public:
+  Partitioner(Module& module, const SpmdOptions& options, SpmdReport* report);
+
+  Module& module() { return module_; }
+  int64_t num_devices() const { return num_partitions_; }
+  int64_t num_replicas() const { return num_replicas_; }
+  SpmdReport* report() { return report_; }
+  const SpmdOptions& options() const { return options_; }
+
+  int64_t NextChannelId() { return next_channel_id_++; }
+  // Replica groups of global device ids for partition `groups` (every replica gets the same groups).
+  ReplicaGroups GlobalGroups(const std::vector<std::vector<int64_t>>& groups) const;
+  // A scalar (T, T) -> T computation applying `op` (add, or, ...), created once per type.
+  Computation* ScalarReducer(Opcode op, PrimitiveType type);
+
+  // Partitions `original` into a new computation whose parameters arrive in `param_shardings` and whose root leaves
+  // in `root_sharding`. Returns the new computation (added to the module).
+  absl::StatusOr<Computation*> PartitionComputation(const Computation& original,
+                                                    const std::vector<Sharding>& param_shardings,
+                                                    const Sharding& root_sharding);
+
+  // The sharding an original instruction should end up in: its annotation, else replicated (per tuple leaf).
+  Sharding TargetSharding(const Instruction& inst) const;
+
+  void Warn(const Instruction& source, std::string message);
+  void RecordCollective(const Instruction& source, const Instruction& collective, int64_t group_size);
+  // Names to restore once the original computations are gone: partitioned instruction -> original name.
+  void KeepName(Instruction* partitioned, const std::string& name) { names_.emplace_back(partitioned, name); }
+  const std::vector<std::pair<Instruction*, std::string>>& kept_names() const { return names_; }
+  // Original computations that have a partitioned replacement, and the replacements' intended names.
+  const std::vector<const Computation*>& replaced_computations() const { return replaced_; }
+  const std::vector<std::pair<Computation*, std::string>>& kept_computation_names() const { return comp_names_; }
+  // The inserted collectives, parallel to report()->collectives.
+  const std::vector<const Instruction*>& collectives() const { return collectives_; }
+
+ private:
+  Module& module_;
+  SpmdOptions options_;
+  SpmdReport* report_;
+  int64_t num_partitions_;
+  int64_t num_replicas_;
+  int64_t next_channel_id_ = 1;
+  std::map<std::pair<Opcode, PrimitiveType>, Computation*> reducers_;
+  std::vector<std::pair<Instruction*, std::string>> names_;
+  std::vector<const Computation*> replaced_;
+  std::vector<const Instruction*> collectives_;
+  std::vector<std::pair<Computation*, std::string>> comp_names_;
+};
+
+// Shape of a value's shard (tuples recursively). The sharding must fit the shape.
+absl::StatusOr<Shape> ShardShapeOf(const Shape& base, const Sharding& sharding, int64_t num_devices);
+// `sharding` as a tuple sharding matching `shape` (a non-tuple sharding applies to every leaf).
+Sharding ExpandTupleSharding(const Sharding& sharding, const Shape& shape);
+
+// The handlers. Each partitions `inst` (whose operands are already partitioned in `b`) and returns its value in any
+// sharding (the driver reshards it to the target); nullopt-like NotFound means "not handled here".
+absl::StatusOr<PValue> HandleElementwise(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+// Replicates every operand, runs the op on the whole value on every core, and leaves the result replicated.
+absl::StatusOr<PValue> HandleReplicated(ComputationBuilder& b, const Instruction& inst);
+
+// True if the handler family recognizes the opcode (the driver tries them in order).
+bool IsElementwiseOp(const Instruction& inst);
+
+}  // namespace xlac::spmd

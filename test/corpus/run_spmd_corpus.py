@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Differential SPMD conformance over the shared corpus's partitioner and propagation test modules (stdlib only).
+
+For every module of <corpus>/hlo/spmd_sharding whose manifest row says how many devices its test used
+(`num_devices`), at most --max-devices of them:
+  1. run it unpartitioned on one device with the reference interpreter (`xla-run --no-partition
+     --num-partitions=1`); a module that cannot run that way (elided inputs it needs, collectives among devices that
+     do not exist, unsupported custom calls) is `not-runnable` and leaves the denominator;
+  2. run it partitioned over `num_devices` emulated cores (sharding-propagation + spmd-partitioner, each core on its
+     shard) and compare the assembled outputs with step 1 (`--check-against=interpreter`).
+Outcomes: pass (every output matches), mismatch (some output differs), unsharded (no sharding to partition: counted
+as a pass, nothing was partitioned), error (the partitioner or the partitioned run failed with a diagnostic),
+crash (signal, other exit code or timeout; always fatal).
+
+Floating-point outputs may differ by reassociation where a reduction or a dot's contraction is split across cores:
+the comparison allows --max-ulp (default 64) ULPs for that, and nothing else.
+Gate: pass (incl. unsharded) >= --gate of runnable modules (default 0.9), and no crash. `--report FILE` writes the
+Markdown table (docs/spmd_conformance.md is generated that way). Exit: 0 gate holds, 1 not, 77 corpus absent.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import csv
+import os
+import re
+import subprocess
+import sys
+import time
+
+OUTCOMES = ["pass", "unsharded", "mismatch", "error", "crash", "not-runnable"]
+
+
+def run(cmd, timeout):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return None, "", "timeout"
+
+
+def classify(xla_run, path, devices, backend, max_ulp, timeout):
+    code, _, err = run([xla_run, path, "--backend=interpreter", "--no-partition", "--num-partitions=1",
+                        "--num-replicas=1", "--no-print"], timeout)
+    if code is None or code < 0:
+        return "not-runnable", "reference: " + (err.strip().splitlines() or ["crash"])[-1][:200]
+    if code != 0:
+        return "not-runnable", (err.strip().splitlines() or [""])[0][:200]
+    code, out, err = run([xla_run, path, f"--backend={backend}", f"--num-partitions={devices}", "--num-replicas=1",
+                          "--no-print", "--spmd-report", "--check-against=interpreter", f"--max-ulp={max_ulp}"],
+                         timeout)
+    if code is None:
+        return "crash", "timeout"
+    if code not in (0, 1):
+        return "crash", f"exit {code}: " + (err.strip().splitlines() or [""])[-1][:200]
+    partitioned = out.startswith("spmd:")
+    m = re.search(r"check against the interpreter: (\d+) of (\d+) outputs? match", out)
+    if code == 0 and m:
+        return ("pass" if partitioned else "unsharded"), ""
+    if m:
+        return "mismatch", f"{m.group(1)} of {m.group(2)} outputs match"
+    return "error", (err.strip().splitlines() or [""])[0][:200]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--xla-run", required=True)
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--backend", default="jit", choices=["jit"])
+    ap.add_argument("--max-devices", type=int, default=64)
+    ap.add_argument("--max-ulp", type=int, default=64)
+    ap.add_argument("--gate", type=float, default=0.9)
+    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--report")
+    ap.add_argument("--filter", default="", help="only files whose path contains this")
+    args = ap.parse_args()
+
+    manifest = os.path.join(args.corpus, "hlo", "manifest.tsv")
+    if not os.path.exists(manifest):
+        print(f"corpus not found at {args.corpus}: skipped")
+        return 77
+    cases = []
+    with open(manifest, newline="") as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            if row["tier"] != "spmd_sharding" or row["format"] != "hlo_module" or row["expect"] != "ok":
+                continue
+            if "templated" in row["flags"].split(",") or not row["num_devices"]:
+                continue
+            devices = int(row["num_devices"])
+            if devices < 2 or devices > args.max_devices or args.filter not in row["file"]:
+                continue
+            cases.append((row["file"], devices))
+    cases.sort()
+
+    start = time.time()
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(classify, args.xla_run, os.path.join(args.corpus, f), d, args.backend, args.max_ulp,
+                               args.timeout): (f, d) for f, d in cases}
+        for fut in concurrent.futures.as_completed(futures):
+            results[futures[fut]] = fut.result()
+
+    by_dir = collections.defaultdict(collections.Counter)
+    for (f, _), (outcome, _) in results.items():
+        by_dir[f.split("/")[2]][outcome] += 1
+    total = collections.Counter(outcome for outcome, _ in results.values())
+    runnable = sum(total[o] for o in OUTCOMES if o != "not-runnable")
+    passed = total["pass"] + total["unsharded"]
+    rate = passed / runnable if runnable else 1.0
+
+    lines = ["# SPMD conformance (generated by test/corpus/run_spmd_corpus.py; do not edit)", "",
+             f"Modules of `hlo/spmd_sharding` with at most {args.max_devices} devices, partitioned over their "
+             f"`num_devices` emulated cores ({args.backend} backend) and compared with the unpartitioned module on "
+             f"the reference interpreter (floats within {args.max_ulp} ULP, for reassociated reductions).", "",
+             "| test suite | " + " | ".join(OUTCOMES) + " |", "|---|" + "---|" * len(OUTCOMES)]
+    for d in sorted(by_dir):
+        lines.append(f"| {d} | " + " | ".join(str(by_dir[d][o]) for o in OUTCOMES) + " |")
+    lines.append("| **total** | " + " | ".join(f"**{total[o]}**" for o in OUTCOMES) + " |")
+    lines += ["", f"Pass rate over runnable modules: {passed}/{runnable} = {rate:.1%} (gate {args.gate:.0%}).", ""]
+    problems = [(f, d, o, why) for (f, d), (o, why) in sorted(results.items()) if o in ("mismatch", "error", "crash")]
+    if problems:
+        lines += ["## Not passing", "", "| file | devices | outcome | detail |", "|---|---|---|---|"]
+        for f, d, o, why in problems:
+            lines.append(f"| `{os.path.basename(f)}` | {d} | {o} | {why.replace('|', '/')} |")
+    report = "\n".join(lines) + "\n"
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write(report)
+    for f, d, o, why in problems:
+        print(f"{o}: {f} ({d} devices): {why}")
+    print(f"spmd corpus: {len(cases)} modules in {time.time() - start:.0f}s; " +
+          ", ".join(f"{o} {total[o]}" for o in OUTCOMES))
+    print(f"pass rate {passed}/{runnable} = {rate:.1%} (gate {args.gate:.0%})")
+    ok = total["crash"] == 0 and rate >= args.gate
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
