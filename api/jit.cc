@@ -1,12 +1,17 @@
 // The public JIT API (include/xlac/jit.h) over codegen::JitExecutable: translates between users' row-major
-// buffers and literals, so nothing of the IR leaks into the header.
+// buffers and literals, so nothing of the IR leaks into the header. Sharded modules are SPMD-partitioned here (as
+// xla-run does, tools/lib/spmd_driver.cc): Run shards the global parameters and assembles the global results.
 #include "xlac/jit.h"
 
+#include <charconv>
 #include <cstring>
 
 #include "codegen/jit.h"
 #include "frontend/module_input.h"
 #include "ir/diagnostics.h"
+#include "passes/spmd/literal_sharding.h"
+#include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "passes/verifier.h"
 
 namespace xlac {
@@ -93,6 +98,43 @@ codegen::InfeedHandler WrapInfeedHandler(InfeedHandler handler) {
   };
 }
 
+// Sharding propagation and partitioner errors start with "line:col: " when they point at an instruction: render
+// them as located diagnostics against the source, like parse errors, keeping the status code.
+absl::Status LocatedStatus(const absl::Status& status, const SourceFile& file) {
+  std::string text(status.message());
+  std::string_view message = text;
+  SourceLoc loc;
+  size_t colon = message.find(':');
+  size_t second = colon == std::string_view::npos ? colon : message.find(':', colon + 1);
+  if (second != std::string_view::npos && second + 1 < message.size() && message[second + 1] == ' ') {
+    int32_t line = 0, col = 0;
+    auto [p1, e1] = std::from_chars(message.data(), message.data() + colon, line);
+    auto [p2, e2] = std::from_chars(message.data() + colon + 1, message.data() + second, col);
+    if (e1 == std::errc() && e2 == std::errc() && p1 == message.data() + colon && p2 == message.data() + second) {
+      loc = SourceLoc{line, col};
+      message = message.substr(second + 2);
+    }
+  }
+  DiagnosticEngine diags;
+  diags.Error(loc, std::string(message));
+  return absl::Status(status.code(), diags.Render(file));
+}
+
+// The SPMD pipeline xla-run runs (sharding-propagation, spmd-partitioner), then verification, on `module` in place.
+absl::Status PartitionModule(Module& module, int64_t num_partitions, const SourceFile& file, SpmdReport& report) {
+  module.mutable_config().num_partitions = num_partitions;
+  absl::StatusOr<bool> changed = RunShardingPropagation(module);
+  if (!changed.ok()) return LocatedStatus(changed.status(), file);
+  changed = RunSpmdPartitioner(module, SpmdOptions{}, &report);
+  if (!changed.ok()) return LocatedStatus(changed.status(), file);
+  DiagnosticEngine diags;
+  if (!VerifyModule(module, diags)) {
+    diags.Error(SourceLoc{}, "internal error: the partitioned module does not verify");
+    return absl::InternalError(diags.Render(file));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int64_t ArrayInfo::byte_size() const {
@@ -103,8 +145,14 @@ int64_t ArrayInfo::byte_size() const {
 
 struct Executable::Impl {
   std::unique_ptr<codegen::JitExecutable> jit;
-  std::vector<Shape> parameter_shapes;  // logical (row-major) shapes
+  std::vector<Shape> parameter_shapes;  // logical (row-major) global shapes
   std::vector<ArrayInfo> parameters, results;
+  // Partitioned programs: the partitioner's report (parameter and result shardings), the number of partitions and
+  // the global (logical) result shape the partitions' shards assemble into.
+  bool partitioned = false;
+  SpmdReport spmd;
+  int64_t num_partitions = 1;
+  Shape result_shape;
 };
 
 Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -118,6 +166,21 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   if (module == nullptr || !VerifyModule(*module, diags)) {
     return absl::InvalidArgumentError(diags.Render(file));
   }
+  auto impl = std::make_unique<Impl>();
+  // A sharded module on several partitions is partitioned in place (the parsed module is ours); the API keeps its
+  // global parameter and result shapes.
+  const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module->config().num_partitions;
+  std::vector<Shape> global_parameters;
+  if (options.partition && num_partitions > 1 && module->entry_computation() != nullptr && HasShardings(*module)) {
+    const Computation* entry = module->entry_computation();
+    for (const Instruction* p : entry->parameters()) global_parameters.push_back(p->shape());
+    impl->result_shape = entry->root()->shape();
+    impl->result_shape.ClearLayout();
+    absl::Status status = PartitionModule(*module, num_partitions, file, impl->spmd);
+    if (!status.ok()) return status;
+    impl->partitioned = true;
+    impl->num_partitions = num_partitions;
+  }
   codegen::JitOptions jit_options;
   jit_options.compile.opt_level = options.opt_level;
   jit_options.compile.target_cpu = options.target_cpu;
@@ -129,9 +192,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   if (options.infeed_handler) jit_options.infeed_handler = WrapInfeedHandler(options.infeed_handler);
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> jit = codegen::JitExecutable::Compile(*module, jit_options);
   if (!jit.ok()) return jit.status();
-  auto impl = std::make_unique<Impl>();
   impl->jit = *std::move(jit);
-  for (const Shape& p : impl->jit->parameter_shapes()) {
+  for (const Shape& p : impl->partitioned ? global_parameters : impl->jit->parameter_shapes()) {
     if (!p.IsArray()) {
       return absl::UnimplementedError("the JIT API takes array parameters only; parameter shape " +
                                       ShapeToString(p, false) + " is not an array");
@@ -141,8 +203,13 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
     impl->parameter_shapes.push_back(logical);
     impl->parameters.push_back(InfoOf(logical));
   }
+  if (impl->partitioned && impl->spmd.parameter_shardings.size() != impl->parameter_shapes.size()) {
+    return absl::InternalError("the partitioner reported " + std::to_string(impl->spmd.parameter_shardings.size()) +
+                               " parameter shardings for " + std::to_string(impl->parameter_shapes.size()) +
+                               " parameters");
+  }
   std::vector<Shape> leaves;
-  Flatten(impl->jit->result_shape(), leaves);
+  Flatten(impl->partitioned ? impl->result_shape : impl->jit->result_shape(), leaves);
   for (const Shape& r : leaves) impl->results.push_back(InfoOf(r));
   return std::unique_ptr<Executable>(new Executable(std::move(impl)));
 }
@@ -150,6 +217,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
 const std::vector<ArrayInfo>& Executable::parameters() const { return impl_->parameters; }
 const std::vector<ArrayInfo>& Executable::results() const { return impl_->results; }
 int64_t Executable::num_devices() const { return impl_->jit->num_devices(); }
+bool Executable::partitioned() const { return impl_->partitioned; }
+std::string Executable::spmd_report() const { return impl_->partitioned ? FormatSpmdReport(impl_->spmd) : ""; }
 
 absl::Status Executable::Run(const std::vector<const void*>& parameters, const std::vector<void*>& results) {
   if (parameters.size() != impl_->parameters.size()) {
@@ -172,10 +241,33 @@ absl::Status Executable::Run(const std::vector<const void*>& parameters, const s
     }
     args.push_back(std::move(lit));
   }
-  absl::StatusOr<std::vector<Literal>> out = impl_->jit->Run(args);
-  if (!out.ok()) return out.status();
+  absl::StatusOr<std::vector<Literal>> out;
+  Literal assembled;
+  if (!impl_->partitioned) {
+    out = impl_->jit->Run(args);
+    if (!out.ok()) return out.status();
+  } else {
+    // Device d = replica * num_partitions + partition runs on its partition's shards; every replica gets the same.
+    const int64_t partitions = impl_->num_partitions;
+    std::vector<std::vector<Literal>> device_args(static_cast<size_t>(impl_->jit->num_devices()));
+    for (size_t d = 0; d < device_args.size(); ++d) {
+      for (size_t i = 0; i < args.size(); ++i) {
+        absl::StatusOr<Literal> shard = spmd::ShardLiteral(args[i], impl_->spmd.parameter_shardings[i],
+                                                           static_cast<int64_t>(d) % partitions, partitions);
+        if (!shard.ok()) return shard.status();
+        device_args[d].push_back(*std::move(shard));
+      }
+    }
+    out = impl_->jit->RunPerDevice(device_args);
+    if (!out.ok()) return out.status();
+    std::vector<const Literal*> parts;
+    for (int64_t p = 0; p < partitions; ++p) parts.push_back(&(*out)[static_cast<size_t>(p)]);
+    absl::StatusOr<Literal> global = spmd::AssembleLiteral(parts, impl_->spmd.result_sharding, impl_->result_shape);
+    if (!global.ok()) return global.status();
+    assembled = *std::move(global);
+  }
   std::vector<const Literal*> leaves;
-  FlattenLiteral((*out)[0], leaves);
+  FlattenLiteral(impl_->partitioned ? assembled : (*out)[0], leaves);
   if (leaves.size() != results.size()) return absl::InternalError("result leaf count changed");
   for (size_t j = 0; j < results.size(); ++j) {
     int64_t bytes = impl_->results[j].byte_size();

@@ -9,6 +9,11 @@
 // Buffers are dense, row-major (C order) arrays of the element type, as numpy lays them out; pred is one byte per
 // element, bf16/f16 are their 16-bit patterns, complex types are interleaved (real, imaginary) pairs. A module whose
 // result is a tuple has one result buffer per (flattened) tuple leaf.
+//
+// A module with `sharding=` annotations and more than one partition is SPMD-partitioned at compile time (sharding
+// propagation, then the partitioner): each device runs its shard of the program, but the API stays global. Run takes
+// the global parameters, splits them into every device's shards, and writes the global results assembled from the
+// partitions; parameters() and results() describe the global shapes. CompileOptions::partition = false opts out.
 #pragma once
 
 #include <cstdint>
@@ -68,26 +73,39 @@ struct CompileOptions {
   CustomCallHandler custom_call_handler;
   // Infeeds run this; without it, a module with an infeed does not compile.
   InfeedHandler infeed_handler;
+  // A module with shardings and more than one partition is partitioned (SPMD): every partition runs its shard of
+  // the program and Run splits the global parameters / assembles the global results. false runs the unpartitioned
+  // (global) program on every device instead, shardings ignored. Modules without shardings, or with one partition,
+  // are never partitioned.
+  bool partition = true;
 };
 
 class Executable {
  public:
-  // Parses (HLO text, or StableHLO when the text is an MLIR module), verifies and compiles. Parse and verification
-  // errors come back as InvalidArgument with `file:line:col: error: ...` diagnostics; ops the compiler does not
-  // lower yet as Unimplemented naming the op.
+  // Parses (HLO text, or StableHLO when the text is an MLIR module), verifies, partitions (see `partition` above)
+  // and compiles. Parse, verification and partitioning errors come back as InvalidArgument (Unimplemented for
+  // shardings the partitioner does not support) with `file:line:col: error: ...` diagnostics; ops the compiler does
+  // not lower yet as Unimplemented naming the op.
   static absl::StatusOr<std::unique_ptr<Executable>> Compile(std::string_view module_text,
                                                              const CompileOptions& options = {});
   ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
+  // Global shapes, also when partitioned.
   const std::vector<ArrayInfo>& parameters() const;
   const std::vector<ArrayInfo>& results() const;  // flattened tuple leaves
-  int64_t num_devices() const;
+  int64_t num_devices() const;  // replicas x partitions
+  // Whether the program was SPMD-partitioned, and what the partitioner did: one line per inserted collective with
+  // the bytes each core sends, then warnings (replicated fallbacks). Empty when not partitioned.
+  bool partitioned() const;
+  std::string spmd_report() const;
 
   // Runs the program. `parameters[i]` points to parameters()[i].byte_size() bytes; `results[j]` to
-  // results()[j].byte_size() writable bytes. With several devices every device gets the same parameters and the
-  // results are device 0's. Not safe to call concurrently on one Executable; reuse it across calls freely.
+  // results()[j].byte_size() writable bytes. Unpartitioned with several devices, every device gets the same
+  // parameters and the results are device 0's. Partitioned, every partition gets its shards of the parameters
+  // (every replica the same shards) and the results are assembled from replica 0's partitions. Not safe to call
+  // concurrently on one Executable; reuse it across calls freely.
   absl::Status Run(const std::vector<const void*>& parameters, const std::vector<void*>& results);
 
  private:

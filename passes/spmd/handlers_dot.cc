@@ -156,26 +156,92 @@ absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst,
   return OutputDrivenDot(b, inst, d, out);
 }
 
+// Spatial dimensions tiled like the output need the `lo` elements before and `hi` after each core's input block:
+// they come from the neighbouring cores by collective-permute (zeros at the edges, which is the convolution's own
+// padding), and the local convolution then runs unpadded on that dimension. Only for stride 1, no dilation, and
+// padding that keeps the size (lo + hi == window - 1), where input and output blocks line up.
+absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruction& conv, Instruction* input,
+                                           const Shape& input_base, const Tiling& input_tiling, int64_t dim,
+                                           int64_t lo, int64_t hi) {
+  PrimitiveType type = input->shape().element_type;
+  Instruction* x = input;
+  const std::vector<int64_t> dims = x->shape().dimensions;
+  std::vector<Instruction*> pieces;
+  std::vector<std::vector<int64_t>> groups = GroupsAlongAxes(input_tiling, {dim});
+  auto edge = [&](int64_t start, int64_t size, bool to_next) {
+    std::vector<SliceRange> ranges;
+    std::vector<int64_t> out = dims;
+    for (size_t d = 0; d < dims.size(); ++d) ranges.push_back(SliceRange{0, dims[d], 1});
+    ranges[dim] = SliceRange{start, start + size, 1};
+    out[dim] = size;
+    Instruction* slice = b.Add(Opcode::kSlice, Shape::Array(type, out), {x});
+    slice->SetAttr("slice", AttrValue::Of(std::move(ranges)));
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    for (const std::vector<int64_t>& g : groups) {
+      for (size_t k = 0; k + 1 < g.size(); ++k) {
+        pairs.push_back(to_next ? std::make_pair(g[k], g[k + 1]) : std::make_pair(g[k + 1], g[k]));
+      }
+    }
+    return b.CollectivePermute(slice, pairs, conv);
+  };
+  if (lo > 0) pieces.push_back(edge(dims[dim] - lo, lo, /*to_next=*/true));
+  pieces.push_back(x);
+  if (hi > 0) pieces.push_back(edge(0, hi, /*to_next=*/false));
+  if (pieces.size() == 1) return x;
+  std::vector<int64_t> out = dims;
+  out[dim] = dims[dim] + lo + hi;
+  Instruction* concat = b.Add(Opcode::kConcatenate, Shape::Array(type, out), pieces);
+  concat->SetAttr("dimensions", AttrValue::IntList({dim}));
+  return concat;
+}
+
 absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
   if (inst.opcode() != Opcode::kConvolution || inst.operand_count() != 2) return absl::NotFoundError("");
   const AttrValue* dnums_attr = inst.FindAttr("dim_labels");
   if (dnums_attr == nullptr) return absl::NotFoundError("");
   const auto& dn = dnums_attr->get<ConvolutionDimensionNumbers>();
+  const AttrValue* window_attr = inst.FindAttr("window");
+  Window window = window_attr != nullptr ? window_attr->get<Window>() : Window{};
   XLAC_ASSIGN_OR_RETURN(Tiling out, TilingOf(target, inst.shape().rank(), b.num_devices()));
-  // Batch- and output-feature-parallel convolutions are local; spatial partitioning needs halos (not built yet).
-  for (int64_t s : dn.output_spatial_dimensions) {
-    if (out.tiles[s] > 1) return absl::NotFoundError("");
-  }
   if (inst.IntAttr("batch_group_count", 1) != 1) return absl::NotFoundError("");
   if (inst.IntAttr("feature_group_count", 1) != 1 && out.tiles[dn.output_feature_dimension] > 1) {
     return absl::NotFoundError("");
   }
-  std::vector<std::vector<int64_t>> lhs_axes(inst.operand(0)->shape().rank()), rhs_axes(inst.operand(1)->shape().rank());
+  const Shape& lhs_shape = inst.operand(0)->shape();
+  std::vector<int64_t> halo_dims;  // indices into the spatial dimension lists
+  for (size_t i = 0; i < dn.output_spatial_dimensions.size(); ++i) {
+    if (out.tiles[dn.output_spatial_dimensions[i]] == 1) continue;
+    if (i >= window.dimensions.size()) return absl::NotFoundError("");
+    const WindowDimension& w = window.dimensions[i];
+    bool aligned = w.stride == 1 && w.window_dilation == 1 && w.base_dilation == 1 && w.padding_low >= 0 &&
+                   w.padding_high >= 0 && w.padding_low + w.padding_high == w.size - 1 &&
+                   lhs_shape.dimensions[dn.input_spatial_dimensions[i]] ==
+                       inst.shape().dimensions[dn.output_spatial_dimensions[i]];
+    if (!aligned) return absl::NotFoundError("");
+    halo_dims.push_back(static_cast<int64_t>(i));
+  }
+  std::vector<std::vector<int64_t>> lhs_axes(lhs_shape.rank()), rhs_axes(inst.operand(1)->shape().rank());
   lhs_axes[dn.input_batch_dimension] = {dn.output_batch_dimension};
+  for (int64_t i : halo_dims) lhs_axes[dn.input_spatial_dimensions[i]] = {dn.output_spatial_dimensions[i]};
   rhs_axes[dn.kernel_output_feature_dimension] = {dn.output_feature_dimension};
-  XLAC_ASSIGN_OR_RETURN(PValue lhs, b.ReshardToTiling(b.Get(inst.operand(0)), RegroupAxes(out, lhs_axes), inst));
+  Tiling lhs_tiling = RegroupAxes(out, lhs_axes);
+  XLAC_ASSIGN_OR_RETURN(PValue lhs, b.ReshardToTiling(b.Get(inst.operand(0)), lhs_tiling, inst));
   XLAC_ASSIGN_OR_RETURN(PValue rhs, b.ReshardToTiling(b.Get(inst.operand(1)), RegroupAxes(out, rhs_axes), inst));
-  Instruction* conv = b.Clone(inst, ShardShape(inst.shape(), out), {lhs.hlo, rhs.hlo});
+  // Garbage past the end of an uneven last shard must read as the zero padding it stands for.
+  std::vector<int64_t> spatial_tiled;
+  for (int64_t i : halo_dims) spatial_tiled.push_back(dn.input_spatial_dimensions[i]);
+  Instruction* input = b.MaskPadding(lhs.hlo, lhs_shape, lhs_tiling, spatial_tiled, b.Zero(lhs_shape.element_type));
+  for (int64_t i : halo_dims) {
+    const WindowDimension& w = window.dimensions[i];
+    int64_t shard = input->shape().dimensions[dn.input_spatial_dimensions[i]];
+    if (w.padding_low > shard || w.padding_high > shard) return absl::NotFoundError("");
+    XLAC_ASSIGN_OR_RETURN(input, ExchangeHalos(b, inst, input, lhs_shape, lhs_tiling, dn.input_spatial_dimensions[i],
+                                               w.padding_low, w.padding_high));
+    window.dimensions[i].padding_low = 0;
+    window.dimensions[i].padding_high = 0;
+  }
+  Instruction* conv = b.Clone(inst, ShardShape(inst.shape(), out), {input, rhs.hlo});
+  if (!halo_dims.empty()) conv->SetAttr("window", AttrValue::Of(window));
   return PValue{conv, ToSharding(out), inst.shape()};
 }
 

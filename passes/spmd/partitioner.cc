@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
 #include "ir/status_macros.h"
+#include "passes/dce.h"
 #include "passes/spmd/partitioner_internal.h"
 
 namespace xlac {
@@ -312,6 +313,8 @@ absl::StatusOr<bool> RunSpmdPartitioner(Module& module, const SpmdOptions& optio
     report->collectives[i].name = partitioner.collectives()[i]->name();
   }
 
+  // Masks and tables that turned out not to be needed leave dead constants behind.
+  XLAC_RETURN_IF_ERROR(RunDce(module).status());
   report->parameter_shardings = param_shardings;
   report->result_sharding = root_sharding;
   ModuleConfig& config = module.mutable_config();

@@ -62,6 +62,14 @@ class ComputationBuilder {
   void Set(const Instruction* original, PValue value) { values_[original] = std::move(value); }
   const PValue& Get(const Instruction* original) const { return values_.at(original); }
 
+ private:
+  // Cheap special cases of ReshardToTiling; nullptr when they do not apply.
+  Instruction* TryCollectivePermute(const PValue& value, const Tiling& from, const Tiling& to,
+                                    const Instruction& source);
+  Instruction* TryAllToAll(const PValue& value, const Tiling& from, const Tiling& to, const Instruction& source);
+
+ public:
+
   // Moves `value` to `target` (same structure as value.base) with the cheapest collectives this partitioner knows.
   // `source` names the original instruction for the report.
   absl::StatusOr<PValue> Reshard(const PValue& value, const Sharding& target, const Instruction& source);
@@ -72,6 +80,13 @@ class ComputationBuilder {
                          const Instruction& source);
   Instruction* AllReduce(Instruction* operand, Computation* reducer, const std::vector<std::vector<int64_t>>& groups,
                          const Instruction& source);
+  // Splits `operand` along `dim` into one chunk per group member, exchanges them and concatenates what arrives along
+  // `dim` in group order (array all-to-all; the shape is unchanged).
+  Instruction* AllToAll(Instruction* operand, int64_t dim, const std::vector<std::vector<int64_t>>& groups,
+                        const Instruction& source);
+  // Sends `operand` from each pair's source partition to its target; partitions no pair targets get zeros.
+  Instruction* CollectivePermute(Instruction* operand, const std::vector<std::pair<int64_t, int64_t>>& pairs,
+                                 const Instruction& source);
 
  private:
   Partitioner& p_;

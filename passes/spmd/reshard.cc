@@ -180,6 +180,111 @@ Instruction* ComputationBuilder::AllReduce(Instruction* operand, Computation* re
   return ar;
 }
 
+Instruction* ComputationBuilder::AllToAll(Instruction* operand, int64_t dim,
+                                          const std::vector<std::vector<int64_t>>& groups, const Instruction& source) {
+  Instruction* a2a = Add(Opcode::kAllToAll, operand->shape(), {operand});
+  a2a->SetAttr("dimensions", AttrValue::IntList({dim}));
+  ReplicaGroups rg;
+  rg.groups = groups;
+  a2a->SetAttr("replica_groups", AttrValue::Of(std::move(rg)));
+  a2a->SetAttr("channel_id", AttrValue::Int(p_.NextChannelId()));
+  p_.RecordCollective(source, *a2a, static_cast<int64_t>(groups[0].size()));
+  return a2a;
+}
+
+Instruction* ComputationBuilder::CollectivePermute(Instruction* operand,
+                                                   const std::vector<std::pair<int64_t, int64_t>>& pairs,
+                                                   const Instruction& source) {
+  Instruction* cp = Add(Opcode::kCollectivePermute, operand->shape(), {operand});
+  std::vector<std::vector<int64_t>> list;
+  for (const auto& [from, to] : pairs) list.push_back({from, to});
+  cp->SetAttr("source_target_pairs", AttrValue::IntListList(std::move(list)));
+  cp->SetAttr("channel_id", AttrValue::Int(p_.NextChannelId()));
+  p_.RecordCollective(source, *cp, 2);
+  return cp;
+}
+
+// Same tiles in another device order: every core fetches its block from one core that holds it.
+Instruction* ComputationBuilder::TryCollectivePermute(const PValue& value, const Tiling& from, const Tiling& to,
+                                                      const Instruction& source) {
+  if (from.tiles != to.tiles || from.replication != to.replication) return nullptr;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < to.devices.size(); ++i) {
+    if (from.devices[i] != to.devices[i]) pairs.emplace_back(from.devices[i], to.devices[i]);
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  // Cores that keep their block receive it from themselves.
+  for (size_t i = 0; i < to.devices.size(); ++i) {
+    if (from.devices[i] == to.devices[i]) pairs.emplace_back(from.devices[i], to.devices[i]);
+  }
+  return CollectivePermute(value.hlo, pairs, source);
+}
+
+// The tiles of one dimension move to another dimension that was whole (row -> column): an all-to-all instead of
+// gathering the whole array.
+Instruction* ComputationBuilder::TryAllToAll(const PValue& value, const Tiling& from, const Tiling& to,
+                                             const Instruction& source) {
+  const int64_t rank = from.rank();
+  int64_t a = -1, b = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (from.tiles[d] == to.tiles[d]) continue;
+    if (from.tiles[d] > 1 && to.tiles[d] == 1 && a < 0) {
+      a = d;
+    } else if (from.tiles[d] == 1 && to.tiles[d] > 1 && b < 0) {
+      b = d;
+    } else {
+      return nullptr;
+    }
+  }
+  if (a < 0 || b < 0 || from.tiles[a] != to.tiles[b]) return nullptr;
+  std::vector<std::vector<int64_t>> axes;
+  for (int64_t d = 0; d < rank; ++d) {
+    axes.push_back(d == a ? std::vector<int64_t>{} : d == b ? std::vector<int64_t>{a} : std::vector<int64_t>{d});
+  }
+  Tiling moved = RegroupAxes(from, axes);
+  if (moved.tiles != to.tiles || moved.devices != to.devices || moved.replication != to.replication) return nullptr;
+  const int64_t t = from.tiles[a];
+  const std::vector<int64_t>& dims = value.base.dimensions;
+  Instruction* x = value.hlo;
+  std::vector<int64_t> shard = x->shape().dimensions;
+  const int64_t b_chunk = (dims[b] + t - 1) / t;
+  if (shard[b] != b_chunk * t) {
+    std::vector<int64_t> high(static_cast<size_t>(rank), 0);
+    high[b] = b_chunk * t - shard[b];
+    x = PadHigh(x, high);
+    shard = x->shape().dimensions;
+  }
+  // [.., a: sa, .., b: t*cb, ..] -> split b into [t, cb] and exchange along the t dimension.
+  std::vector<int64_t> split = shard;
+  split[b] = b_chunk;
+  split.insert(split.begin() + b, t);
+  PrimitiveType type = x->shape().element_type;
+  x = Add(Opcode::kReshape, Shape::Array(type, split), {x});
+  x = AllToAll(x, b, GroupsAlongAxes(from, {a}), source);
+  // Now index j of the t dimension holds tile j of dimension a: move it in front of a and merge.
+  const int64_t a_pos = a < b ? a : a + 1;
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank + 1; ++d) {
+    if (d == b) continue;
+    if (d == a_pos) perm.push_back(b);
+    perm.push_back(d);
+  }
+  std::vector<int64_t> transposed;
+  for (int64_t d : perm) transposed.push_back(split[d]);
+  Instruction* tr = Add(Opcode::kTranspose, Shape::Array(type, transposed), {x});
+  tr->SetAttr("dimensions", AttrValue::IntList(perm));
+  std::vector<int64_t> merged = shard;
+  merged[b] = b_chunk;
+  merged[a] = shard[a] * t;
+  x = Add(Opcode::kReshape, Shape::Array(type, merged), {tr});
+  if (merged[a] != dims[a]) {
+    std::vector<int64_t> limits = merged;
+    limits[a] = dims[a];
+    x = Slice(x, limits);
+  }
+  return x;
+}
+
 absl::StatusOr<PValue> ComputationBuilder::Reshard(const PValue& value, const Sharding& target,
                                                    const Instruction& source) {
   if (value.base.IsTuple()) {
@@ -224,6 +329,14 @@ absl::StatusOr<PValue> ComputationBuilder::ReshardToTiling(const PValue& value, 
   to_cmp.maximal_device.reset();
   if (from_cmp.tiles == to_cmp.tiles && from_cmp.devices == to_cmp.devices) return PValue{value.hlo, ToSharding(to), base};
 
+  if (Instruction* moved = TryCollectivePermute(value, from, to, source)) {
+    moved->set_shape(ShardShape(base, to));
+    return PValue{moved, ToSharding(to), base};
+  }
+  if (Instruction* moved = TryAllToAll(value, from, to, source)) {
+    moved->set_shape(ShardShape(base, to));
+    return PValue{moved, ToSharding(to), base};
+  }
   const std::vector<int64_t>& dims = base.dimensions;
   const int64_t n = num_devices();
   // Dimensions where some core's target block is not inside the block it holds must be gathered.
@@ -293,7 +406,7 @@ absl::StatusOr<PValue> ComputationBuilder::ReshardToTiling(const PValue& value, 
     current = DynamicSlice(current, starts, want_shard);
   }
   Shape shape = ShardShape(base, to);
-  if (!(current->shape() == shape)) {
+  if (current != value.hlo && !(current->shape() == shape)) {
     // Keep the declared layout of the value on its shard.
     current->set_shape(shape);
   }

@@ -1,3 +1,5 @@
+#include <cmath>
+#include <cstdlib>
 #include <charconv>
 #include <string>
 #include <string_view>
@@ -72,7 +74,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
           true;
     } else if (name == "backend" || name == "input" || name == "output-dir" || name == "seed" ||
                name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
-               name == "check-against" || name == "max-ulp") {
+               name == "check-against" || name == "max-ulp" || name == "atol") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
@@ -89,6 +91,14 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
         absl::StatusOr<uint64_t> n = ParseNumber<uint64_t>(name, *v, 0);
         if (!n.ok()) return n.status();
         options.max_ulp = *n;
+      } else if (name == "atol") {
+        char* end = nullptr;
+        std::string text(*v);
+        double x = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !(x >= 0) || !std::isfinite(x)) {
+          return Invalid("invalid value '" + text + "' for --atol (expected a number >= 0)");
+        }
+        options.atol = x;
       } else if (name == "input") {
         if (v->empty()) return Invalid("--input needs a .npy file name");
         options.inputs.emplace_back(*v);
@@ -138,6 +148,8 @@ OPTIONS:
                           and pred exactly, floats within --max-ulp); mismatches are reported like failed checks
   --max-ulp=<N>           ULP distance allowed by --check-against for floating-point elements (default 0: codegen
                           aims to match the interpreter bit for bit; NaN matches NaN and +0 matches -0)
+  --atol=<x>              With --check-against: a floating-point output also matches when every element is
+                          within x * max(1, |reference|) (for sums that partitioning reassociates)
   --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any
                           --input every parameter gets pseudo-random values from --seed
   --seed=<N>              Seed for random parameters, elided {...} constants and rng ops (default 42)

@@ -17,6 +17,10 @@ struct CompareOptions {
   // matches -0). Codegen aims for bit-exact agreement with the interpreter, hence the default of 0. Integers and
   // pred always compare exactly.
   uint64_t max_ulp = 0;
+  // When > 0, a real floating-point output that fails the ULP test still matches if every element is within
+  // atol * max(1, |want|) of the reference (NaN matching NaN): for reductions an SPMD program reassociates, whose
+  // error is relative to the summands rather than to a result near zero.
+  double atol = 0;
   int max_mismatches = 5;  // mismatching elements listed per output
 };
 

@@ -411,7 +411,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   if (reference.has_value()) {
     std::vector<LabeledOutput> reference_outputs = LabelOutputs(*reference);
     std::vector<harness::CheckResult> compared =
-        CompareOutputs(LabelOutputs(*results), reference_outputs, CompareOptions{options.max_ulp, options.max_mismatches});
+        CompareOutputs(LabelOutputs(*results), reference_outputs, CompareOptions{options.max_ulp, options.atol, options.max_mismatches});
     std::string report;
     int64_t mismatched = 0;
     for (const harness::CheckResult& r : compared) {

@@ -19,6 +19,7 @@ struct RunOptions {
   // Empty, or "interpreter": also run the reference interpreter and compare every output against it.
   std::string check_against;
   uint64_t max_ulp = 0;  // --check-against: allowed ULP distance for floating-point elements
+  double atol = 0;       // --check-against: or within atol * max(1, |reference|) (see CompareOptions::atol)
   // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".
   std::vector<std::string> inputs;
   // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.
