@@ -121,7 +121,11 @@ absl::Status LocatedStatus(const absl::Status& status, const SourceFile& file) {
 }
 
 // The SPMD pipeline xla-run runs (sharding-propagation, spmd-partitioner), then verification, on `module` in place.
-absl::Status PartitionModule(Module& module, int64_t num_partitions, const SourceFile& file, SpmdReport& report) {
+// The partitioner's collectives name global device ids for every replica, so it needs the device counts the
+// program runs with.
+absl::Status PartitionModule(Module& module, int64_t num_replicas, int64_t num_partitions, const SourceFile& file,
+                             SpmdReport& report) {
+  if (num_replicas > 0) module.mutable_config().replica_count = num_replicas;
   module.mutable_config().num_partitions = num_partitions;
   absl::StatusOr<bool> changed = RunShardingPropagation(module);
   if (!changed.ok()) return LocatedStatus(changed.status(), file);
@@ -176,7 +180,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
     for (const Instruction* p : entry->parameters()) global_parameters.push_back(p->shape());
     impl->result_shape = entry->root()->shape();
     impl->result_shape.ClearLayout();
-    absl::Status status = PartitionModule(*module, num_partitions, file, impl->spmd);
+    absl::Status status = PartitionModule(*module, options.num_replicas, num_partitions, file, impl->spmd);
     if (!status.ok()) return status;
     impl->partitioned = true;
     impl->num_partitions = num_partitions;

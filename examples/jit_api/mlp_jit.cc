@@ -1,5 +1,7 @@
 // Example of xlac's JIT library API (include/xlac/jit.h): compile an HLO module once, inspect its signature, run it
 // on plain std::vector buffers several times, and check the result against the same MLP written as loops.
+// examples/mlp.hlo is sharded over 2 partitions: the API partitions it (SPMD), runs each half of the batch on its own
+// emulated core, and still takes and returns the global arrays.
 //
 //   mlp_jit examples/mlp.hlo
 #include <cmath>
@@ -44,8 +46,7 @@ int main(int argc, char** argv) {
   }
 
   xlac::CompileOptions options;
-  options.source_name = argv[1];
-  options.num_partitions = 1;  // the example's shardings need the SPMD partitioner; run it as one device
+  options.source_name = argv[1];  // the module's num_partitions=2 and shardings: partitioned on 2 emulated cores
   absl::StatusOr<std::unique_ptr<xlac::Executable>> exe = xlac::Executable::Compile(text.str(), options);
   if (!exe.ok()) {
     std::fprintf(stderr, "%s\n", std::string(exe.status().message()).c_str());
@@ -56,6 +57,9 @@ int main(int argc, char** argv) {
     for (size_t d = 0; d < p.dims.size(); ++d) std::printf(d ? ",%lld" : "%lld", static_cast<long long>(p.dims[d]));
     std::printf("] %lld bytes\n", static_cast<long long>(p.byte_size()));
   }
+  std::printf("%lld devices, %s\n", static_cast<long long>((*exe)->num_devices()),
+              (*exe)->partitioned() ? "partitioned" : "not partitioned");
+  std::printf("%s", (*exe)->spmd_report().c_str());
 
   std::vector<float> x(8 * 16), w(16 * 32), b(32), y(8);
   int mismatches = 0;

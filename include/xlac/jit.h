@@ -95,7 +95,7 @@ class Executable {
   // Global shapes, also when partitioned.
   const std::vector<ArrayInfo>& parameters() const;
   const std::vector<ArrayInfo>& results() const;  // flattened tuple leaves
-  int64_t num_devices() const;  // replicas x partitions
+  int64_t num_devices() const;                    // replicas x partitions
   // Whether the program was SPMD-partitioned, and what the partitioner did: one line per inserted collective with
   // the bytes each core sends, then warnings (replicated fallbacks). Empty when not partitioned.
   bool partitioned() const;

@@ -140,7 +140,8 @@ TEST(JitApiSpmd, MegatronMlpOnFourCoresMatchesUnpartitioned) {
   ExpectClose(RunFloats(*partitioned, params)[0], RunFloats(*single, params)[0], 1e-5f);
 }
 
-// Replicas times partitions: every replica gets the same shards; the result is the same.
+// Replicas times partitions (CompileOptions::num_replicas, not the module's replica_count): every replica gets the
+// same shards, and the partitioner's all-reduce runs within each replica.
 TEST(JitApiSpmd, ReplicasGetTheSameShards) {
   xlac::CompileOptions options;
   options.num_replicas = 2;
@@ -207,8 +208,15 @@ TEST(JitApiSpmd, PartitionerErrorsAreDiagnostics) {
       "negate(x)\n}\n",
       options);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("bad_sharding.hlo:"), absl::string_view::npos) << bad.status();
-  EXPECT_NE(bad.status().message().find("error:"), absl::string_view::npos) << bad.status();
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("bad_sharding.hlo:4:3: error: "), absl::string_view::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("uses 4 devices"), absl::string_view::npos) << bad.status();
+  // Without partitioning the sharding is only an annotation.
+  options.partition = false;
+  EXPECT_TRUE(xlac::Executable::Compile("HloModule m\n\nENTRY e {\n  x = f32[8] parameter(0), "
+                                        "sharding={devices=[4]<=[4]}\n  ROOT n = f32[8] negate(x)\n}\n",
+                                        options)
+                  .ok());
 }
 
 }  // namespace

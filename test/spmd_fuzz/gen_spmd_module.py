@@ -1,0 +1,834 @@
+#!/usr/bin/env python3
+"""Random small sharded HLO modules for differential testing of the SPMD partitioner (stdlib only).
+
+`generate(seed)` returns a `Program`: 1-3 entry parameters (mostly f32, sometimes s32 or bf16, rank 1-3, dims
+1..12 so that many shards are uneven), then a chain of 3-12 ops drawn from elementwise unary/binary ops,
+compare+select, broadcast, transpose, reshape, reduce, dot, slice, concatenate, pad, reverse, iota, constant,
+dynamic-slice (constant indices, sometimes out of range so they clamp), convert, sort, while loops with a counter
+and calls. A random subset of instructions (parameters, chain ops, the root, loop states, instructions inside called
+computations) carries a random sharding over num_partitions in {2, 4, 8}: replicated, maximal, tiled with an
+explicit shuffled device list or an iota list (optionally transposed), partially replicated, or a tuple sharding.
+
+`Program.render()` prints the module in XLA's long form. The program stays structured (instructions with named
+operands) so that run_spmd_fuzz.py can shrink a failing one: drop shardings, bypass instructions, move the root.
+
+Values carry a rough bound on their magnitude so that floating-point results stay finite and reductions stay within
+the driver's tolerance; bf16 values are converted to f32 before a sum or a dot (partial sums rounded to bf16 would
+legitimately differ from one sum).
+
+CLI: gen_spmd_module.py SEED [-o FILE] prints (or writes) the module for SEED.
+"""
+
+import argparse
+import math
+import random
+import sys
+
+MAX_ELEMENTS = 2048
+MAX_RANK = 4
+MAX_MAG = 1.0e4
+FLOATS = ("f32", "bf16")
+
+
+class Skip(Exception):
+    """The chosen op does not fit the chosen operand; the generator tries another."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Types. An array type is (dtype, dims); a tuple type is ("tuple", [types]).
+
+def is_tuple(ty):
+    return ty[0] == "tuple"
+
+
+def layout(dims):
+    if not dims:
+        return ""
+    return "{" + ",".join(str(i) for i in reversed(range(len(dims)))) + "}"
+
+
+def type_str(ty, with_layout=True):
+    if is_tuple(ty):
+        return "(" + ", ".join(type_str(t, with_layout) for t in ty[1]) + ")"
+    dtype, dims = ty
+    s = "%s[%s]" % (dtype, ",".join(str(d) for d in dims))
+    return s + (layout(dims) if with_layout else "")
+
+
+def num_elements(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def prime_factors(n):
+    out, p = [], 2
+    while n > 1:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shardings.
+
+def device_list(rng, n, shape_dims=None):
+    """An explicit shuffled device list, or XLA's iota form (`<=[n]`, `<=[a,b]T(1,0)`, ...)."""
+    r = rng.random()
+    if r < 0.4:
+        devs = list(range(n))
+        rng.shuffle(devs)
+        return ",".join(str(d) for d in devs)
+    if r < 0.75 or n == 2:
+        return "<=[%d]" % n
+    fs = prime_factors(n)
+    if n == 8 and rng.random() < 0.4:
+        dims = [2, 2, 2]
+        perm = [0, 1, 2]
+        while perm == [0, 1, 2]:
+            rng.shuffle(perm)
+    else:
+        a = rng.choice([f for f in (2, 4) if n % f == 0 and f < n])
+        dims = [a, n // a]
+        perm = [1, 0]
+    return "<=[%s]T(%s)" % (",".join(map(str, dims)), ",".join(map(str, perm)))
+
+
+def random_sharding(rng, ty, n):
+    """A sharding for a value of type ty over n devices (a string without the `sharding=` prefix)."""
+    if is_tuple(ty):
+        return "{" + ", ".join(random_sharding(rng, t, n) for t in ty[1]) + "}"
+    _, dims = ty
+    r = rng.random()
+    if not dims or r < 0.15:
+        if rng.random() < 0.2:
+            return "{maximal device=%d}" % rng.randrange(n)
+        return "{replicated}"
+    if r < 0.22:
+        return "{maximal device=%d}" % rng.randrange(n)
+    # Tiled, possibly partially replicated (the last tile dimension replicates).
+    divs = [d for d in range(2, n) if n % d == 0]
+    repl = 1
+    if divs and rng.random() < 0.25:
+        repl = rng.choice(divs)
+    tiles = [1] * len(dims)
+    for f in prime_factors(n // repl):
+        # Prefer dimensions that are not size 1, but sometimes tile a dimension into more tiles than it has elements.
+        cands = [i for i in range(len(dims)) if dims[i] > 1]
+        if not cands or rng.random() < 0.1:
+            cands = list(range(len(dims)))
+        tiles[rng.choice(cands)] *= f
+    tile_dims = tiles + ([repl] if repl > 1 else [])
+    s = "{devices=[%s]%s" % (",".join(map(str, tile_dims)), device_list(rng, n))
+    if repl > 1:
+        s += " last_tile_dim_replicate"
+    return s + "}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Program representation.
+
+class Inst:
+    def __init__(self, name, ty, opcode, operands=(), attrs="", mag=1.0, param_index=None, comps=()):
+        self.name = name
+        self.ty = ty
+        self.opcode = opcode
+        self.operands = list(operands)
+        self.attrs = attrs  # text after the operand list, starting with ", " (or "" / "(n)" text for parameters)
+        self.sharding = None
+        self.mag = mag
+        self.param_index = param_index
+        self.comps = list(comps)  # names of called computations
+
+
+class Program:
+    def __init__(self, num_partitions):
+        self.num_partitions = num_partitions
+        self.insts = []
+        self.by_name = {}
+        self.root = None
+        self.comps = {}  # name -> (text, [names of computations it calls])
+        self.comp_order = []
+
+    # -- construction --
+    def add(self, inst):
+        assert inst.name not in self.by_name, inst.name
+        self.insts.append(inst)
+        self.by_name[inst.name] = inst
+        return inst
+
+    def add_comp(self, name, text, calls=()):
+        if name not in self.comps:
+            self.comps[name] = (text, list(calls))
+            self.comp_order.append(name)
+        return name
+
+    def copy(self):
+        p = Program(self.num_partitions)
+        for i in self.insts:
+            j = Inst(i.name, i.ty, i.opcode, i.operands, i.attrs, i.mag, i.param_index, i.comps)
+            j.sharding = i.sharding
+            p.add(j)
+        p.root = self.root
+        p.comps = dict(self.comps)
+        p.comp_order = list(self.comp_order)
+        return p
+
+    def params(self):
+        return sorted((i for i in self.insts if i.opcode == "parameter"), key=lambda i: i.param_index)
+
+    # -- editing (used by the shrinker) --
+    def users(self, name):
+        return [i for i in self.insts if name in i.operands]
+
+    def prune(self):
+        """Drops instructions the root does not reach and renumbers the parameters that are left."""
+        live = set()
+        stack = [self.root]
+        while stack:
+            n = stack.pop()
+            if n in live:
+                continue
+            live.add(n)
+            stack.extend(self.by_name[n].operands)
+        self.insts = [i for i in self.insts if i.name in live]
+        self.by_name = {i.name: i for i in self.insts}
+        for k, p in enumerate(self.params()):
+            p.param_index = k
+
+    def replace_uses(self, old, new):
+        for i in self.insts:
+            i.operands = [new if o == old else o for o in i.operands]
+        if self.root == old:
+            self.root = new
+
+    # -- printing --
+    def render(self):
+        out = ["HloModule m, num_partitions=%d" % self.num_partitions, ""]
+        needed = set()
+        stack = [c for i in self.insts for c in i.comps]
+        while stack:
+            c = stack.pop()
+            if c not in needed:
+                needed.add(c)
+                stack.extend(self.comps[c][1])
+        for c in self.comp_order:
+            if c in needed:
+                out.append(self.comps[c][0])
+                out.append("")
+        params = self.params()
+        root = self.by_name[self.root]
+        sig = ", ".join("%s: %s" % (p.name, type_str(p.ty, False)) for p in params)
+        out.append("ENTRY %%main (%s) -> %s {" % (sig, type_str(root.ty, False)))
+        # Parameters first, the root last; everything else in creation (topological) order.
+        order = params + [i for i in self.insts if i.opcode != "parameter" and i.name != self.root]
+        if root.opcode != "parameter":
+            order.append(root)
+        for i in order:
+            out.append("  " + ("ROOT " if i.name == self.root else "") + self.inst_text(i))
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+    def inst_text(self, i):
+        if i.opcode == "parameter":
+            s = "%%%s = %s parameter(%d)" % (i.name, type_str(i.ty), i.param_index)
+        elif i.opcode == "constant":
+            s = "%%%s = %s constant(%s)" % (i.name, type_str(i.ty), i.attrs)
+        else:
+            ops = ", ".join("%s %%%s" % (type_str(self.by_name[o].ty), o) for o in i.operands)
+            s = "%%%s = %s %s(%s)%s" % (i.name, type_str(i.ty), i.opcode, ops, i.attrs)
+        if i.sharding:
+            s += ", sharding=" + i.sharding
+        return s
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scalar formatting and literals.
+
+def fmt_float(x):
+    s = repr(float(x))
+    if s in ("inf", "-inf", "nan"):
+        return s
+    if s.endswith(".0"):
+        s = s[:-2]
+    return s
+
+
+def literal_text(rng, dtype, dims):
+    """A literal of the given shape with small values, nested like XLA prints it."""
+    def scalar():
+        if dtype == "s32":
+            return str(rng.randint(-4, 7))
+        return fmt_float(rng.choice([-1, -0.5, -0.25, 0, 0.25, 0.5, 0.75, 1, 1.5, 2]))
+
+    def rec(k):
+        if k == len(dims):
+            return scalar()
+        return "{ " + ", ".join(rec(k + 1) for _ in range(dims[k])) + " }"
+    if not dims:
+        return scalar()
+    return rec(0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The generator.
+
+class Generator:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        rng = self.rng
+        self.n = rng.choice([2, 2, 4, 4, 4, 8, 8])
+        self.p = Program(self.n)
+        self.counter = 0
+        self.shard_prob = rng.choice([0.15, 0.3, 0.45, 0.6])
+        self.num_params = 0
+        self.max_params = 3
+
+    # -- helpers --
+    def fresh(self, base):
+        self.counter += 1
+        return "%s.%d" % (base, self.counter)
+
+    def maybe_shard(self, inst, prob=None):
+        if prob is None:
+            prob = self.shard_prob
+        if self.rng.random() < prob:
+            inst.sharding = random_sharding(self.rng, inst.ty, self.n)
+        return inst
+
+    def emit(self, base, ty, opcode, operands=(), attrs="", mag=1.0, comps=(), shard=True):
+        if not is_tuple(ty) and num_elements(ty[1]) > MAX_ELEMENTS:
+            raise Skip("too large")
+        if mag > MAX_MAG:
+            raise Skip("magnitude")
+        inst = self.p.add(Inst(self.fresh(base), ty, opcode, operands, attrs, mag, comps=comps))
+        if shard:
+            self.maybe_shard(inst)
+        return inst
+
+    def rand_dims(self, rank=None):
+        if rank is None:
+            rank = self.rng.choice([1, 2, 2, 2, 3, 3])
+        return tuple(self.rng.choice([1, 2, 3, 4, 4, 5, 6, 6, 7, 8, 8, 9, 10, 11, 12]) for _ in range(rank))
+
+    def rand_dtype(self):
+        r = self.rng.random()
+        return "f32" if r < 0.72 else ("s32" if r < 0.87 else "bf16")
+
+    def param(self, ty, prob=0.7):
+        k = self.num_params
+        self.num_params += 1
+        inst = self.p.add(Inst("p%d" % k, ty, "parameter", mag=1.0 if ty[0] in FLOATS else 8.0, param_index=k))
+        self.maybe_shard(inst, prob)
+        return inst
+
+    def constant(self, dtype, value, shard=False):
+        text = fmt_float(value) if dtype in FLOATS else str(int(value))
+        # Reduction identities (-inf, INT_MIN) never end up in a result on their own.
+        mag = abs(value) if abs(value) < 1e9 else 0.0
+        return self.emit("c", (dtype, ()), "constant", attrs=text, mag=mag, shard=shard)
+
+    def arrays(self, pred=lambda v: True):
+        """Values the chain may use as operands (not tuples, predicates or scalar constants)."""
+        return [i for i in self.p.insts if not is_tuple(i.ty) and i.ty[0] != "pred"
+                and not (i.opcode == "constant" and not i.ty[1]) and pred(i)]
+
+    def pick(self, cur, pred=lambda v: True):
+        if cur is not None and self.rng.random() < 0.75 and pred(cur):
+            return cur
+        cands = self.arrays(pred)
+        if not cands:
+            raise Skip("no operand")
+        return self.rng.choice(cands)
+
+    def value_of(self, ty, avoid=None):
+        """Some value of exactly type ty: an existing one, a new parameter, a reshape, an iota or a constant."""
+        rng = self.rng
+        dtype, dims = ty
+        same = [i for i in self.arrays(lambda v: v.ty == ty) if i is not avoid]
+        r = rng.random()
+        if same and r < 0.4:
+            return rng.choice(same)
+        if self.num_params < self.max_params and r < 0.7:
+            return self.param(ty)
+        n = num_elements(dims)
+        reshapable = self.arrays(lambda v: v.ty[0] == dtype and num_elements(v.ty[1]) == n and v.ty[1] != dims)
+        if reshapable and rng.random() < 0.5:
+            src = rng.choice(reshapable)
+            return self.emit("reshape", ty, "reshape", [src.name], mag=src.mag)
+        if dims and n <= 24 and rng.random() < 0.5:
+            return self.emit("constant", ty, "constant", attrs=literal_text(rng, dtype, dims), mag=7.0)
+        if dims and rng.random() < 0.6:
+            d = rng.randrange(len(dims))
+            return self.emit("iota", ty, "iota", attrs=", iota_dimension=%d" % d, mag=float(dims[d]))
+        c = self.constant(dtype, rng.choice([0.5, 1, 2, -1]) if dtype in FLOATS else rng.randint(-3, 3))
+        return self.emit("broadcast", ty, "broadcast", [c.name], attrs=", dimensions={}", mag=c.mag)
+
+    def to_summable(self, x):
+        """bf16 sums/dots would round partial sums: compute them in f32."""
+        if x.ty[0] == "bf16":
+            return self.emit("convert", ("f32", x.ty[1]), "convert", [x.name], mag=x.mag)
+        return x
+
+    def scalar_comp(self, kind, dtype):
+        name = "%s_%s" % (kind, dtype)
+        if name not in self.p.comps:
+            if kind in ("add", "max"):
+                op = "add" if kind == "add" else "maximum"
+                text = ("%%%s (a: %s[], b: %s[]) -> %s[] {\n"
+                        "  %%%s.a = %s[] parameter(0)\n"
+                        "  %%%s.b = %s[] parameter(1)\n"
+                        "  ROOT %%%s.r = %s[] %s(%s[] %%%s.a, %s[] %%%s.b)\n}") % (
+                    name, dtype, dtype, dtype, name, dtype, name, dtype, name, dtype, op, dtype, name, dtype, name)
+            else:  # comparator: lt / gt
+                d = "LT" if kind == "lt" else "GT"
+                text = ("%%%s (a: %s[], b: %s[]) -> pred[] {\n"
+                        "  %%%s.a = %s[] parameter(0)\n"
+                        "  %%%s.b = %s[] parameter(1)\n"
+                        "  ROOT %%%s.r = pred[] compare(%s[] %%%s.a, %s[] %%%s.b), direction=%s\n}") % (
+                    name, dtype, dtype, name, dtype, name, dtype, name, dtype, name, dtype, name, d)
+            self.p.add_comp(name, text)
+        return name
+
+    # -- ops --
+    def op_unary(self, cur):
+        x = self.pick(cur)
+        choices = ["negate"]
+        if x.ty[0] in FLOATS:
+            choices += ["tanh", "tanh"] + (["exponential", "exponential"] if x.mag <= 4 else [])
+        op = self.rng.choice(choices)
+        mag = 1.0 if op == "tanh" else (math.exp(x.mag) if op == "exponential" else x.mag)
+        return self.emit(op, x.ty, op, [x.name], mag=mag)
+
+    def op_binary(self, cur):
+        x = self.pick(cur)
+        y = self.value_of(x.ty, avoid=x) if self.rng.random() < 0.7 else x
+        if self.rng.random() < 0.5:
+            x, y = y, x
+        op = self.rng.choice(["add", "multiply", "subtract", "maximum"])
+        mag = {"add": x.mag + y.mag, "subtract": x.mag + y.mag, "maximum": max(x.mag, y.mag),
+               "multiply": x.mag * y.mag}[op]
+        if mag > MAX_MAG:
+            op, mag = "maximum", max(x.mag, y.mag)
+        return self.emit(op, x.ty, op, [x.name, y.name], mag=mag)
+
+    def op_select(self, cur):
+        x = self.pick(cur)
+        y = self.value_of(x.ty, avoid=x)
+        direction = self.rng.choice(["EQ", "NE", "LT", "LE", "GT", "GE"])
+        c = self.emit("compare", ("pred", x.ty[1]), "compare", [x.name, y.name], attrs=", direction=" + direction)
+        a, b = (x, y) if self.rng.random() < 0.5 else (y, x)
+        return self.emit("select", x.ty, "select", [c.name, a.name, b.name], mag=max(a.mag, b.mag))
+
+    def op_broadcast(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) < MAX_RANK)
+        dims = list(x.ty[1])
+        k = self.rng.randint(1, min(2, MAX_RANK - len(dims)))
+        out = list(dims)
+        pos = list(range(len(dims)))  # where operand dimension i lands
+        for _ in range(k):
+            at = self.rng.randint(0, len(out))
+            out.insert(at, self.rng.choice([1, 2, 3, 4, 5, 6, 8]))
+            pos = [p + 1 if p >= at else p for p in pos]
+        attrs = ", dimensions={%s}" % ",".join(map(str, pos))
+        return self.emit("broadcast", (x.ty[0], tuple(out)), "broadcast", [x.name], attrs=attrs, mag=x.mag)
+
+    def op_transpose(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 2)
+        r = len(x.ty[1])
+        perm = list(range(r))
+        while perm == sorted(perm):
+            self.rng.shuffle(perm)
+        out = tuple(x.ty[1][p] for p in perm)
+        attrs = ", dimensions={%s}" % ",".join(map(str, perm))
+        return self.emit("transpose", (x.ty[0], out), "transpose", [x.name], attrs=attrs, mag=x.mag)
+
+    def op_reshape(self, cur):
+        x = self.pick(cur)
+        n = num_elements(x.ty[1])
+        for _ in range(10):
+            rank = self.rng.randint(1, 3)
+            dims = [1] * rank
+            for f in prime_factors(n):
+                dims[self.rng.randrange(rank)] *= f
+            if self.rng.random() < 0.2 and rank < MAX_RANK:
+                dims.insert(self.rng.randint(0, rank), 1)
+            if tuple(dims) != x.ty[1]:
+                return self.emit("reshape", (x.ty[0], tuple(dims)), "reshape", [x.name], mag=x.mag)
+        raise Skip("no reshape")
+
+    def op_reduce(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        dims = x.ty[1]
+        kind = self.rng.choice(["add", "add", "max"])
+        if kind == "add":
+            x = self.to_summable(x)
+        dtype = x.ty[0]
+        rdims = sorted(self.rng.sample(range(len(dims)), self.rng.randint(1, len(dims))))
+        count = num_elements([dims[d] for d in rdims])
+        if kind == "add":
+            init = self.constant(dtype, 0.0 if dtype in FLOATS else 0)
+            mag = x.mag * count
+        else:
+            init = self.constant(dtype, float("-inf") if dtype in FLOATS else -2147483648)
+            mag = x.mag
+        out = tuple(d for k, d in enumerate(dims) if k not in rdims)
+        comp = self.scalar_comp(kind, dtype)
+        attrs = ", dimensions={%s}, to_apply=%%%s" % (",".join(map(str, rdims)), comp)
+        return self.emit("reduce", (dtype, out), "reduce", [x.name, init.name], attrs=attrs, mag=mag, comps=[comp])
+
+    def op_dot(self, cur):
+        rng = self.rng
+        x = self.to_summable(self.pick(cur, lambda v: 1 <= len(v.ty[1]) <= 3))
+        dtype, dims = x.ty
+        r = len(dims)
+        nb = rng.choice([0, 0, 1]) if r >= 2 else 0
+        nc = min(r - nb, rng.choice([1, 1, 1, 2, 0]))
+        order = list(range(r))
+        rng.shuffle(order)
+        lb, lc = sorted(order[:nb]), sorted(order[nb:nb + nc])
+        lf = [d for d in range(r) if d not in lb and d not in lc]
+        nf = rng.choice([0, 1, 1])
+        free = [rng.choice([1, 2, 3, 4, 5, 6, 8]) for _ in range(nf)]
+        # rhs dimensions: batch, contracting and free, in a random order.
+        roles = [("b", i) for i in range(nb)] + [("c", i) for i in range(nc)] + [("f", i) for i in range(nf)]
+        rng.shuffle(roles)
+        rdims, rb, rc = [], [None] * nb, [None] * nc
+        for pos, (role, i) in enumerate(roles):
+            if role == "b":
+                rdims.append(dims[lb[i]])
+                rb[i] = pos
+            elif role == "c":
+                rdims.append(dims[lc[i]])
+                rc[i] = pos
+            else:
+                rdims.append(free[i])
+        if not rdims:
+            raise Skip("scalar rhs")
+        rfree = [pos for pos, (role, _) in enumerate(roles) if role == "f"]
+        out = tuple([dims[d] for d in lb] + [dims[d] for d in lf] + [rdims[p] for p in rfree])
+        if len(out) > MAX_RANK:
+            raise Skip("rank")
+        y = self.value_of((dtype, tuple(rdims)))
+        k = num_elements([dims[d] for d in lc])
+        attrs = ""
+        if nb:
+            attrs += ", lhs_batch_dims={%s}" % ",".join(map(str, lb))
+        attrs += ", lhs_contracting_dims={%s}" % ",".join(map(str, lc))
+        if nb:
+            attrs += ", rhs_batch_dims={%s}" % ",".join(map(str, rb))
+        attrs += ", rhs_contracting_dims={%s}" % ",".join(map(str, rc))
+        return self.emit("dot", (dtype, out), "dot", [x.name, y.name], attrs=attrs, mag=x.mag * y.mag * k)
+
+    def op_slice(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        parts, out = [], []
+        for d in x.ty[1]:
+            start = self.rng.randint(0, d - 1)
+            limit = self.rng.randint(start + 1, d)
+            stride = self.rng.choice([1, 1, 1, 2, 3])
+            parts.append("[%d:%d%s]" % (start, limit, ":%d" % stride if stride > 1 else ""))
+            out.append((limit - start + stride - 1) // stride)
+        attrs = ", slice={%s}" % ", ".join(parts)
+        return self.emit("slice", (x.ty[0], tuple(out)), "slice", [x.name], attrs=attrs, mag=x.mag)
+
+    def op_concatenate(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        dims = x.ty[1]
+        d = self.rng.randrange(len(dims))
+        ops = [x]
+        for _ in range(self.rng.choice([1, 1, 2])):
+            if self.rng.random() < 0.3:
+                ops.append(x)
+            else:
+                od = list(dims)
+                od[d] = self.rng.randint(1, 8)
+                ops.append(self.value_of((x.ty[0], tuple(od))))
+        self.rng.shuffle(ops)
+        out = list(dims)
+        out[d] = sum(o.ty[1][d] for o in ops)
+        return self.emit("concatenate", (x.ty[0], tuple(out)), "concatenate", [o.name for o in ops],
+                         attrs=", dimensions={%d}" % d, mag=max(o.mag for o in ops))
+
+    def op_pad(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        dtype = x.ty[0]
+        pv = self.constant(dtype, self.rng.choice([0, 0, 1, -1]) * (1.0 if dtype in FLOATS else 1))
+        parts, out = [], []
+        for d in x.ty[1]:
+            while True:
+                lo, hi = self.rng.randint(-1, 3), self.rng.randint(-1, 3)
+                interior = self.rng.choice([0, 0, 0, 1, 2])
+                size = d + lo + hi + interior * (d - 1)
+                if size >= 1 and lo + interior * (d - 1) + d >= 0:
+                    break
+            parts.append("%d_%d%s" % (lo, hi, "_%d" % interior if interior else ""))
+            out.append(size)
+        return self.emit("pad", (dtype, tuple(out)), "pad", [x.name, pv.name], attrs=", padding=" + "x".join(parts),
+                         mag=max(x.mag, pv.mag))
+
+    def op_reverse(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        r = len(x.ty[1])
+        rd = sorted(self.rng.sample(range(r), self.rng.randint(1, r)))
+        return self.emit("reverse", x.ty, "reverse", [x.name], attrs=", dimensions={%s}" % ",".join(map(str, rd)),
+                         mag=x.mag)
+
+    def op_iota_or_constant(self, cur):
+        """An iota or a literal constant of the operand's shape, combined with it elementwise."""
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        dtype, dims = x.ty
+        if self.rng.random() < 0.5 and num_elements(dims) <= 32:
+            c = self.emit("constant", x.ty, "constant", attrs=literal_text(self.rng, dtype, dims), mag=7.0)
+        else:
+            d = self.rng.randrange(len(dims))
+            c = self.emit("iota", x.ty, "iota", attrs=", iota_dimension=%d" % d, mag=float(dims[d]))
+        op = self.rng.choice(["add", "maximum", "multiply", "subtract"])
+        a, b = (x, c) if self.rng.random() < 0.5 else (c, x)
+        mag = a.mag * b.mag if op == "multiply" else a.mag + b.mag
+        if mag > MAX_MAG:
+            op = "maximum"
+        return self.emit(op, x.ty, op, [a.name, b.name], mag=mag)
+
+    def op_dynamic_slice(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        sizes, idx = [], []
+        for d in x.ty[1]:
+            s = self.rng.randint(1, d)
+            sizes.append(s)
+            # Out-of-range starts clamp to [0, d - s].
+            idx.append(self.constant("s32", self.rng.randint(-2, d - s + 2)))
+        return self.emit("dynamic-slice", (x.ty[0], tuple(sizes)), "dynamic-slice", [x.name] + [i.name for i in idx],
+                         attrs=", dynamic_slice_sizes={%s}" % ",".join(map(str, sizes)), mag=x.mag)
+
+    def op_convert(self, cur):
+        x = self.pick(cur)
+        src = x.ty[0]
+        targets = [t for t in ("f32", "s32", "bf16") if t != src]
+        if src in FLOATS and x.mag > 1e6:
+            targets.remove("s32")
+        to = self.rng.choice(targets)
+        if to == "s32" and src in FLOATS and x.mag <= 2 and self.rng.random() < 0.7:
+            # Values in [-1, 1] mostly convert to 0: scale them first to keep the result interesting.
+            k = self.constant(src, 4.0)
+            kb = self.emit("broadcast", x.ty, "broadcast", [k.name], attrs=", dimensions={}", mag=4.0, shard=False)
+            x = self.emit("multiply", x.ty, "multiply", [x.name, kb.name], mag=x.mag * 4)
+        mag = math.floor(x.mag) + 1 if to == "s32" else x.mag
+        return self.emit("convert", (to, x.ty[1]), "convert", [x.name], mag=mag)
+
+    def op_sort(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        d = self.rng.randrange(len(x.ty[1]))
+        comp = self.scalar_comp(self.rng.choice(["lt", "gt"]), x.ty[0])
+        return self.emit("sort", x.ty, "sort", [x.name], attrs=", dimensions={%d}, to_apply=%%%s" % (d, comp),
+                         mag=x.mag, comps=[comp])
+
+    # -- called computations --
+    def body_ops(self, prefix, x_name, ty, lines):
+        """Lines computing a new value of type ty from %x_name inside a called computation; returns its name.
+        Floats end in tanh (bounded whatever the trip count), integers grow by at most a factor 2 + 1."""
+        rng = self.rng
+        dtype, dims = ty
+        t = type_str(ty)
+        shard = lambda: (", sharding=" + random_sharding(rng, ty, self.n)) if rng.random() < self.shard_prob else ""
+        kind = rng.choice(["simple", "simple", "reduce"] if dims else ["simple"])
+        cur = x_name
+        if kind == "reduce":
+            d = rng.randrange(len(dims))
+            rty = (dtype, tuple(k for i, k in enumerate(dims) if i != d))
+            red = "max" if dtype == "bf16" or rng.random() < 0.5 else "add"
+            comp = self.scalar_comp(red, dtype)
+            init = "0" if red == "add" else ("-inf" if dtype in FLOATS else "-2147483648")
+            lines.append("  %%%s.init = %s[] constant(%s)" % (prefix, dtype, init))
+            lines.append("  %%%s.red = %s reduce(%s %%%s, %s[] %%%s.init), dimensions={%d}, to_apply=%%%s%s" % (
+                prefix, type_str(rty), t, cur, dtype, prefix, d, comp,
+                (", sharding=" + random_sharding(rng, rty, self.n)) if rng.random() < self.shard_prob else ""))
+            bdims = ",".join(str(i) for i in range(len(dims)) if i != d)
+            lines.append("  %%%s.bc = %s broadcast(%s %%%s.red), dimensions={%s}%s" % (
+                prefix, t, type_str(rty), prefix, bdims, shard()))
+            if dtype in FLOATS and red == "add":
+                # Keep the sum's share small: tanh(x + tanh(sum)).
+                lines.append("  %%%s.bct = %s tanh(%s %%%s.bc)" % (prefix, t, t, prefix))
+                lines.append("  %%%s.sum = %s add(%s %%%s, %s %%%s.bct)%s" % (prefix, t, t, cur, t, prefix, shard()))
+            elif dtype in FLOATS:
+                lines.append("  %%%s.sum = %s subtract(%s %%%s, %s %%%s.bc)%s" % (prefix, t, t, cur, t, prefix, shard()))
+            else:
+                lines.append("  %%%s.sum = %s maximum(%s %%%s, %s %%%s.bc)%s" % (prefix, t, t, cur, t, prefix, shard()))
+            cur = prefix + ".sum"
+        if dtype in FLOATS:
+            lines.append("  %%%s.y = %s tanh(%s %%%s)%s" % (prefix, t, t, cur, shard()))
+        else:
+            lines.append("  %%%s.one = %s[] constant(1)" % (prefix, dtype))
+            lines.append("  %%%s.ones = %s broadcast(%s[] %%%s.one), dimensions={}" % (prefix, t, dtype, prefix))
+            lines.append("  %%%s.y = %s add(%s %%%s, %s %%%s.ones)%s" % (prefix, t, t, cur, t, prefix, shard()))
+        return prefix + ".y"
+
+    def op_while(self, cur):
+        rng = self.rng
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        carried = [x]
+        if rng.random() < 0.3:
+            carried.append(self.pick(None))
+        elems = [("s32", ())] + [c.ty for c in carried]
+        sty = ("tuple", elems)
+        ts = type_str(sty)
+        k = self.fresh("w").replace(".", "")
+        cond, body = "cond_" + k, "body_" + k
+        trip = rng.randint(1, 4)
+        # One sharding for the whole loop state, written on any subset of the places that share it.
+        state_sh = random_sharding(rng, sty, self.n) if rng.random() < 0.8 else None
+        on = lambda p: (", sharding=" + state_sh) if state_sh and rng.random() < p else ""
+        cond_text = "\n".join([
+            "%%%s (s: %s) -> pred[] {" % (cond, type_str(sty, False)),
+            "  %%%s.s = %s parameter(0)%s" % (cond, ts, on(0.3)),
+            "  %%%s.i = s32[] get-tuple-element(%s %%%s.s), index=0" % (cond, ts, cond),
+            "  %%%s.n = s32[] constant(%d)" % (cond, trip),
+            "  ROOT %%%s.lt = pred[] compare(s32[] %%%s.i, s32[] %%%s.n), direction=LT" % (cond, cond, cond),
+            "}"])
+        lines = ["%%%s (s: %s) -> %s {" % (body, type_str(sty, False), type_str(sty, False)),
+                 "  %%%s.s = %s parameter(0)%s" % (body, ts, on(0.4)),
+                 "  %%%s.i = s32[] get-tuple-element(%s %%%s.s), index=0" % (body, ts, body),
+                 "  %%%s.one = s32[] constant(1)" % body,
+                 "  %%%s.i1 = s32[] add(s32[] %%%s.i, s32[] %%%s.one)" % (body, body, body)]
+        outs = ["s32[] %%%s.i1" % body]
+        mags = [1.0]
+        for j, c in enumerate(carried):
+            lines.append("  %%%s.x%d = %s get-tuple-element(%s %%%s.s), index=%d" % (
+                body, j, type_str(c.ty), ts, body, j + 1))
+            if j == 0 or rng.random() < 0.5:
+                y = self.body_ops("%s.b%d" % (body, j), "%s.x%d" % (body, j), c.ty, lines)
+                mags.append(1.0 if c.ty[0] in FLOATS else (c.mag + 1) * 2 ** trip)
+            else:
+                y = "%s.x%d" % (body, j)
+                mags.append(c.mag)
+            outs.append("%s %%%s" % (type_str(c.ty), y))
+        lines.append("  ROOT %%%s.t = %s tuple(%s)%s" % (body, ts, ", ".join(outs), on(0.4)))
+        lines.append("}")
+        calls = [c for c in self.p.comps if c.startswith(("add_", "max_"))]
+        self.p.add_comp(cond, cond_text)
+        self.p.add_comp(body, "\n".join(lines), calls)
+        zero = self.constant("s32", 0)
+        init = self.emit("tuple", sty, "tuple", [zero.name] + [c.name for c in carried], shard=False)
+        if state_sh and rng.random() < 0.4:
+            init.sharding = state_sh
+        w = self.emit("while", sty, "while", [init.name], attrs=", condition=%%%s, body=%%%s" % (cond, body),
+                      comps=[cond, body], shard=False)
+        if state_sh and rng.random() < 0.6:
+            w.sharding = state_sh
+        out = self.emit("gte", carried[0].ty, "get-tuple-element", [w.name], attrs=", index=1", mag=mags[1])
+        if len(carried) > 1 and rng.random() < 0.5:
+            # Use the second element too, so that its path through the loop is checked.
+            g2 = self.emit("gte", carried[1].ty, "get-tuple-element", [w.name], attrs=", index=2", mag=mags[2])
+            self.extra_outputs.append(g2)
+        return out
+
+    def op_call(self, cur):
+        rng = self.rng
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        args = [x]
+        if rng.random() < 0.4:
+            args.append(self.value_of(x.ty, avoid=x))
+        k = self.fresh("f").replace(".", "")
+        name = "callee_" + k
+        t = type_str(x.ty)
+        sig = ", ".join("a%d: %s" % (j, type_str(a.ty, False)) for j, a in enumerate(args))
+        lines = ["%%%s (%s) -> %s {" % (name, sig, type_str(x.ty, False))]
+        for j, a in enumerate(args):
+            sh = (", sharding=" + random_sharding(rng, a.ty, self.n)) if rng.random() < self.shard_prob else ""
+            lines.append("  %%%s.a%d = %s parameter(%d)%s" % (name, j, t, j, sh))
+        src = "%s.a0" % name
+        if len(args) > 1:
+            op = rng.choice(["add", "maximum", "subtract"])
+            lines.append("  %%%s.m = %s %s(%s %%%s.a0, %s %%%s.a1)" % (name, t, op, t, name, t, name))
+            src = name + ".m"
+        y = self.body_ops(name + ".b", src, x.ty, lines)
+        lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
+        lines.append("}")
+        calls = [c for c in self.p.comps if c.startswith(("add_", "max_"))]
+        self.p.add_comp(name, "\n".join(lines), calls)
+        mag = 1.0 if x.ty[0] in FLOATS else (sum(a.mag for a in args) + 1) * 2
+        return self.emit("call", x.ty, "call", [a.name for a in args], attrs=", to_apply=%" + name, mag=mag,
+                         comps=[name])
+
+    OPS = [("unary", 10), ("binary", 14), ("select", 5), ("broadcast", 6), ("transpose", 6), ("reshape", 6),
+           ("reduce", 8), ("dot", 8), ("slice", 6), ("concatenate", 5), ("pad", 5), ("reverse", 4),
+           ("iota_or_constant", 4), ("dynamic_slice", 4), ("convert", 4), ("sort", 4), ("while", 3), ("call", 3)]
+
+    def generate(self):
+        rng = self.rng
+        self.extra_outputs = []
+        cur = None
+        for _ in range(rng.randint(1, 3)):
+            cur = self.param((self.rand_dtype(), self.rand_dims()))
+        nops = rng.randint(3, 12)
+        done = attempts = 0
+        names, weights = zip(*self.OPS)
+        while done < nops and attempts < 200:
+            attempts += 1
+            op = rng.choices(names, weights)[0]
+            snapshot = (len(self.p.insts), list(self.p.comp_order), self.num_params, len(self.extra_outputs))
+            try:
+                cur = getattr(self, "op_" + op)(cur)
+                done += 1
+            except Skip:
+                # Undo whatever the failed attempt emitted.
+                n, comps, nparams, nextra = snapshot
+                for i in self.p.insts[n:]:
+                    del self.p.by_name[i.name]
+                del self.p.insts[n:]
+                for c in self.p.comp_order[len(comps):]:
+                    del self.p.comps[c]
+                self.p.comp_order = comps
+                self.num_params = nparams
+                del self.extra_outputs[nextra:]
+        # The root: the chain's last value, sometimes with other values nobody uses as a tuple.
+        used = {o for i in self.p.insts for o in i.operands}
+        loose = [i for i in self.p.insts if i.name not in used and i is not cur and not is_tuple(i.ty)
+                 and i.opcode not in ("parameter", "constant")]
+        outs = [cur] + [i for i in self.extra_outputs if i is not cur]
+        if loose and rng.random() < 0.5:
+            outs += rng.sample(loose, min(len(loose), rng.randint(1, 2)))
+        outs = list(dict.fromkeys(outs))
+        if len(outs) > 1:
+            t = self.p.add(Inst(self.fresh("out"), ("tuple", [o.ty for o in outs]), "tuple", [o.name for o in outs]))
+            if rng.random() < 0.5:
+                t.sharding = random_sharding(rng, t.ty, self.n)
+            root = t
+        else:
+            root = cur
+            if root.sharding is None and rng.random() < 0.4:
+                root.sharding = random_sharding(rng, root.ty, self.n)
+        if root.opcode == "parameter":
+            raise RuntimeError("generator produced no op")
+        self.p.root = root.name
+        self.p.prune()
+        return self.p
+
+
+def generate(seed):
+    """The program for seed: one whose result depends on at least one parameter."""
+    for attempt in range(100):
+        p = Generator(seed * 1000003 + attempt if attempt else seed).generate()
+        if p.params():
+            return p
+    raise RuntimeError("no program for seed %d" % seed)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("seed", type=int)
+    ap.add_argument("-o", "--output", help="write the module here instead of stdout")
+    args = ap.parse_args()
+    text = generate(args.seed).render()
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

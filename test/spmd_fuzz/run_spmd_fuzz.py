@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Randomized differential test of the SPMD partitioner (stdlib only).
+
+For every seed of --seeds A:B (B excluded): generate a random sharded module (gen_spmd_module.py), check that it
+parses and verifies (`xla-opt FILE`; a module that does not is a generator bug and fails), then run
+
+  xla-run FILE --num-partitions=N --check-against=interpreter --atol=1e-4 --max-ulp=16 --no-print --seed=S
+
+which partitions it over N emulated cores, runs each shard with the JIT and compares the assembled outputs with the
+reference interpreter running the unpartitioned module on one device. Outcomes:
+  pass          exit 0: every output matches
+  mismatch      exit 1 with "check against the interpreter: X of Y outputs match", X < Y
+  error         exit 1 otherwise (the partitioner or the partitioned run reported an error)
+  unsupported   exit 1 and the JIT asks for --backend=interpreter (the generator should not emit that construct)
+  crash         any other exit status, a signal, or --timeout
+  invalid       the generated module does not verify (a generator bug)
+Every outcome but pass is a failure: the module goes to --failures DIR as seed_<S>.hlo with the command and the
+first lines of stderr in a comment, and the seed, command and stderr are printed. Unless --no-minimize, the module
+is then shrunk greedily while it still fails the same way (root moved to an earlier value, instructions bypassed,
+shardings dropped) and written as seed_<S>.min.hlo.
+
+--time-limit SECONDS stops starting new seeds after that long (the seeds not run are reported, not failed).
+Last line: "spmd fuzz: N passed, M failed". Exit 1 if anything failed, else 0.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_spmd_module  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MATCH_RE = re.compile(r"check against the interpreter: (\d+) of (\d+) outputs? match")
+
+
+def run(cmd, timeout):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return None, "", "timeout after %ss" % timeout
+
+
+def xla_run_cmd(args, path, num_partitions, seed):
+    return [args.xla_run, path, "--num-partitions=%d" % num_partitions, "--check-against=interpreter",
+            "--atol=%s" % args.atol, "--max-ulp=%d" % args.max_ulp, "--no-print", "--seed=%d" % seed]
+
+
+def normalize(msg):
+    """An error message without the names, numbers and shapes that shrinking changes."""
+    msg = re.sub(r"^.*?: (error|warning): ", "", msg)
+    msg = re.sub(r"%[\w.\-]+", "%X", msg)
+    msg = re.sub(r"\b\w+\[[\d,]*\](\{[\d,]*\})?", "T", msg)
+    return re.sub(r"\d+", "N", msg)
+
+
+def classify(args, path, num_partitions, seed):
+    """Returns (outcome, detail, stdout, stderr)."""
+    code, out, err = run([args.xla_opt, path], args.timeout)
+    if code != 0:
+        return "invalid", (err.strip().splitlines() or ["xla-opt exit %s" % code])[0], out, err
+    code, out, err = run(xla_run_cmd(args, path, num_partitions, seed), args.timeout)
+    if code == 0:
+        return "pass", "", out, err
+    if code is None or code != 1:
+        last = (err.strip().splitlines() or [""])[-1]
+        return "crash", ("timeout" if code is None else "exit %s: %s" % (code, last)), out, err
+    m = MATCH_RE.search(out)
+    if m and int(m.group(1)) < int(m.group(2)):
+        return "mismatch", "%s of %s outputs match" % (m.group(1), m.group(2)), out, err
+    if "(use --backend=interpreter)" in err:
+        return "unsupported", (err.strip().splitlines() or [""])[0], out, err
+    first = next((l for l in err.strip().splitlines() if "error" in l), (err.strip().splitlines() or [""])[0])
+    return "error", first, out, err
+
+
+def signature(outcome, detail):
+    return (outcome, normalize(detail) if outcome in ("error", "unsupported", "invalid") else "")
+
+
+def minimize(args, prog, seed, want, tmpdir, budget_end):
+    """Greedy shrinking of prog while it fails with the same signature. Returns (program, trials)."""
+    path = os.path.join(tmpdir, "min_%d.hlo" % seed)
+    trials = 0
+
+    def fails(p):
+        nonlocal trials
+        trials += 1
+        with open(path, "w") as f:
+            f.write(p.render())
+        outcome, detail, _, _ = classify(args, path, p.num_partitions, seed)
+        return outcome != "invalid" and signature(outcome, detail) == want
+
+    def budget_left():
+        return trials < args.minimize_trials and time.time() < budget_end
+
+    best = prog
+    changed = True
+    while changed and budget_left():
+        changed = False
+        # 1. An earlier value as the root (drops everything after it).
+        for inst in list(best.insts):
+            if not budget_left():
+                break
+            if inst.name == best.root or inst.opcode in ("parameter", "constant") or gen_spmd_module.is_tuple(inst.ty):
+                continue
+            cand = best.copy()
+            cand.root = inst.name
+            cand.prune()
+            if fails(cand):
+                best, changed = cand, True
+                break
+        if changed:
+            continue
+        # 2. Bypass an instruction: its users read one of its operands of the same type instead.
+        for inst in list(best.insts):
+            if not budget_left() or changed:
+                break
+            if inst.opcode == "parameter":
+                continue
+            for op in dict.fromkeys(inst.operands):
+                if best.by_name[op].ty != inst.ty:
+                    continue
+                cand = best.copy()
+                cand.replace_uses(inst.name, op)
+                cand.prune()
+                if fails(cand):
+                    best, changed = cand, True
+                    break
+        if changed:
+            continue
+        # 3. Drop a sharding.
+        for inst in list(best.insts):
+            if not budget_left():
+                break
+            if inst.sharding is None:
+                continue
+            cand = best.copy()
+            cand.by_name[inst.name].sharding = None
+            if fails(cand):
+                best, changed = cand, True
+    return best, trials
+
+
+def header(lines):
+    return "".join("// " + l + "\n" if l else "//\n" for l in lines)
+
+
+def run_seed(args, seed, tmpdir, deadline):
+    prog = gen_spmd_module.generate(seed)
+    text = prog.render()
+    path = os.path.join(tmpdir, "seed_%d.hlo" % seed)
+    with open(path, "w") as f:
+        f.write(text)
+    outcome, detail, out, err = classify(args, path, prog.num_partitions, seed)
+    result = {"seed": seed, "outcome": outcome, "detail": detail, "n": prog.num_partitions}
+    if outcome == "pass":
+        return result
+    os.makedirs(args.failures, exist_ok=True)
+    saved = os.path.join(args.failures, "seed_%d.hlo" % seed)
+    cmd = " ".join(xla_run_cmd(args, saved, prog.num_partitions, seed))
+    err_lines = (err.strip().splitlines() + [l for l in out.splitlines() if "mismatch" in l or "match" in l])
+    result["cmd"] = cmd
+    result["stderr"] = err_lines[:args.stderr_lines]
+    note = ["spmd fuzz seed %d: %s (%s)" % (seed, outcome, detail), "command: " + cmd, ""] + \
+        ["stderr: " + l for l in err_lines[:args.stderr_lines]]
+    with open(saved, "w") as f:
+        f.write(header(note) + "\n" + text)
+    if args.minimize and outcome != "invalid":
+        budget_end = min(deadline + 60, time.time() + args.minimize_seconds)
+        small, trials = minimize(args, prog, seed, signature(outcome, detail), tmpdir, budget_end)
+        if len(small.insts) < len(prog.insts) or small.render() != text:
+            min_path = os.path.join(args.failures, "seed_%d.min.hlo" % seed)
+            mcmd = " ".join(xla_run_cmd(args, min_path, small.num_partitions, seed))
+            with open(min_path, "w") as f:
+                f.write(header(["spmd fuzz seed %d, shrunk in %d trials: %s" % (seed, trials, outcome),
+                                "command: " + mcmd]) + "\n" + small.render())
+            result["minimized"] = min_path
+    return result
+
+
+def parse_seeds(s):
+    m = re.fullmatch(r"(\d+):(\d+)", s)
+    if not m:
+        raise argparse.ArgumentTypeError("expected A:B")
+    return range(int(m.group(1)), int(m.group(2)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--xla-run", default=os.path.join(REPO, "build/bin/xla-run"))
+    ap.add_argument("--xla-opt", default=os.path.join(REPO, "build/bin/xla-opt"))
+    ap.add_argument("--seeds", type=parse_seeds, default=parse_seeds("0:100"), help="A:B, B excluded")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--time-limit", type=float, default=0, help="seconds; stop starting seeds after that (0: none)")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds per xla-run")
+    ap.add_argument("--failures", default=os.path.join(REPO, "build/test/spmd_fuzz_failures"))
+    ap.add_argument("--atol", default="1e-4")
+    ap.add_argument("--max-ulp", type=int, default=16)
+    ap.add_argument("--stderr-lines", type=int, default=8)
+    ap.add_argument("--no-minimize", dest="minimize", action="store_false")
+    ap.add_argument("--minimize-trials", type=int, default=150)
+    ap.add_argument("--minimize-seconds", type=float, default=60)
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every seed's outcome")
+    args = ap.parse_args()
+    for tool in (args.xla_run, args.xla_opt):
+        if not os.access(tool, os.X_OK):
+            print("run_spmd_fuzz: %s is not an executable" % tool, file=sys.stderr)
+            return 2
+
+    start = time.time()
+    deadline = start + args.time_limit if args.time_limit > 0 else float("inf")
+    lock = threading.Lock()
+    results, skipped = [], []
+
+    def work(seed):
+        if time.time() > deadline:
+            skipped.append(seed)
+            return None
+        try:
+            r = run_seed(args, seed, tmpdir, deadline)
+        except Exception as e:  # a generator bug: report it as a failure of this seed
+            r = {"seed": seed, "outcome": "generator-error", "detail": repr(e), "n": 0, "cmd": "", "stderr": []}
+        with lock:
+            results.append(r)
+            if r["outcome"] != "pass":
+                print("FAIL seed %d (%d partitions): %s: %s" % (seed, r["n"], r["outcome"], r["detail"]))
+                if r.get("cmd"):
+                    print("  " + r["cmd"])
+                for l in r["stderr"]:
+                    print("  | " + l)
+                if r.get("minimized"):
+                    print("  shrunk: " + r["minimized"])
+            elif args.verbose:
+                print("pass seed %d (%d partitions)" % (seed, r["n"]))
+            sys.stdout.flush()
+        return r
+
+    with tempfile.TemporaryDirectory(prefix="spmd_fuzz_") as tmpdir:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            list(pool.map(work, args.seeds))
+
+    passed = sum(1 for r in results if r["outcome"] == "pass")
+    failed = len(results) - passed
+    by = {}
+    for r in results:
+        if r["outcome"] != "pass":
+            by.setdefault(r["outcome"], []).append(r["seed"])
+    for outcome, seeds in sorted(by.items()):
+        print("%s: seeds %s" % (outcome, " ".join(str(s) for s in sorted(seeds))))
+    if skipped:
+        print("%d seeds not run (time limit %gs): %d..%d" % (len(skipped), args.time_limit, min(skipped),
+                                                          max(skipped)))
+    print("time: %.1fs" % (time.time() - start))
+    print("spmd fuzz: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
