@@ -72,7 +72,7 @@ absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instructio
     }
     case Opcode::kWhile: {
       XLAC_ASSIGN_OR_RETURN(PValue init, b.Reshard(b.Get(inst.operand(0)), target, inst));
-      Sharding pred = Sharding::Replicated();
+      Sharding pred = p.TargetSharding(*inst.called_computation(0)->root());
       XLAC_ASSIGN_OR_RETURN(Computation * condition, p.PartitionComputation(*inst.called_computation(0), {target}, pred));
       XLAC_ASSIGN_OR_RETURN(Computation * body, p.PartitionComputation(*inst.called_computation(1), {target}, target));
       Instruction* loop = b.Clone(inst, init.hlo->shape(), {init.hlo});

@@ -1,6 +1,7 @@
 // The partitioner's driver: walks each computation in post order, asks the op-family handlers for a per-core value
 // of every instruction, reshards it to the instruction's sharding, and finally swaps the partitioned computations in.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "absl/status/status.h"
@@ -147,16 +148,18 @@ absl::StatusOr<PValue> HandleManualBoundary(ComputationBuilder& b, const Instruc
   std::string_view call = inst.StringAttr("custom_call_target");
   const PValue& operand = b.Get(inst.operand(0));
   if (call == "SPMDFullToShardShape") {
-    // The operand's own sharding says how the global value is split into the manual shards.
+    // The operand's own sharding says how the global value is split into the manual shards; a partially manual
+    // result may be tiled further within each manual group.
     Instruction* shard = operand.hlo;
-    if (!(shard->shape().dimensions == inst.shape().dimensions)) {
+    XLAC_ASSIGN_OR_RETURN(Shape local, ShardShapeOf(inst.shape(), target, b.num_devices()));
+    if (!(shard->shape().dimensions == local.dimensions)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          At(inst), "SPMDFullToShardShape %", inst.name(), " has shape ", ShapeToString(inst.shape(), false),
+          At(inst), "SPMDFullToShardShape %", inst.name(), " has shards of ", ShapeToString(local, false),
           ", but the shard of its operand under ", ShardingToString(operand.sharding), " is ",
           ShapeToString(shard->shape(), false)));
     }
-    Instruction* copy = b.Add(Opcode::kCopy, inst.shape(), {shard});
-    return PValue{copy, Sharding::Manual(), inst.shape()};
+    Instruction* copy = b.Add(Opcode::kCopy, local, {shard});
+    return PValue{copy, target, inst.shape()};
   }
   // SPMDShardToFullShape: the manual value is this core's shard of the result in the target sharding.
   XLAC_ASSIGN_OR_RETURN(Shape shard_shape, ShardShapeOf(inst.shape(), target, b.num_devices()));
@@ -193,14 +196,33 @@ absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, 
 
 }  // namespace
 
+// The whole value on every core: replicated, or — for a value manual on a subgroup — whole within each manual group.
+absl::StatusOr<Sharding> WholeSharding(const Sharding& sharding, const Shape& base, int64_t num_devices) {
+  if (base.IsTuple()) {
+    Sharding expanded = ExpandTupleSharding(sharding, base);
+    std::vector<Sharding> elements;
+    for (size_t i = 0; i < base.tuple_shapes.size(); ++i) {
+      XLAC_ASSIGN_OR_RETURN(Sharding e, WholeSharding(expanded.tuple_elements[i], base.tuple_shapes[i], num_devices));
+      elements.push_back(std::move(e));
+    }
+    return Sharding::Tuple(std::move(elements));
+  }
+  if (!base.IsArray()) return Sharding::Replicated();
+  XLAC_ASSIGN_OR_RETURN(Tiling t, TilingOf(sharding, base.rank(), num_devices));
+  if (t.manual_subgroup == 1) return Sharding::Replicated();
+  return ToSharding(RegroupAxes(t, std::vector<std::vector<int64_t>>(static_cast<size_t>(base.rank()))));
+}
+
 absl::StatusOr<PValue> HandleReplicated(ComputationBuilder& b, const Instruction& inst) {
   std::vector<Instruction*> operands;
   bool gathered = false;
+  std::optional<Sharding> manual_group;  // a partially manual operand makes the result manual the same way
   for (const Instruction* operand : inst.operands()) {
     const PValue& value = b.Get(operand);
-    Sharding replicated = ExpandTupleSharding(Sharding::Replicated(), value.base);
+    XLAC_ASSIGN_OR_RETURN(Sharding whole, WholeSharding(value.sharding, value.base, b.num_devices()));
+    if (!value.base.IsTuple() && value.base.IsArray() && !(whole == Sharding::Replicated())) manual_group = whole;
     gathered |= !IsReplicatedLike(value.sharding);
-    XLAC_ASSIGN_OR_RETURN(PValue full, b.Reshard(value, replicated, inst));
+    XLAC_ASSIGN_OR_RETURN(PValue full, b.Reshard(value, whole, inst));
     operands.push_back(full.hlo);
   }
   if (gathered && !IsReplicatedLike(b.partitioner().TargetSharding(inst))) {
@@ -208,7 +230,25 @@ absl::StatusOr<PValue> HandleReplicated(ComputationBuilder& b, const Instruction
                                             " is computed on the whole array on every core (no sharded form)"));
   }
   Instruction* clone = b.Clone(inst, inst.shape(), operands);
-  return PValue{clone, ExpandTupleSharding(Sharding::Replicated(), inst.shape()), inst.shape()};
+  Sharding result = ExpandTupleSharding(Sharding::Replicated(), inst.shape());
+  if (manual_group) {
+    // Every array leaf of the result: whole within each manual group.
+    std::function<Sharding(const Shape&)> like = [&](const Shape& shape) -> Sharding {
+      if (shape.IsTuple()) {
+        std::vector<Sharding> elements;
+        for (const Shape& e : shape.tuple_shapes) elements.push_back(like(e));
+        return Sharding::Tuple(std::move(elements));
+      }
+      if (!shape.IsArray()) return Sharding::Replicated();
+      absl::StatusOr<Tiling> mt = TilingOf(*manual_group, static_cast<int64_t>(manual_group->NumDataTileDims()),
+                                           b.num_devices());
+      if (!mt.ok()) return Sharding::Replicated();
+      Tiling whole = RegroupAxes(*mt, std::vector<std::vector<int64_t>>(static_cast<size_t>(shape.rank())));
+      return ToSharding(whole);
+    };
+    result = like(inst.shape());
+  }
+  return PValue{clone, result, inst.shape()};
 }
 
 absl::StatusOr<Computation*> Partitioner::PartitionComputation(const Computation& original,

@@ -318,11 +318,22 @@ absl::StatusOr<PValue> ComputationBuilder::ReshardToTiling(const PValue& value, 
   const Shape& base = value.base;
   const int64_t rank = base.rank();
   XLAC_ASSIGN_OR_RETURN(Tiling from, TilingOf(value.sharding, rank, num_devices()));
+  from.maximal_device.reset();
   if (from.manual || to.manual) {
     if (from.manual && to.manual) return PValue{value.hlo, ToSharding(to), base};
     return absl::InvalidArgumentError(absl::StrCat("cannot reshard between manual and non-manual shardings (",
                                                    ShardingToString(value.sharding), " -> ",
                                                    ShardingToString(ToSharding(to)), ")"));
+  }
+  if (from.manual_subgroup != to.manual_subgroup) {
+    // A value the same on every core may enter a partially manual region: each manual group takes it whole.
+    if (from.num_tiles() != 1 || from.manual_subgroup != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot reshard between different manual subgroups (",
+                                                     ShardingToString(value.sharding), " -> ",
+                                                     ShardingToString(ToSharding(to)), ")"));
+    }
+    std::vector<std::vector<int64_t>> none(static_cast<size_t>(rank));
+    from = RegroupAxes(to, none);
   }
   Tiling from_cmp = from, to_cmp = to;
   from_cmp.maximal_device.reset();

@@ -37,6 +37,7 @@ int64_t Tiling::num_tiles() const { return Product(tiles); }
 std::vector<int64_t> Tiling::AxisSizes() const {
   std::vector<int64_t> sizes = tiles;
   sizes.push_back(replication);
+  if (manual_subgroup > 1) sizes.push_back(manual_subgroup);
   return sizes;
 }
 
@@ -93,21 +94,39 @@ absl::StatusOr<Tiling> TilingOf(const Sharding& sharding, int64_t rank, int64_t 
                                                    " dimensions of a rank-", rank, " array"));
   }
   for (Sharding::SubgroupType type : sharding.last_tile_dims) {
-    if (type != Sharding::SubgroupType::kReplicated) {
+    if (type != Sharding::SubgroupType::kReplicated && type != Sharding::SubgroupType::kManual) {
       return absl::UnimplementedError(absl::StrCat("sharding ", ShardingToString(sharding),
-                                                   " has manual, unreduced or maximal subgroups, which the SPMD "
+                                                   " has unreduced or maximal subgroups, which the SPMD "
                                                    "partitioner does not support yet"));
     }
   }
   Tiling t;
   t.tiles.assign(sharding.tile_dims.begin(), sharding.tile_dims.begin() + rank);
-  t.replication = Product(std::vector<int64_t>(sharding.tile_dims.begin() + rank, sharding.tile_dims.end()));
   t.devices = sharding.DeviceList();
   if (static_cast<int64_t>(t.devices.size()) != Product(sharding.tile_dims)) {
     return absl::InvalidArgumentError(absl::StrCat("sharding ", ShardingToString(sharding), " lists ",
                                                    t.devices.size(), " devices for ", Product(sharding.tile_dims),
                                                    " tiles"));
   }
+  // Trailing subgroup dims: replicated ones merge into the replication axis, manual ones into the manual axis
+  // after it (transposing the device array when a manual dim comes first).
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
+  std::vector<int64_t> manual_dims;
+  const int64_t subgroups = static_cast<int64_t>(sharding.tile_dims.size()) - rank;
+  for (int64_t k = 0; k < subgroups; ++k) {
+    bool is_manual = k < static_cast<int64_t>(sharding.last_tile_dims.size()) &&
+                     sharding.last_tile_dims[k] == Sharding::SubgroupType::kManual;
+    if (is_manual) {
+      manual_dims.push_back(rank + k);
+      t.manual_subgroup *= sharding.tile_dims[rank + k];
+    } else {
+      perm.push_back(rank + k);
+      t.replication *= sharding.tile_dims[rank + k];
+    }
+  }
+  perm.insert(perm.end(), manual_dims.begin(), manual_dims.end());
+  t.devices = TransposeArray(t.devices, sharding.tile_dims, perm);
   if (static_cast<int64_t>(t.devices.size()) != num_devices) {
     return absl::InvalidArgumentError(absl::StrCat("sharding ", ShardingToString(sharding), " uses ",
                                                    t.devices.size(), " devices, but the program runs on ", num_devices,
@@ -128,10 +147,20 @@ absl::StatusOr<Tiling> TilingOf(const Sharding& sharding, int64_t rank, int64_t 
 Sharding ToSharding(const Tiling& tiling) {
   if (tiling.manual) return Sharding::Manual();
   if (tiling.maximal_device) return Sharding::Maximal(*tiling.maximal_device);
-  if (tiling.num_tiles() == 1) return Sharding::Replicated();
   Sharding s;
   s.kind = Sharding::Kind::kTiled;
   s.tile_dims = tiling.tiles;
+  if (tiling.manual_subgroup > 1) {
+    if (tiling.replication > 1) {
+      s.tile_dims.push_back(tiling.replication);
+      s.last_tile_dims.push_back(Sharding::SubgroupType::kReplicated);
+    }
+    s.tile_dims.push_back(tiling.manual_subgroup);
+    s.last_tile_dims.push_back(Sharding::SubgroupType::kManual);
+    s.device_ids = tiling.devices;
+    return s;
+  }
+  if (tiling.num_tiles() == 1) return Sharding::Replicated();
   if (tiling.replication > 1) {
     s.tile_dims.push_back(tiling.replication);
     s.last_tile_dim_replicate = true;
@@ -248,6 +277,9 @@ Tiling RegroupAxes(const Tiling& tiling, const std::vector<std::vector<int64_t>>
   std::vector<int64_t> perm;
   Tiling out;
   out.maximal_device = tiling.maximal_device;
+  out.manual_subgroup = tiling.manual_subgroup;
+  const int64_t manual_axis = tiling.manual_subgroup > 1 ? static_cast<int64_t>(sizes.size()) - 1 : -1;
+  if (manual_axis >= 0) used[manual_axis] = true;
   for (const std::vector<int64_t>& axes : axes_per_dim) {
     int64_t t = 1;
     for (int64_t a : axes) {
@@ -263,6 +295,7 @@ Tiling RegroupAxes(const Tiling& tiling, const std::vector<std::vector<int64_t>>
       out.replication *= sizes[a];
     }
   }
+  if (manual_axis >= 0) perm.push_back(manual_axis);
   out.devices = TransposeArray(tiling.devices, sizes, perm);
   return out;
 }

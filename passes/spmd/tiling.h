@@ -5,7 +5,9 @@
 // [tiles[0], ..., tiles[rank-1], replication] (row-major `devices`), device `devices[i]` holds the tile whose index is
 // the leading `rank` coordinates of i, and the trailing axis enumerates the devices holding the same tile. Replicated
 // and maximal shardings are tiles of all ones (maximal: the value is computed by every device, and read from
-// `device`); manual shardings keep `manual` set and no tiles.
+// `device`); manual shardings keep `manual` set and no tiles. A sharding manual on a subgroup of devices
+// (`last_tile_dims={manual}`, partially manual shard_map) has a further trailing axis of `manual_subgroup` devices
+// whose data differ: collectives and resharding never cross it.
 //
 // Shard shapes follow XLA: a dimension of size D over T tiles has shards of ceil(D / T) elements; tile t starts at
 // t * ceil(D / T), so trailing shards may be partly (or wholly) padding.
@@ -27,13 +29,14 @@ struct Tiling {
   int64_t replication = 1;       // trailing axis of the device array
   std::vector<int64_t> devices;  // row-major over [tiles..., replication]
   bool manual = false;
+  int64_t manual_subgroup = 1;  // trailing manual axis of the device array (after replication), when > 1
   std::optional<int64_t> maximal_device;  // set for {maximal device=N}
 
   static Tiling Replicated(int64_t rank, int64_t num_devices);
   int64_t rank() const { return static_cast<int64_t>(tiles.size()); }
   int64_t num_tiles() const;
   bool IsReplicated() const { return !manual && num_tiles() == 1; }
-  // Shape of the device array: tiles followed by the replication axis.
+  // Shape of the device array: tiles, the replication axis, and the manual axis when manual_subgroup > 1.
   std::vector<int64_t> AxisSizes() const;
   bool operator==(const Tiling&) const = default;
 };
@@ -67,7 +70,7 @@ std::vector<std::vector<int64_t>> GroupsAlongAxes(const Tiling& tiling, const st
 
 // Rebuilds the device array for an array of rank `axes_per_dim.size()`: new dimension j is tiled by the product of
 // the old axes axes_per_dim[j] (indices into AxisSizes(), in major-to-minor order), and every old axis not named
-// becomes replication. Each axis may be named at most once.
+// becomes replication, except the manual axis, which stays manual. Each axis may be named at most once.
 Tiling RegroupAxes(const Tiling& tiling, const std::vector<std::vector<int64_t>>& axes_per_dim);
 
 // Transposes an N-d row-major array of device ids.

@@ -44,10 +44,25 @@ TEST(TilingTest, RejectsShardingsThatDoNotFit) {
   EXPECT_FALSE(TilingOf(Tiled({2, 2}, {0, 1, 2, 3}), 2, 2).ok());     // 4 devices on 2 partitions
   EXPECT_FALSE(TilingOf(Tiled({2, 1}, {0, 0}), 2, 2).ok());           // a device twice
   EXPECT_FALSE(TilingOf(Tiled({2, 1}, {0, 1}), 3, 2).ok());           // rank mismatch
-  Sharding manual_subgroup = Tiled({2, 2}, {0, 1, 2, 3});
-  manual_subgroup.last_tile_dims = {Sharding::SubgroupType::kManual};
-  absl::StatusOr<Tiling> t = TilingOf(manual_subgroup, 1, 4);
+  Sharding unreduced = Tiled({2, 2}, {0, 1, 2, 3});
+  unreduced.last_tile_dims = {Sharding::SubgroupType::kUnreduced};
+  absl::StatusOr<Tiling> t = TilingOf(unreduced, 1, 4);
   EXPECT_EQ(t.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(TilingTest, ManualSubgroupsStayApart) {
+  // [2] data tiles, then a manual dim of 2 before a replicated dim of 1 ... devices 0 1 / 2 3.
+  Sharding s = Tiled({2, 2}, {0, 1, 2, 3});
+  s.last_tile_dims = {Sharding::SubgroupType::kManual};
+  Tiling t = *TilingOf(s, 1, 4);
+  EXPECT_EQ(t.manual_subgroup, 2);
+  EXPECT_EQ(t.replication, 1);
+  // Gathering the data dim stays inside each manual group.
+  EXPECT_EQ(GroupsAlongAxes(t, {0}), (std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}}));
+  Tiling whole = RegroupAxes(t, {{}});
+  EXPECT_EQ(whole.manual_subgroup, 2);
+  EXPECT_EQ(whole.replication, 2);
+  EXPECT_EQ(ShardingToString(ToSharding(t)), "{devices=[2,2]0,1,2,3 last_tile_dims={manual}}");
 }
 
 TEST(TilingTest, UnevenShardsFollowXla) {
