@@ -327,7 +327,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   if (!options.no_partition) {
     partitioned_module = module->Clone();
     bool partitioned = false;
-    if (!PartitionModule(*partitioned_module, options.num_partitions, file, spmd_report, partitioned, err)) return 1;
+    if (!PartitionModule(*partitioned_module, options.num_partitions, options.num_replicas, file, spmd_report, partitioned, err)) return 1;
     if (!partitioned) partitioned_module.reset();
   }
   const Module& run_module = partitioned_module ? *partitioned_module : *module;

@@ -36,10 +36,11 @@ const std::vector<std::string>& SpmdPipeline() {
   return kPipeline;
 }
 
-bool PartitionModule(Module& module, int64_t num_partitions, const SourceFile& file, SpmdReport& report,
-                     bool& partitioned, std::ostream& err) {
+bool PartitionModule(Module& module, int64_t num_partitions, int64_t num_replicas, const SourceFile& file,
+                     SpmdReport& report, bool& partitioned, std::ostream& err) {
   partitioned = false;
   if (num_partitions > 0) module.mutable_config().num_partitions = num_partitions;
+  if (num_replicas > 0) module.mutable_config().replica_count = num_replicas;
   if (module.config().num_partitions <= 1 || !HasShardings(module)) return true;
   DiagnosticEngine diags;
   for (const std::string& name : SpmdPipeline()) {

@@ -15,10 +15,11 @@ namespace xlac {
 // The pass names of the SPMD pipeline, in order.
 const std::vector<std::string>& SpmdPipeline();
 
-// Partitions `module` in place over `num_partitions` (0: the module's num_partitions) if it has shardings; sets
+// Partitions `module` in place over `num_partitions` (0: the module's num_partitions) if it has shardings, with
+// collectives for `num_replicas` replicas (0: the module's replica_count); sets
 // `partitioned` accordingly and fills `report`. Returns false after writing diagnostics (rendered against `file`)
 // to `err`.
-bool PartitionModule(Module& module, int64_t num_partitions, const SourceFile& file, SpmdReport& report,
-                     bool& partitioned, std::ostream& err);
+bool PartitionModule(Module& module, int64_t num_partitions, int64_t num_replicas, const SourceFile& file,
+                     SpmdReport& report, bool& partitioned, std::ostream& err);
 
 }  // namespace xlac

@@ -240,10 +240,22 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   std::unique_ptr<Module> global = module->Clone();
   SpmdReport spmd_report;
   bool partitioned = false;
-  if (!PartitionModule(*module, options.num_partitions, file, spmd_report, partitioned, err)) return 1;
+  if (!PartitionModule(*module, options.num_partitions, /*num_replicas=*/0, file, spmd_report, partitioned, err)) return 1;
   if (options.emit == XlacEmit::kSpmdReport) {
-    output = partitioned ? FormatSpmdReport(spmd_report)
-                         : "spmd: the module has no shardings or runs on one partition; nothing to partition\n";
+    if (!partitioned) {
+      output = "spmd: the module has no shardings or runs on one partition; nothing to partition\n";
+      return 0;
+    }
+    output = FormatSpmdReport(spmd_report);
+    // Memory: the buffer assignment's peak of live bytes on one core against the unpartitioned program's.
+    codegen::CompileOptions plan;
+    absl::StatusOr<codegen::PreparedModule> per_core = codegen::PrepareModule(*module, plan);
+    absl::StatusOr<codegen::PreparedModule> whole = codegen::PrepareModule(*global, plan);
+    if (per_core.ok() && whole.ok()) {
+      int64_t core = per_core->assignment.peak_live_bytes(), all = whole->assignment.peak_live_bytes();
+      output += fmt::format("  peak live bytes per core: {} (unpartitioned program: {}, {:.2f}x)\n", core, all,
+                            all > 0 ? static_cast<double>(core) / static_cast<double>(all) : 0.0);
+    }
     return 0;
   }
   codegen::CompileOptions compile;
