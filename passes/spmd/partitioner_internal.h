@@ -158,6 +158,7 @@ absl::StatusOr<PValue> HandleElementwise(ComputationBuilder& b, const Instructio
 absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+absl::StatusOr<PValue> HandleGatherScatter(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 // Replicates every operand, runs the op on the whole value on every core, and leaves the result replicated.

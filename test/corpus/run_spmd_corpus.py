@@ -15,7 +15,8 @@ crash (signal, other exit code or timeout; always fatal).
 
 Floating-point outputs may differ by reassociation where a reduction or a dot's contraction is split across cores:
 the comparison allows --max-ulp (default 16) ULPs or --atol (default 1e-3, relative to max(1, |reference|)) for
-that. Modules with host I/O or rng (per-device data) are not comparable; modules codegen cannot compile are
+that. Modules with host I/O or rng (per-device data), or with arrays of more than 4M elements (too slow for the reference
+interpreter), are not comparable; modules codegen cannot compile are
 `jit-unsupported`; both leave the denominator.
 Gate: pass (incl. unsharded) >= --gate of runnable modules (default 0.9), and no crash. `--report FILE` writes the
 Markdown table (docs/spmd_conformance.md is generated that way). Exit: 0 gate holds, 1 not, 77 corpus absent.
@@ -44,10 +45,28 @@ def run(cmd, timeout):
         return None, "", "timeout"
 
 
+SHAPE = re.compile(r"\b(?:pred|[sfu]\d+|bf16|c64|c128|f8e\w+)\[([0-9,]+)\]")
+# The reference interpreter is the oracle; arrays beyond this many elements make it too slow for a test run.
+MAX_ELEMENTS = 1 << 22
+
+
+def largest_array(text):
+    largest = 0
+    for m in SHAPE.finditer(text):
+        n = 1
+        for d in m.group(1).split(","):
+            n *= int(d)
+        largest = max(largest, n)
+    return largest
+
+
 def classify(xla_run, path, devices, backend, max_ulp, atol, timeout):
     with open(path, errors="replace") as f:
-        if HOST_IO.search(f.read()):
-            return "not-runnable", "host I/O or rng: per-device data"
+        text = f.read()
+    if HOST_IO.search(text):
+        return "not-runnable", "host I/O or rng: per-device data"
+    if largest_array(text) > MAX_ELEMENTS:
+        return "not-runnable", f"an array of more than {MAX_ELEMENTS} elements: too large for the reference interpreter"
     code, out, err = run([xla_run, path, f"--backend={backend}", f"--num-partitions={devices}", "--num-replicas=1",
                           "--no-print", "--spmd-report", "--check-against=interpreter", f"--max-ulp={max_ulp}",
                           f"--atol={atol}"], timeout)
@@ -82,7 +101,7 @@ def main():
     ap.add_argument("--max-ulp", type=int, default=16)
     ap.add_argument("--atol", type=float, default=1e-3)
     ap.add_argument("--gate", type=float, default=0.9)
-    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--timeout", type=float, default=90)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report")
     ap.add_argument("--filter", default="", help="only files whose path contains this")

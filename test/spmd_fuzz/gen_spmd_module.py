@@ -152,6 +152,7 @@ class Program:
         self.root = None
         self.comps = {}  # name -> (text, [names of computations it calls])
         self.comp_order = []
+        self.header_attrs = []  # e.g. "allow_spmd_sharding_propagation_to_output={true}"
 
     # -- construction --
     def add(self, inst):
@@ -175,6 +176,7 @@ class Program:
         p.root = self.root
         p.comps = dict(self.comps)
         p.comp_order = list(self.comp_order)
+        p.header_attrs = list(self.header_attrs)
         return p
 
     def params(self):
@@ -207,7 +209,8 @@ class Program:
 
     # -- printing --
     def render(self):
-        out = ["HloModule m, num_partitions=%d" % self.num_partitions, ""]
+        out = ["HloModule m, %snum_partitions=%d" % ("".join(a + ", " for a in self.header_attrs),
+                                                     self.num_partitions), ""]
         needed = set()
         stack = [c for i in self.insts for c in i.comps]
         while stack:
@@ -376,8 +379,8 @@ class Generator:
     def scalar_comp(self, kind, dtype):
         name = "%s_%s" % (kind, dtype)
         if name not in self.p.comps:
-            if kind in ("add", "max"):
-                op = "add" if kind == "add" else "maximum"
+            if kind in ("add", "max", "min"):
+                op = {"add": "add", "max": "maximum", "min": "minimum"}[kind]
                 text = ("%%%s (a: %s[], b: %s[]) -> %s[] {\n"
                         "  %%%s.a = %s[] parameter(0)\n"
                         "  %%%s.b = %s[] parameter(1)\n"
@@ -396,11 +399,16 @@ class Generator:
     # -- ops --
     def op_unary(self, cur):
         x = self.pick(cur)
-        choices = ["negate"]
+        choices = ["negate", "copy"]
         if x.ty[0] in FLOATS:
             choices += ["tanh", "tanh"] + (["exponential", "exponential"] if x.mag <= 4 else [])
         op = self.rng.choice(choices)
         mag = 1.0 if op == "tanh" else (math.exp(x.mag) if op == "exponential" else x.mag)
+        if op == "copy" and x.ty[1] and self.rng.random() < 0.5:
+            # A copy that only reshards: the sharding is the point.
+            c = self.emit("copy", x.ty, "copy", [x.name], mag=mag, shard=False)
+            c.sharding = random_sharding(self.rng, x.ty, self.n)
+            return c
         return self.emit(op, x.ty, op, [x.name], mag=mag)
 
     def op_binary(self, cur):
@@ -460,25 +468,71 @@ class Generator:
                 return self.emit("reshape", (x.ty[0], tuple(dims)), "reshape", [x.name], mag=x.mag)
         raise Skip("no reshape")
 
+    def reduce_init(self, kind, dtype, identity=True):
+        """The reduction's init constant: its identity, or (identity=False) some other value."""
+        if not identity:
+            return self.constant(dtype, self.rng.choice([1.0, 0.5, -1.0]) if dtype in FLOATS else self.rng.randint(-2, 2))
+        if kind == "add":
+            return self.constant(dtype, 0.0 if dtype in FLOATS else 0)
+        if kind == "max":
+            return self.constant(dtype, float("-inf") if dtype in FLOATS else -2147483648)
+        return self.constant(dtype, float("inf") if dtype in FLOATS else 2147483647)
+
     def op_reduce(self, cur):
         x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
         dims = x.ty[1]
-        kind = self.rng.choice(["add", "add", "max"])
+        kind = self.rng.choice(["add", "add", "max", "min"])
         if kind == "add":
             x = self.to_summable(x)
         dtype = x.ty[0]
         rdims = sorted(self.rng.sample(range(len(dims)), self.rng.randint(1, len(dims))))
         count = num_elements([dims[d] for d in rdims])
-        if kind == "add":
-            init = self.constant(dtype, 0.0 if dtype in FLOATS else 0)
-            mag = x.mag * count
-        else:
-            init = self.constant(dtype, float("-inf") if dtype in FLOATS else -2147483648)
-            mag = x.mag
+        init = self.reduce_init(kind, dtype, identity=self.rng.random() < 0.8)
+        mag = x.mag * count + init.mag if kind == "add" else max(x.mag, init.mag)
         out = tuple(d for k, d in enumerate(dims) if k not in rdims)
         comp = self.scalar_comp(kind, dtype)
         attrs = ", dimensions={%s}, to_apply=%%%s" % (",".join(map(str, rdims)), comp)
         return self.emit("reduce", (dtype, out), "reduce", [x.name, init.name], attrs=attrs, mag=mag, comps=[comp])
+
+    def op_argmax(self, cur):
+        """A variadic reduce (value, index) picking the largest value, the smallest index among equal ones: exact and
+        independent of the reduction order."""
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1 and v.ty[0] in ("f32", "s32"))
+        dtype, dims = x.ty
+        d = self.rng.randrange(len(dims))
+        idx = self.emit("iota", ("s32", dims), "iota", attrs=", iota_dimension=%d" % d, mag=float(dims[d]))
+        name = "argmax_" + dtype
+        if name not in self.p.comps:
+            t = dtype + "[]"
+            text = "\n".join([
+                "%%%s (a: %s, ai: s32[], b: %s, bi: s32[]) -> (%s, s32[]) {" % (name, t, t, t),
+                "  %%%s.a = %s parameter(0)" % (name, t),
+                "  %%%s.ai = s32[] parameter(1)" % name,
+                "  %%%s.b = %s parameter(2)" % (name, t),
+                "  %%%s.bi = s32[] parameter(3)" % name,
+                "  %%%s.gt = pred[] compare(%s %%%s.a, %s %%%s.b), direction=GT" % (name, t, name, t, name),
+                "  %%%s.eq = pred[] compare(%s %%%s.a, %s %%%s.b), direction=EQ" % (name, t, name, t, name),
+                "  %%%s.lt = pred[] compare(s32[] %%%s.ai, s32[] %%%s.bi), direction=LT" % (name, name, name),
+                "  %%%s.tie = pred[] and(pred[] %%%s.eq, pred[] %%%s.lt)" % (name, name, name),
+                "  %%%s.pick = pred[] or(pred[] %%%s.gt, pred[] %%%s.tie)" % (name, name, name),
+                "  %%%s.v = %s select(pred[] %%%s.pick, %s %%%s.a, %s %%%s.b)" % (name, t, name, t, name, t, name),
+                "  %%%s.i = s32[] select(pred[] %%%s.pick, s32[] %%%s.ai, s32[] %%%s.bi)" % (name, name, name, name),
+                "  ROOT %%%s.r = (%s, s32[]) tuple(%s %%%s.v, s32[] %%%s.i)" % (name, t, t, name, name),
+                "}"])
+            self.p.add_comp(name, text)
+        vinit = self.reduce_init("max", dtype)
+        iinit = self.constant("s32", 0)
+        out = tuple(k for i, k in enumerate(dims) if i != d)
+        ty = ("tuple", [(dtype, out), ("s32", out)])
+        r = self.emit("argmax", ty, "reduce", [x.name, idx.name, vinit.name, iinit.name],
+                      attrs=", dimensions={%d}, to_apply=%%%s" % (d, name), comps=[name])
+        v = self.emit("gte", (dtype, out), "get-tuple-element", [r.name], attrs=", index=0", mag=x.mag)
+        i = self.emit("gte", ("s32", out), "get-tuple-element", [r.name], attrs=", index=1", mag=float(dims[d]))
+        if self.rng.random() < 0.5:
+            self.extra_outputs.append(v)
+            return i
+        self.extra_outputs.append(i)
+        return v
 
     def op_dot(self, cur):
         rng = self.rng
@@ -619,6 +673,214 @@ class Generator:
         mag = math.floor(x.mag) + 1 if to == "s32" else x.mag
         return self.emit("convert", (to, x.ty[1]), "convert", [x.name], mag=mag)
 
+
+    def op_clamp(self, cur):
+        x = self.pick(cur)
+        dtype = x.ty[0]
+        if self.rng.random() < 0.6:
+            lo_v, hi_v = sorted(self.rng.sample([-2, -1, -0.5, 0, 0.25, 0.5, 1, 3], 2))
+            if dtype not in FLOATS:
+                lo_v, hi_v = int(math.floor(lo_v)), int(math.ceil(hi_v)) + 2
+            lo, hi = self.constant(dtype, lo_v), self.constant(dtype, hi_v)
+        else:
+            lo, hi = self.value_of(x.ty, avoid=x), self.value_of(x.ty, avoid=x)
+        return self.emit("clamp", x.ty, "clamp", [lo.name, x.name, hi.name], mag=max(lo.mag, hi.mag))
+
+    def op_dynamic_update_slice(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        dtype, dims = x.ty
+        udims = tuple(self.rng.choice([d, self.rng.randint(1, d)]) for d in dims)
+        if self.rng.random() < 0.5:
+            upd = self.value_of((dtype, udims), avoid=x)
+        else:
+            # A slice of x itself, so the update is sharded like x where it can be.
+            parts = ["[0:%d]" % u for u in udims]
+            upd = self.emit("slice", (dtype, udims), "slice", [x.name], attrs=", slice={%s}" % ", ".join(parts),
+                            mag=x.mag)
+        idx = [self.constant("s32", self.rng.randint(-1, d - u + 1)) for d, u in zip(dims, udims)]
+        return self.emit("dynamic-update-slice", x.ty, "dynamic-update-slice", [x.name, upd.name] + [i.name for i in idx],
+                         mag=max(x.mag, upd.mag))
+
+    def op_gather(self, cur):
+        """Rows (along one dimension) at constant indices, some out of range (gather clamps them)."""
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        dtype, dims = x.ty
+        g = self.rng.randrange(len(dims))
+        k = self.rng.randint(1, 5)
+        vals = [self.rng.randint(-1, dims[g]) for _ in range(k)]
+        idx = self.emit("indices", ("s32", (k, 1)), "constant", attrs="{ %s }" % ", ".join("{%d}" % v for v in vals),
+                        mag=float(dims[g]))
+        rest = [d for i, d in enumerate(dims) if i != g]
+        sizes = [1 if i == g else d for i, d in enumerate(dims)]
+        attrs = (", offset_dims={%s}, collapsed_slice_dims={%d}, start_index_map={%d}, index_vector_dim=1, "
+                 "slice_sizes={%s}") % (",".join(str(i + 1) for i in range(len(rest))), g, g, ",".join(map(str, sizes)))
+        return self.emit("gather", (dtype, tuple([k] + rest)), "gather", [x.name, idx.name], attrs=attrs, mag=x.mag)
+
+    def op_reduce_window(self, cur):
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        kind = self.rng.choice(["add", "max"])
+        if kind == "add":
+            x = self.to_summable(x)
+        dtype, dims = x.ty
+        sizes, strides, pads, out = [], [], [], []
+        for d in dims:
+            while True:
+                w = self.rng.randint(1, min(3, d + 1))
+                st = self.rng.choice([1, 1, 2])
+                lo, hi = self.rng.choice([0, 0, 1]), self.rng.choice([0, 0, 1])
+                if d + lo + hi >= w:
+                    break
+            sizes.append(w)
+            strides.append(st)
+            pads.append("%d_%d" % (lo, hi))
+            out.append((d + lo + hi - w) // st + 1)
+        window = "size=" + "x".join(map(str, sizes))
+        if any(st != 1 for st in strides):
+            window += " stride=" + "x".join(map(str, strides))
+        if any(p != "0_0" for p in pads):
+            window += " pad=" + "x".join(pads)
+        init = self.reduce_init(kind, dtype)
+        comp = self.scalar_comp(kind, dtype)
+        mag = x.mag * num_elements(sizes) if kind == "add" else x.mag
+        return self.emit("reduce-window", (dtype, tuple(out)), "reduce-window", [x.name, init.name],
+                         attrs=", window={%s}, to_apply=%%%s" % (window, comp), mag=mag, comps=[comp])
+
+    def op_convolution(self, cur):
+        rng = self.rng
+        x = self.pick(cur, lambda v: v.ty[0] == "f32" and len(v.ty[1]) in (3, 4))
+        dims = x.ty[1]
+        ns = len(dims) - 2
+        in_labels = ["b", "f"] + [str(i) for i in range(ns)]
+        rng.shuffle(in_labels)
+        pos = {l: i for i, l in enumerate(in_labels)}
+        batch, feat = dims[pos["b"]], dims[pos["f"]]
+        groups = rng.choice([g for g in range(2, feat + 1) if feat % g == 0] or [1]) if rng.random() < 0.2 else 1
+        ofeat = groups * rng.randint(1, 4)
+        wins, strides, pads, lds, rds, osz = [], [], [], [], [], []
+        for i in range(ns):
+            sz = dims[pos[str(i)]]
+            for _ in range(20):
+                w = rng.randint(1, 3)
+                st = rng.choice([1, 1, 1, 2])
+                ld = rng.choice([1] * 9 + [2])
+                rd = rng.choice([1] * 9 + [2])
+                r = rng.random()
+                if r < 0.5:  # "same" padding: the partitioner's halo-exchange case when stride and dilations are 1
+                    lo = rng.randint(0, w - 1)
+                    hi = w - 1 - lo
+                elif r < 0.7:
+                    lo = hi = 0
+                else:
+                    lo, hi = rng.randint(-1, 2), rng.randint(-1, 2)
+                size_in = (sz - 1) * ld + 1
+                win = (w - 1) * rd + 1
+                o = (size_in + lo + hi - win) // st + 1 if size_in + lo + hi >= win else 0
+                if o >= 1:
+                    break
+            else:
+                raise Skip("no window")
+            wins.append(w)
+            strides.append(st)
+            pads.append("%d_%d" % (lo, hi))
+            lds.append(ld)
+            rds.append(rd)
+            osz.append(o)
+        k_labels = ["i", "o"] + [str(i) for i in range(ns)]
+        rng.shuffle(k_labels)
+        kdims = tuple({"i": feat // groups, "o": ofeat}.get(l) or wins[int(l)] for l in k_labels)
+        o_labels = ["b", "f"] + [str(i) for i in range(ns)]
+        rng.shuffle(o_labels)
+        odims = tuple({"b": batch, "f": ofeat}.get(l) or osz[int(l)] for l in o_labels)
+        if num_elements(odims) > MAX_ELEMENTS:
+            raise Skip("too large")
+        k = self.value_of(("f32", kdims))
+        window = "size=" + "x".join(map(str, wins))
+        if any(st != 1 for st in strides):
+            window += " stride=" + "x".join(map(str, strides))
+        if any(p != "0_0" for p in pads):
+            window += " pad=" + "x".join(pads)
+        if any(v != 1 for v in lds):
+            window += " lhs_dilate=" + "x".join(map(str, lds))
+        if any(v != 1 for v in rds):
+            window += " rhs_dilate=" + "x".join(map(str, rds))
+        attrs = ", window={%s}, dim_labels=%s_%s->%s" % (window, "".join(in_labels), "".join(k_labels),
+                                                          "".join(o_labels))
+        if groups > 1:
+            attrs += ", feature_group_count=%d" % groups
+        mag = x.mag * k.mag * num_elements(wins) * (feat // groups)
+        a, b = x, k
+        return self.emit("convolution", ("f32", odims), "convolution", [a.name, b.name], attrs=attrs, mag=mag)
+
+    def op_conditional(self, cur):
+        """if max(x) > t then f(a) else g(b): the predicate is exact (a max), so both runs take the same branch."""
+        rng = self.rng
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1 and v.ty[0] in ("f32", "s32"))
+        dtype, dims = x.ty
+        init = self.reduce_init("max", dtype)
+        comp = self.scalar_comp("max", dtype)
+        m = self.emit("reduce", (dtype, ()), "reduce", [x.name, init.name],
+                      attrs=", dimensions={%s}, to_apply=%%%s" % (",".join(map(str, range(len(dims)))), comp),
+                      mag=x.mag, comps=[comp])
+        t = self.constant(dtype, rng.choice([0.0, 0.5, 0.9]) if dtype in FLOATS else rng.randint(2, 7))
+        pred = self.emit("compare", ("pred", ()), "compare", [m.name, t.name], attrs=", direction=GT")
+        args = [x, self.value_of(x.ty, avoid=x) if rng.random() < 0.6 else x]
+        # The conditional and its branch roots share one sharding (the verifier insists), written anywhere or nowhere.
+        result_sh = random_sharding(rng, x.ty, self.n) if rng.random() < self.shard_prob * 1.5 else None
+        names = []
+        for j, a in enumerate(args):
+            name = "branch_" + self.fresh("c").replace(".", "")
+            lines = ["%%%s (a: %s) -> %s {" % (name, type_str(a.ty, False), type_str(x.ty, False))]
+            sh = (", sharding=" + random_sharding(rng, a.ty, self.n)) if rng.random() < self.shard_prob else ""
+            lines.append("  %%%s.a = %s parameter(0)%s" % (name, type_str(a.ty), sh))
+            y = self.body_ops(name + ".b", name + ".a", x.ty, lines,
+                              y_sharding=result_sh if result_sh and rng.random() < 0.5 else None)
+            lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
+            lines.append("}")
+            calls = [c for c in self.p.comps if c.startswith(("add_", "max_", "min_"))]
+            self.p.add_comp(name, "\n".join(lines), calls)
+            names.append(name)
+        mag = 1.0 if dtype in FLOATS else (max(a.mag for a in args) + 1) * 2
+        c = self.emit("conditional", x.ty, "conditional", [pred.name] + [a.name for a in args],
+                      attrs=", true_computation=%%%s, false_computation=%%%s" % tuple(names), mag=mag, comps=names,
+                      shard=False)
+        if result_sh and rng.random() < 0.6:
+            c.sharding = result_sh
+        return c
+
+    def op_sharding_custom_call(self, cur):
+        """XLA's sharding annotation: custom-call "Sharding" (an identity that carries a sharding)."""
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        c = self.emit("custom-call", x.ty, "custom-call", [x.name], attrs=', custom_call_target="Sharding"',
+                      mag=x.mag, shard=False)
+        c.sharding = random_sharding(self.rng, x.ty, self.n)
+        return c
+
+    def op_sort2(self, cur):
+        """A stable key/value sort (values: an iota), both results used."""
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        dtype, dims = x.ty
+        d = self.rng.randrange(len(dims))
+        idx = self.emit("iota", ("s32", dims), "iota", attrs=", iota_dimension=%d" % d, mag=float(dims[d]))
+        name = "cmp2_%s" % dtype
+        if name not in self.p.comps:
+            t = dtype + "[]"
+            text = "\n".join([
+                "%%%s (a: %s, b: %s, ai: s32[], bi: s32[]) -> pred[] {" % (name, t, t),
+                "  %%%s.a = %s parameter(0)" % (name, t),
+                "  %%%s.b = %s parameter(1)" % (name, t),
+                "  %%%s.ai = s32[] parameter(2)" % name,
+                "  %%%s.bi = s32[] parameter(3)" % name,
+                "  ROOT %%%s.r = pred[] compare(%s %%%s.a, %s %%%s.b), direction=LT" % (name, t, name, t, name),
+                "}"])
+            self.p.add_comp(name, text)
+        ty = ("tuple", [x.ty, ("s32", dims)])
+        s = self.emit("sort", ty, "sort", [x.name, idx.name],
+                      attrs=", dimensions={%d}, is_stable=true, to_apply=%%%s" % (d, name), comps=[name])
+        v = self.emit("gte", x.ty, "get-tuple-element", [s.name], attrs=", index=0", mag=x.mag)
+        i = self.emit("gte", ("s32", dims), "get-tuple-element", [s.name], attrs=", index=1", mag=float(dims[d]))
+        self.extra_outputs.append(i)
+        return v
+
     def op_sort(self, cur):
         x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
         d = self.rng.randrange(len(x.ty[1]))
@@ -627,7 +889,7 @@ class Generator:
                          mag=x.mag, comps=[comp])
 
     # -- called computations --
-    def body_ops(self, prefix, x_name, ty, lines):
+    def body_ops(self, prefix, x_name, ty, lines, y_sharding="random"):
         """Lines computing a new value of type ty from %x_name inside a called computation; returns its name.
         Floats end in tanh (bounded whatever the trip count), integers grow by at most a factor 2 + 1."""
         rng = self.rng
@@ -658,12 +920,13 @@ class Generator:
             else:
                 lines.append("  %%%s.sum = %s maximum(%s %%%s, %s %%%s.bc)%s" % (prefix, t, t, cur, t, prefix, shard()))
             cur = prefix + ".sum"
+        y_shard = shard() if y_sharding == "random" else (", sharding=" + y_sharding if y_sharding else "")
         if dtype in FLOATS:
-            lines.append("  %%%s.y = %s tanh(%s %%%s)%s" % (prefix, t, t, cur, shard()))
+            lines.append("  %%%s.y = %s tanh(%s %%%s)%s" % (prefix, t, t, cur, y_shard))
         else:
             lines.append("  %%%s.one = %s[] constant(1)" % (prefix, dtype))
             lines.append("  %%%s.ones = %s broadcast(%s[] %%%s.one), dimensions={}" % (prefix, t, dtype, prefix))
-            lines.append("  %%%s.y = %s add(%s %%%s, %s %%%s.ones)%s" % (prefix, t, t, cur, t, prefix, shard()))
+            lines.append("  %%%s.y = %s add(%s %%%s, %s %%%s.ones)%s" % (prefix, t, t, cur, t, prefix, y_shard))
         return prefix + ".y"
 
     def op_while(self, cur):
@@ -681,13 +944,34 @@ class Generator:
         # One sharding for the whole loop state, written on any subset of the places that share it.
         state_sh = random_sharding(rng, sty, self.n) if rng.random() < 0.8 else None
         on = lambda p: (", sharding=" + state_sh) if state_sh and rng.random() < p else ""
-        cond_text = "\n".join([
+        cond_lines = [
             "%%%s (s: %s) -> pred[] {" % (cond, type_str(sty, False)),
             "  %%%s.s = %s parameter(0)%s" % (cond, ts, on(0.3)),
             "  %%%s.i = s32[] get-tuple-element(%s %%%s.s), index=0" % (cond, ts, cond),
-            "  %%%s.n = s32[] constant(%d)" % (cond, trip),
-            "  ROOT %%%s.lt = pred[] compare(s32[] %%%s.i, s32[] %%%s.n), direction=LT" % (cond, cond, cond),
-            "}"])
+            "  %%%s.n = s32[] constant(%d)" % (cond, trip)]
+        cond_calls = []
+        x0 = carried[0]
+        if x0.ty[0] in ("f32", "s32") and rng.random() < 0.4:
+            # Also stop once max(x) reaches a threshold (a max is exact, so both runs agree on the trip count).
+            dt = x0.ty[0]
+            mc = self.scalar_comp("max", dt)
+            cond_calls.append(mc)
+            xt = type_str(x0.ty)
+            thr = fmt_float(rng.choice([0.5, 0.8, 0.95])) if dt == "f32" else str(rng.randint(3, 12))
+            cond_lines += [
+                "  %%%s.x = %s get-tuple-element(%s %%%s.s), index=1" % (cond, xt, ts, cond),
+                "  %%%s.ninf = %s[] constant(%s)" % (cond, dt, "-inf" if dt == "f32" else "-2147483648"),
+                "  %%%s.m = %s[] reduce(%s %%%s.x, %s[] %%%s.ninf), dimensions={%s}, to_apply=%%%s" % (
+                    cond, dt, xt, cond, dt, cond, ",".join(map(str, range(len(x0.ty[1])))), mc),
+                "  %%%s.t = %s[] constant(%s)" % (cond, dt, thr),
+                "  %%%s.small = pred[] compare(%s[] %%%s.m, %s[] %%%s.t), direction=LT" % (cond, dt, cond, dt, cond),
+                "  %%%s.lt = pred[] compare(s32[] %%%s.i, s32[] %%%s.n), direction=LT" % (cond, cond, cond),
+                "  ROOT %%%s.go = pred[] and(pred[] %%%s.lt, pred[] %%%s.small)" % (cond, cond, cond)]
+        else:
+            cond_lines.append(
+                "  ROOT %%%s.lt = pred[] compare(s32[] %%%s.i, s32[] %%%s.n), direction=LT" % (cond, cond, cond))
+        cond_lines.append("}")
+        cond_text = "\n".join(cond_lines)
         lines = ["%%%s (s: %s) -> %s {" % (body, type_str(sty, False), type_str(sty, False)),
                  "  %%%s.s = %s parameter(0)%s" % (body, ts, on(0.4)),
                  "  %%%s.i = s32[] get-tuple-element(%s %%%s.s), index=0" % (body, ts, body),
@@ -707,8 +991,8 @@ class Generator:
             outs.append("%s %%%s" % (type_str(c.ty), y))
         lines.append("  ROOT %%%s.t = %s tuple(%s)%s" % (body, ts, ", ".join(outs), on(0.4)))
         lines.append("}")
-        calls = [c for c in self.p.comps if c.startswith(("add_", "max_"))]
-        self.p.add_comp(cond, cond_text)
+        calls = [c for c in self.p.comps if c.startswith(("add_", "max_", "min_"))]
+        self.p.add_comp(cond, cond_text, cond_calls)
         self.p.add_comp(body, "\n".join(lines), calls)
         zero = self.constant("s32", 0)
         init = self.emit("tuple", sty, "tuple", [zero.name] + [c.name for c in carried], shard=False)
@@ -728,6 +1012,11 @@ class Generator:
     def op_call(self, cur):
         rng = self.rng
         x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
+        if self.callees.get(x.ty) and rng.random() < 0.5:
+            # A second call site of an existing callee (with other shardings around it).
+            name = rng.choice(self.callees[x.ty])
+            mag = 1.0 if x.ty[0] in FLOATS else (x.mag + 1) * 2
+            return self.emit("call", x.ty, "call", [x.name], attrs=", to_apply=%" + name, mag=mag, comps=[name])
         args = [x]
         if rng.random() < 0.4:
             args.append(self.value_of(x.ty, avoid=x))
@@ -747,19 +1036,28 @@ class Generator:
         y = self.body_ops(name + ".b", src, x.ty, lines)
         lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
         lines.append("}")
-        calls = [c for c in self.p.comps if c.startswith(("add_", "max_"))]
+        calls = [c for c in self.p.comps if c.startswith(("add_", "max_", "min_"))]
         self.p.add_comp(name, "\n".join(lines), calls)
+        if len(args) == 1:
+            self.callees.setdefault(x.ty, []).append(name)
         mag = 1.0 if x.ty[0] in FLOATS else (sum(a.mag for a in args) + 1) * 2
         return self.emit("call", x.ty, "call", [a.name for a in args], attrs=", to_apply=%" + name, mag=mag,
                          comps=[name])
 
     OPS = [("unary", 10), ("binary", 14), ("select", 5), ("broadcast", 6), ("transpose", 6), ("reshape", 6),
            ("reduce", 8), ("dot", 8), ("slice", 6), ("concatenate", 5), ("pad", 5), ("reverse", 4),
-           ("iota_or_constant", 4), ("dynamic_slice", 4), ("convert", 4), ("sort", 4), ("while", 3), ("call", 3)]
+           ("iota_or_constant", 4), ("dynamic_slice", 4), ("convert", 4), ("sort", 3), ("while", 3), ("call", 3),
+           ("clamp", 2), ("dynamic_update_slice", 3), ("gather", 2), ("reduce_window", 2), ("convolution", 4),
+           ("conditional", 2), ("sharding_custom_call", 2), ("sort2", 1), ("argmax", 1)]
 
     def generate(self):
         rng = self.rng
         self.extra_outputs = []
+        self.callees = {}  # type -> names of one-parameter callees
+        if rng.random() < 0.15:
+            self.p.header_attrs.append("allow_spmd_sharding_propagation_to_parameters={true}")
+        if rng.random() < 0.2:
+            self.p.header_attrs.append("allow_spmd_sharding_propagation_to_output={true}")
         cur = None
         for _ in range(rng.randint(1, 3)):
             cur = self.param((self.rand_dtype(), self.rand_dims()))
