@@ -208,6 +208,35 @@ absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instructio
     return absl::NotFoundError("");
   }
   const Shape& lhs_shape = inst.operand(0)->shape();
+  if (inst.IntAttr("feature_group_count", 1) == 1) {
+    // Input features tiled (the contraction of a convolution; a filter gradient's batch): the kernel follows, each
+    // core convolves its features, and one all-reduce sums the partial results.
+    XLAC_ASSIGN_OR_RETURN(Tiling lt, TilingOf(b.Get(inst.operand(0)).sharding, lhs_shape.rank(), b.num_devices()));
+    if (lt.tiles[dn.input_feature_dimension] > 1 && lt.manual_subgroup == 1) {
+      std::vector<std::vector<int64_t>> lhs_keep(lhs_shape.rank()), rhs_axes(inst.operand(1)->shape().rank());
+      lhs_keep[dn.input_batch_dimension] = {dn.input_batch_dimension};
+      lhs_keep[dn.input_feature_dimension] = {dn.input_feature_dimension};
+      Tiling lhs_tiling = RegroupAxes(lt, lhs_keep);  // spatial dims whole
+      // Axis numbering of lhs_tiling: its dims keep their positions.
+      rhs_axes[dn.kernel_input_feature_dimension] = {dn.input_feature_dimension};
+      Tiling rhs_tiling = RegroupAxes(lhs_tiling, rhs_axes);
+      XLAC_ASSIGN_OR_RETURN(PValue lhs, b.ReshardToTiling(b.Get(inst.operand(0)), lhs_tiling, inst));
+      XLAC_ASSIGN_OR_RETURN(PValue rhs, b.ReshardToTiling(b.Get(inst.operand(1)), rhs_tiling, inst));
+      Instruction* l = b.MaskPadding(lhs.hlo, lhs_shape, lhs_tiling, {dn.input_feature_dimension},
+                                     b.Zero(lhs_shape.element_type));
+      Instruction* r = b.MaskPadding(rhs.hlo, inst.operand(1)->shape(), rhs_tiling, {dn.kernel_input_feature_dimension},
+                                     b.Zero(inst.operand(1)->shape().element_type));
+      std::vector<std::vector<int64_t>> out_axes(inst.shape().rank());
+      out_axes[dn.output_batch_dimension] = {dn.input_batch_dimension};
+      Tiling partial_tiling = RegroupAxes(lhs_tiling, out_axes);
+      Instruction* partial = b.Clone(inst, ShardShape(inst.shape(), partial_tiling), {l, r});
+      PrimitiveType type = inst.shape().element_type;
+      Opcode combine = type == PrimitiveType::kPred ? Opcode::kOr : Opcode::kAdd;
+      Instruction* sum = b.AllReduce(partial, b.partitioner().ScalarReducer(combine, type),
+                                     GroupsAlongAxes(lhs_tiling, {dn.input_feature_dimension}), inst);
+      return PValue{sum, ToSharding(partial_tiling), inst.shape()};
+    }
+  }
   std::vector<int64_t> halo_dims;  // indices into the spatial dimension lists
   for (size_t i = 0; i < dn.output_spatial_dimensions.size(); ++i) {
     if (out.tiles[dn.output_spatial_dimensions[i]] == 1) continue;
