@@ -160,9 +160,10 @@ absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst,
 // they come from the neighbouring cores by collective-permute (zeros at the edges, which is the convolution's own
 // padding), and the local convolution then runs unpadded on that dimension. Only for stride 1, no dilation, and
 // padding that keeps the size (lo + hi == window - 1), where input and output blocks line up.
+
 absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruction& conv, Instruction* input,
-                                           const Shape& input_base, const Tiling& input_tiling, int64_t dim,
-                                           int64_t lo, int64_t hi) {
+                                           const Tiling& input_tiling, int64_t dim, int64_t lo, int64_t hi,
+                                           Instruction* fill) {
   PrimitiveType type = input->shape().element_type;
   Instruction* x = input;
   const std::vector<int64_t> dims = x->shape().dimensions;
@@ -182,7 +183,16 @@ absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruct
         pairs.push_back(to_next ? std::make_pair(g[k], g[k + 1]) : std::make_pair(g[k + 1], g[k]));
       }
     }
-    return b.CollectivePermute(slice, pairs, conv);
+    Instruction* halo = b.CollectivePermute(slice, pairs, conv);
+    if (fill == nullptr) return halo;
+    // The core at the edge of the dimension received nothing: it sees the padding value instead.
+    std::vector<int64_t> at_edge(static_cast<size_t>(b.num_devices()), 0);
+    for (const std::vector<int64_t>& g : groups) at_edge[to_next ? g.front() : g.back()] = 1;
+    Instruction* flag = b.TableLookup(at_edge);
+    Instruction* is_edge = b.Add(Opcode::kCompare, Shape::Scalar(PrimitiveType::kPred), {flag, b.ConstantS32(1)});
+    is_edge->SetAttr("direction", AttrValue::Enum("EQ"));
+    return b.Add(Opcode::kSelect, halo->shape(),
+                 {b.Broadcast(is_edge, halo->shape()), b.Broadcast(fill, halo->shape()), halo});
   };
   if (lo > 0) pieces.push_back(edge(dims[dim] - lo, lo, /*to_next=*/true));
   pieces.push_back(x);
@@ -195,7 +205,9 @@ absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruct
   return concat;
 }
 
-absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+namespace {
+
+absl::StatusOr<PValue> HandleConvolutionImpl(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
   if (inst.opcode() != Opcode::kConvolution || inst.operand_count() != 2) return absl::NotFoundError("");
   const AttrValue* dnums_attr = inst.FindAttr("dim_labels");
   if (dnums_attr == nullptr) return absl::NotFoundError("");
@@ -264,14 +276,20 @@ absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instructio
     const WindowDimension& w = window.dimensions[i];
     int64_t shard = input->shape().dimensions[dn.input_spatial_dimensions[i]];
     if (w.padding_low > shard || w.padding_high > shard) return absl::NotFoundError("");
-    XLAC_ASSIGN_OR_RETURN(input, ExchangeHalos(b, inst, input, lhs_shape, lhs_tiling, dn.input_spatial_dimensions[i],
-                                               w.padding_low, w.padding_high));
+    XLAC_ASSIGN_OR_RETURN(input, ExchangeHalos(b, inst, input, lhs_tiling, dn.input_spatial_dimensions[i],
+                                               w.padding_low, w.padding_high, /*fill=*/nullptr));
     window.dimensions[i].padding_low = 0;
     window.dimensions[i].padding_high = 0;
   }
   Instruction* conv = b.Clone(inst, ShardShape(inst.shape(), out), {input, rhs.hlo});
   if (!halo_dims.empty()) conv->SetAttr("window", AttrValue::Of(window));
   return PValue{conv, ToSharding(out), inst.shape()};
+}
+
+}  // namespace
+
+absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  return HandleConvolutionImpl(b, inst, target);
 }
 
 absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {

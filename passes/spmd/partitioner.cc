@@ -186,7 +186,7 @@ absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, 
   if (manual) return HandleManual(b, inst);
 
   using Handler = absl::StatusOr<PValue> (*)(ComputationBuilder&, const Instruction&, const Sharding&);
-  for (Handler handler : {&HandleElementwise, &HandleDot, &HandleConvolution, &HandleReduce, &HandleGatherScatter, &HandleShapeOp,
+  for (Handler handler : {&HandleElementwise, &HandleDot, &HandleConvolution, &HandleReduce, &HandleReduceWindow, &HandleGatherScatter, &HandleShapeOp,
                           &HandleControlFlow}) {
     absl::StatusOr<PValue> value = handler(b, inst, target);
     if (value.ok() || !absl::IsNotFound(value.status())) return value;

@@ -164,6 +164,15 @@ absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instructio
 // Replicates every operand, runs the op on the whole value on every core, and leaves the result replicated.
 absl::StatusOr<PValue> HandleReplicated(ComputationBuilder& b, const Instruction& inst);
 
+absl::StatusOr<PValue> HandleReduceWindow(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+
+// Extends this core's block of `input` (tiled by `input_tiling`) along `dim` by the `lo` elements before it and the
+// `hi` after it, fetched from the neighbouring cores by collective-permute. The cores at either end get `fill`
+// there (zeros when null).
+absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruction& source, Instruction* input,
+                                           const Tiling& input_tiling, int64_t dim, int64_t lo, int64_t hi,
+                                           Instruction* fill);
+
 // True if the handler family recognizes the opcode (the driver tries them in order).
 bool IsElementwiseOp(const Instruction& inst);
 
