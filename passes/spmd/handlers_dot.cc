@@ -123,8 +123,8 @@ bool InitIsSafeToRepeat(const Instruction& reduce, const Instruction& init) {
   const Computation* reducer = reduce.called_computation(0);
   const Instruction* root = reducer->root();
   if (reducer->parameter_count() != 2 || root->operand_count() != 2) return false;
-  bool on_params = root->operand(0)->opcode() == Opcode::kParameter && root->operand(1)->opcode() == Opcode::kParameter &&
-                   root->operand(0) != root->operand(1);
+  bool on_params = root->operand(0)->opcode() == Opcode::kParameter &&
+                   root->operand(1)->opcode() == Opcode::kParameter && root->operand(0) != root->operand(1);
   if (!on_params) return false;
   switch (root->opcode()) {
     case Opcode::kMaximum:
@@ -149,8 +149,10 @@ absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst,
   if (inst.opcode() != Opcode::kDot || inst.operand_count() != 2) return absl::NotFoundError("");
   DotDims d = DotDimsOf(inst);
   XLAC_ASSIGN_OR_RETURN(Tiling out, TilingOf(target, inst.shape().rank(), b.num_devices()));
-  XLAC_ASSIGN_OR_RETURN(Tiling lt, TilingOf(b.Get(inst.operand(0)).sharding, inst.operand(0)->shape().rank(), b.num_devices()));
-  XLAC_ASSIGN_OR_RETURN(Tiling rt, TilingOf(b.Get(inst.operand(1)).sharding, inst.operand(1)->shape().rank(), b.num_devices()));
+  XLAC_ASSIGN_OR_RETURN(Tiling lt,
+                        TilingOf(b.Get(inst.operand(0)).sharding, inst.operand(0)->shape().rank(), b.num_devices()));
+  XLAC_ASSIGN_OR_RETURN(Tiling rt,
+                        TilingOf(b.Get(inst.operand(1)).sharding, inst.operand(1)->shape().rank(), b.num_devices()));
   if (ShardedOnAny(lt, d.lhs_contracting)) return ContractingDot(b, inst, d, 0, lt);
   if (ShardedOnAny(rt, d.rhs_contracting)) return ContractingDot(b, inst, d, 1, rt);
   return OutputDrivenDot(b, inst, d, out);
@@ -234,8 +236,8 @@ absl::StatusOr<PValue> HandleConvolutionImpl(ComputationBuilder& b, const Instru
       Tiling rhs_tiling = RegroupAxes(lhs_tiling, rhs_axes);
       XLAC_ASSIGN_OR_RETURN(PValue lhs, b.ReshardToTiling(b.Get(inst.operand(0)), lhs_tiling, inst));
       XLAC_ASSIGN_OR_RETURN(PValue rhs, b.ReshardToTiling(b.Get(inst.operand(1)), rhs_tiling, inst));
-      Instruction* l = b.MaskPadding(lhs.hlo, lhs_shape, lhs_tiling, {dn.input_feature_dimension},
-                                     b.Zero(lhs_shape.element_type));
+      Instruction* l =
+          b.MaskPadding(lhs.hlo, lhs_shape, lhs_tiling, {dn.input_feature_dimension}, b.Zero(lhs_shape.element_type));
       Instruction* r = b.MaskPadding(rhs.hlo, inst.operand(1)->shape(), rhs_tiling, {dn.kernel_input_feature_dimension},
                                      b.Zero(inst.operand(1)->shape().element_type));
       std::vector<std::vector<int64_t>> out_axes(inst.shape().rank());

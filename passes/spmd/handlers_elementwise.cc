@@ -73,7 +73,8 @@ absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instructio
     case Opcode::kWhile: {
       XLAC_ASSIGN_OR_RETURN(PValue init, b.Reshard(b.Get(inst.operand(0)), target, inst));
       Sharding pred = p.TargetSharding(*inst.called_computation(0)->root());
-      XLAC_ASSIGN_OR_RETURN(Computation * condition, p.PartitionComputation(*inst.called_computation(0), {target}, pred));
+      XLAC_ASSIGN_OR_RETURN(Computation * condition,
+                            p.PartitionComputation(*inst.called_computation(0), {target}, pred));
       XLAC_ASSIGN_OR_RETURN(Computation * body, p.PartitionComputation(*inst.called_computation(1), {target}, target));
       Instruction* loop = b.Clone(inst, init.hlo->shape(), {init.hlo});
       loop->set_called_computations({condition, body});
@@ -88,7 +89,7 @@ absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instructio
         const PValue& operand = b.Get(inst.operand(k + 1));
         operands.push_back(operand.hlo);
         XLAC_ASSIGN_OR_RETURN(Computation * branch,
-                         p.PartitionComputation(*inst.called_computation(k), {operand.sharding}, target));
+                              p.PartitionComputation(*inst.called_computation(k), {operand.sharding}, target));
         branches.push_back(branch);
       }
       Instruction* cond = b.Clone(inst, shape, operands);
@@ -103,7 +104,8 @@ absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instructio
         shardings.push_back(b.Get(operand).sharding);
       }
       XLAC_ASSIGN_OR_RETURN(Shape shape, ShardShapeOf(inst.shape(), target, b.num_devices()));
-      XLAC_ASSIGN_OR_RETURN(Computation * callee, p.PartitionComputation(*inst.called_computation(0), shardings, target));
+      XLAC_ASSIGN_OR_RETURN(Computation * callee,
+                            p.PartitionComputation(*inst.called_computation(0), shardings, target));
       Instruction* call = b.Clone(inst, shape, operands);
       call->set_called_computations({callee});
       return PValue{call, target, inst.shape()};

@@ -31,14 +31,13 @@ Instruction* ComponentVector(ComputationBuilder& b, const std::vector<Instructio
   PrimitiveType type = indices.element_type;
   std::vector<Instruction*> parts;
   for (Instruction* scalar : per_component) {
-    Instruction* v = scalar->shape().element_type == type
-                         ? scalar
-                         : b.Add(Opcode::kConvert, Shape::Scalar(type), {scalar});
+    Instruction* v =
+        scalar->shape().element_type == type ? scalar : b.Add(Opcode::kConvert, Shape::Scalar(type), {scalar});
     parts.push_back(b.Add(Opcode::kReshape, Shape::Array(type, {1}), {v}));
   }
-  Instruction* vec = parts.size() == 1 ? parts[0]
-                                       : b.Add(Opcode::kConcatenate,
-                                               Shape::Array(type, {static_cast<int64_t>(parts.size())}), parts);
+  Instruction* vec = parts.size() == 1
+                         ? parts[0]
+                         : b.Add(Opcode::kConcatenate, Shape::Array(type, {static_cast<int64_t>(parts.size())}), parts);
   if (parts.size() > 1) vec->SetAttr("dimensions", AttrValue::IntList({0}));
   Shape target = Shape::Array(type, indices.dimensions);
   if (index_vector_dim == indices.rank()) {
@@ -102,7 +101,8 @@ absl::StatusOr<PValue> OperandShardedGather(ComputationBuilder& b, const Instruc
   Instruction* local = b.Add(Opcode::kSubtract, ishape, {clamped, ComponentVector(b, shifts, ishape, ivd)});
   // valid: every sharded component inside [0, shard).
   std::vector<Instruction*> limits;
-  for (int64_t d : start_index_map) limits.push_back(b.ConstantS32(Contains(sharded, d) ? shard[d] : (int64_t{1} << 30)));
+  for (int64_t d : start_index_map)
+    limits.push_back(b.ConstantS32(Contains(sharded, d) ? shard[d] : (int64_t{1} << 30)));
   Shape pshape = Shape::Array(PrimitiveType::kPred, indices_shape.dimensions);
   Instruction* ge = b.Add(Opcode::kCompare, pshape, {local, b.Broadcast(b.Zero(itype), ishape)});
   ge->SetAttr("direction", AttrValue::Enum("GE"));
@@ -137,8 +137,8 @@ absl::StatusOr<PValue> OperandShardedGather(ComputationBuilder& b, const Instruc
   PrimitiveType type = inst.shape().element_type;
   Instruction* zeroed = b.Add(Opcode::kSelect, g->shape(), {mask, g, b.Broadcast(b.Zero(type), g->shape())});
   Opcode combine = type == PrimitiveType::kPred ? Opcode::kOr : Opcode::kAdd;
-  Instruction* sum = b.AllReduce(zeroed, b.partitioner().ScalarReducer(combine, type),
-                                 GroupsAlongAxes(operand_t, sharded), inst);
+  Instruction* sum =
+      b.AllReduce(zeroed, b.partitioner().ScalarReducer(combine, type), GroupsAlongAxes(operand_t, sharded), inst);
   std::vector<std::vector<int64_t>> none(static_cast<size_t>(inst.shape().rank()));
   return PValue{sum, ToSharding(RegroupAxes(operand_t, none)), inst.shape()};
 }

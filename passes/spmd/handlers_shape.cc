@@ -23,8 +23,7 @@ Tiling Untile(const Tiling& tiling, const std::vector<bool>& whole) {
 // The result tiling of a reshape from `in` dims to `out` dims when each tiled input dimension maps to one output
 // dimension (same size, the major end of a split, or the major dimension of a merge whose minor dims are whole), with
 // every tile count dividing evenly; nullopt otherwise.
-std::optional<Tiling> ReshapeTiling(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
-                                    const Tiling& t) {
+std::optional<Tiling> ReshapeTiling(const std::vector<int64_t>& in, const std::vector<int64_t>& out, const Tiling& t) {
   std::vector<std::vector<int64_t>> axes(out.size());
   size_t i = 0, o = 0;
   while (i < in.size() || o < out.size()) {
@@ -139,7 +138,7 @@ absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& i
         bool is_array_operand = operand->shape().rank() == rank && rank > 0;
         if (inst.opcode() == Opcode::kPad && k == 1) is_array_operand = false;
         XLAC_ASSIGN_OR_RETURN(PValue moved, is_array_operand ? b.ReshardToTiling(b.Get(operand), t, inst)
-                                                        : b.Reshard(b.Get(operand), Sharding::Replicated(), inst));
+                                                             : b.Reshard(b.Get(operand), Sharding::Replicated(), inst));
         operands.push_back(moved.hlo);
       }
       Instruction* local = b.Clone(inst, ShardShape(inst.shape(), t), operands);
@@ -150,7 +149,8 @@ absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& i
         }
         local->SetAttr("slice", AttrValue::Of(std::move(ranges)));
       }
-      if (inst.opcode() == Opcode::kDynamicSlice) local->SetAttr("dynamic_slice_sizes", AttrValue::IntList(local->shape().dimensions));
+      if (inst.opcode() == Opcode::kDynamicSlice)
+        local->SetAttr("dynamic_slice_sizes", AttrValue::IntList(local->shape().dimensions));
       return PValue{local, ToSharding(t), inst.shape()};
     }
     case Opcode::kIota: {
@@ -164,9 +164,8 @@ absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& i
       iota->SetAttr("iota_dimension", AttrValue::Int(dim));
       Instruction* offset = b.ShardOffsets(inst.shape().dimensions, out)[dim];
       Instruction* global = b.Add(Opcode::kAdd, index_shape, {iota, b.Broadcast(offset, index_shape)});
-      Instruction* result = shard.element_type == PrimitiveType::kS32
-                                ? global
-                                : b.Add(Opcode::kConvert, shard, {global});
+      Instruction* result =
+          shard.element_type == PrimitiveType::kS32 ? global : b.Add(Opcode::kConvert, shard, {global});
       result->set_shape(shard);
       return PValue{result, ToSharding(out), inst.shape()};
     }
@@ -186,9 +185,8 @@ absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& i
       }
       Shape shape = inst.shape().IsTuple() ? Shape::Tuple(shapes) : shapes[0];
       Sharding s = ToSharding(t);
-      Sharding result = inst.shape().IsTuple()
-                            ? Sharding::Tuple(std::vector<Sharding>(inst.shape().tuple_shapes.size(), s))
-                            : s;
+      Sharding result =
+          inst.shape().IsTuple() ? Sharding::Tuple(std::vector<Sharding>(inst.shape().tuple_shapes.size(), s)) : s;
       return PValue{b.Clone(inst, shape, operands), result, inst.shape()};
     }
     default:

@@ -57,8 +57,8 @@ absl::StatusOr<Literal> ShardLiteral(const Literal& global, const Sharding& shar
   if (shape.IsTuple()) {
     std::vector<Literal> elements;
     for (size_t i = 0; i < global.tuple_elements().size(); ++i) {
-      XLAC_ASSIGN_OR_RETURN(Literal e, ShardLiteral(global.tuple_elements()[i], ElementSharding(sharding, i), partition,
-                                               num_partitions));
+      XLAC_ASSIGN_OR_RETURN(
+          Literal e, ShardLiteral(global.tuple_elements()[i], ElementSharding(sharding, i), partition, num_partitions));
       elements.push_back(std::move(e));
     }
     return Literal::CreateTuple(std::move(elements));
@@ -90,7 +90,8 @@ absl::StatusOr<Literal> AssembleLiteral(const std::vector<const Literal*>& shard
     for (size_t i = 0; i < global_shape.tuple_shapes.size(); ++i) {
       std::vector<const Literal*> parts;
       for (const Literal* s : shards) parts.push_back(&s->tuple_elements().at(i));
-      XLAC_ASSIGN_OR_RETURN(Literal e, AssembleLiteral(parts, ElementSharding(sharding, i), global_shape.tuple_shapes[i]));
+      XLAC_ASSIGN_OR_RETURN(Literal e,
+                            AssembleLiteral(parts, ElementSharding(sharding, i), global_shape.tuple_shapes[i]));
       elements.push_back(std::move(e));
     }
     return Literal::CreateTuple(std::move(elements));
@@ -102,8 +103,8 @@ absl::StatusOr<Literal> AssembleLiteral(const std::vector<const Literal*>& shard
   if (tiling.manual || tiling.IsReplicated()) {
     const Literal* from = shards.at(static_cast<size_t>(tiling.maximal_device.value_or(0)));
     if (from->byte_size() != global.byte_size()) {
-      return absl::InternalError(absl::StrCat("a replicated result has ", from->byte_size(), " bytes, expected ",
-                                              global.byte_size()));
+      return absl::InternalError(
+          absl::StrCat("a replicated result has ", from->byte_size(), " bytes, expected ", global.byte_size()));
     }
     if (global.byte_size() > 0) std::memcpy(global.mutable_raw_data(), from->raw_data(), global.byte_size());
     return global;

@@ -50,7 +50,8 @@ absl::StatusOr<Shape> ShardShapeOf(const Shape& base, const Sharding& sharding, 
     Sharding expanded = ExpandTupleSharding(sharding, base);
     Shape out = base;
     for (size_t i = 0; i < base.tuple_shapes.size(); ++i) {
-      XLAC_ASSIGN_OR_RETURN(out.tuple_shapes[i], ShardShapeOf(base.tuple_shapes[i], expanded.tuple_elements[i], num_devices));
+      XLAC_ASSIGN_OR_RETURN(out.tuple_shapes[i],
+                            ShardShapeOf(base.tuple_shapes[i], expanded.tuple_elements[i], num_devices));
     }
     return out;
   }
@@ -88,11 +89,14 @@ ReplicaGroups Partitioner::GlobalGroups(const std::vector<std::vector<int64_t>>&
 Computation* Partitioner::ScalarReducer(Opcode op, PrimitiveType type) {
   auto key = std::make_pair(op, type);
   if (auto it = reducers_.find(key); it != reducers_.end()) return it->second;
-  std::string name = module_.UniqueComputationName(absl::StrCat(std::string(OpcodeName(op)), ".", std::string(PrimitiveTypeName(type))));
+  std::string name = module_.UniqueComputationName(
+      absl::StrCat(std::string(OpcodeName(op)), ".", std::string(PrimitiveTypeName(type))));
   Computation* comp = module_.AddComputation(std::make_unique<Computation>(name));
   Shape scalar = Shape::Scalar(type);
-  Instruction* lhs = comp->AddInstruction(Instruction::CreateParameter(0, module_.UniqueInstructionName("lhs"), scalar));
-  Instruction* rhs = comp->AddInstruction(Instruction::CreateParameter(1, module_.UniqueInstructionName("rhs"), scalar));
+  Instruction* lhs =
+      comp->AddInstruction(Instruction::CreateParameter(0, module_.UniqueInstructionName("lhs"), scalar));
+  Instruction* rhs =
+      comp->AddInstruction(Instruction::CreateParameter(1, module_.UniqueInstructionName("rhs"), scalar));
   Instruction* root =
       comp->AddInstruction(Instruction::Create(op, module_.UniqueInstructionName(OpcodeName(op)), scalar, {lhs, rhs}));
   comp->set_root(root);
@@ -153,10 +157,10 @@ absl::StatusOr<PValue> HandleManualBoundary(ComputationBuilder& b, const Instruc
     Instruction* shard = operand.hlo;
     XLAC_ASSIGN_OR_RETURN(Shape local, ShardShapeOf(inst.shape(), target, b.num_devices()));
     if (!(shard->shape().dimensions == local.dimensions)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          At(inst), "SPMDFullToShardShape %", inst.name(), " has shards of ", ShapeToString(local, false),
-          ", but the shard of its operand under ", ShardingToString(operand.sharding), " is ",
-          ShapeToString(shard->shape(), false)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(At(inst), "SPMDFullToShardShape %", inst.name(), " has shards of ", ShapeToString(local, false),
+                       ", but the shard of its operand under ", ShardingToString(operand.sharding), " is ",
+                       ShapeToString(shard->shape(), false)));
     }
     Instruction* copy = b.Add(Opcode::kCopy, local, {shard});
     return PValue{copy, target, inst.shape()};
@@ -186,8 +190,8 @@ absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, 
   if (manual) return HandleManual(b, inst);
 
   using Handler = absl::StatusOr<PValue> (*)(ComputationBuilder&, const Instruction&, const Sharding&);
-  for (Handler handler : {&HandleElementwise, &HandleDot, &HandleConvolution, &HandleReduce, &HandleReduceWindow, &HandleGatherScatter, &HandleShapeOp,
-                          &HandleControlFlow}) {
+  for (Handler handler : {&HandleElementwise, &HandleDot, &HandleConvolution, &HandleReduce, &HandleReduceWindow,
+                          &HandleGatherScatter, &HandleShapeOp, &HandleControlFlow}) {
     absl::StatusOr<PValue> value = handler(b, inst, target);
     if (value.ok() || !absl::IsNotFound(value.status())) return value;
   }
@@ -240,8 +244,8 @@ absl::StatusOr<PValue> HandleReplicated(ComputationBuilder& b, const Instruction
         return Sharding::Tuple(std::move(elements));
       }
       if (!shape.IsArray()) return Sharding::Replicated();
-      absl::StatusOr<Tiling> mt = TilingOf(*manual_group, static_cast<int64_t>(manual_group->NumDataTileDims()),
-                                           b.num_devices());
+      absl::StatusOr<Tiling> mt =
+          TilingOf(*manual_group, static_cast<int64_t>(manual_group->NumDataTileDims()), b.num_devices());
       if (!mt.ok()) return Sharding::Replicated();
       Tiling whole = RegroupAxes(*mt, std::vector<std::vector<int64_t>>(static_cast<size_t>(shape.rank())));
       return ToSharding(whole);
@@ -268,11 +272,11 @@ absl::StatusOr<Computation*> Partitioner::PartitionComputation(const Computation
       const Sharding& sharding = param_shardings.at(static_cast<size_t>(inst->parameter_number()));
       absl::StatusOr<Shape> shape = ShardShapeOf(inst->shape(), sharding, num_partitions_);
       if (!shape.ok()) {
-        return absl::Status(shape.status().code(), absl::StrCat(At(*inst), "parameter %", inst->name(), ": ",
-                                                                shape.status().message()));
+        return absl::Status(shape.status().code(),
+                            absl::StrCat(At(*inst), "parameter %", inst->name(), ": ", shape.status().message()));
       }
-      Instruction* param = comp->AddInstruction(Instruction::CreateParameter(
-          inst->parameter_number(), module_.UniqueInstructionName(inst->name()), *shape));
+      Instruction* param = comp->AddInstruction(
+          Instruction::CreateParameter(inst->parameter_number(), module_.UniqueInstructionName(inst->name()), *shape));
       param->set_loc(inst->loc());
       *param->mutable_metadata() = inst->metadata();
       value = PValue{param, sharding, inst->shape()};
@@ -283,11 +287,11 @@ absl::StatusOr<Computation*> Partitioner::PartitionComputation(const Computation
       if (!produced.ok()) {
         std::string message(produced.status().message());
         bool located = message.find(": ") != std::string::npos && !message.empty() && std::isdigit(message[0]);
-        return absl::Status(produced.status().code(),
-                            located ? message
-                                    : absl::StrCat(At(*inst), "cannot partition ", std::string(OpcodeName(inst->opcode())), " %",
-                                                   inst->name(), " with sharding ", ShardingToString(target), ": ",
-                                                   message));
+        return absl::Status(
+            produced.status().code(),
+            located ? message
+                    : absl::StrCat(At(*inst), "cannot partition ", std::string(OpcodeName(inst->opcode())), " %",
+                                   inst->name(), " with sharding ", ShardingToString(target), ": ", message));
       }
       value = *std::move(produced);
     }
@@ -328,7 +332,8 @@ absl::StatusOr<bool> RunSpmdPartitioner(Module& module, const SpmdOptions& optio
   for (Instruction* p : entry->parameters()) param_shardings.push_back(partitioner.TargetSharding(*p));
   Sharding root_sharding = partitioner.TargetSharding(*entry->root());
 
-  XLAC_ASSIGN_OR_RETURN(Computation * new_entry, partitioner.PartitionComputation(*entry, param_shardings, root_sharding));
+  XLAC_ASSIGN_OR_RETURN(Computation * new_entry,
+                        partitioner.PartitionComputation(*entry, param_shardings, root_sharding));
   module.set_entry_computation(new_entry);
 
   // Drop the original computations that were replaced (callers before callees); scalar computations the new

@@ -69,7 +69,6 @@ class ComputationBuilder {
   Instruction* TryAllToAll(const PValue& value, const Tiling& from, const Tiling& to, const Instruction& source);
 
  public:
-
   // Moves `value` to `target` (same structure as value.base) with the cheapest collectives this partitioner knows.
   // `source` names the original instruction for the report.
   absl::StatusOr<PValue> Reshard(const PValue& value, const Sharding& target, const Instruction& source);

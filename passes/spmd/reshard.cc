@@ -38,8 +38,7 @@ Instruction* ComputationBuilder::Clone(const Instruction& original, Shape shape,
 }
 
 Instruction* ComputationBuilder::ScalarConstant(const Literal& scalar) {
-  return comp_->AddInstruction(
-      Instruction::CreateConstant(p_.module().UniqueInstructionName("constant"), scalar));
+  return comp_->AddInstruction(Instruction::CreateConstant(p_.module().UniqueInstructionName("constant"), scalar));
 }
 
 Instruction* ComputationBuilder::ConstantS32(int64_t value) {
@@ -114,7 +113,8 @@ Instruction* ComputationBuilder::TableLookup(const std::vector<int64_t>& table) 
   }
   if (auto it = tables_.find(table); it != tables_.end()) return it->second;
   Literal literal(Shape::Array(PrimitiveType::kS32, {static_cast<int64_t>(table.size())}));
-  for (size_t i = 0; i < table.size(); ++i) literal.Set<int32_t>(static_cast<int64_t>(i), static_cast<int32_t>(table[i]));
+  for (size_t i = 0; i < table.size(); ++i)
+    literal.Set<int32_t>(static_cast<int64_t>(i), static_cast<int32_t>(table[i]));
   Instruction* constant =
       comp_->AddInstruction(Instruction::CreateConstant(p_.module().UniqueInstructionName("offsets"), literal));
   Instruction* slice = DynamicSlice(constant, {PartitionId()}, {1});
@@ -295,7 +295,7 @@ absl::StatusOr<PValue> ComputationBuilder::Reshard(const PValue& value, const Sh
     for (size_t i = 0; i < value.base.tuple_shapes.size(); ++i) {
       Instruction* element = Gte(value.hlo, static_cast<int64_t>(i));
       XLAC_ASSIGN_OR_RETURN(PValue moved, Reshard(PValue{element, from.tuple_elements[i], value.base.tuple_shapes[i]},
-                                             to.tuple_elements[i], source));
+                                                  to.tuple_elements[i], source));
       changed |= moved.hlo != element;
       elements.push_back(moved.hlo);
     }
@@ -338,7 +338,8 @@ absl::StatusOr<PValue> ComputationBuilder::ReshardToTiling(const PValue& value, 
   Tiling from_cmp = from, to_cmp = to;
   from_cmp.maximal_device.reset();
   to_cmp.maximal_device.reset();
-  if (from_cmp.tiles == to_cmp.tiles && from_cmp.devices == to_cmp.devices) return PValue{value.hlo, ToSharding(to), base};
+  if (from_cmp.tiles == to_cmp.tiles && from_cmp.devices == to_cmp.devices)
+    return PValue{value.hlo, ToSharding(to), base};
 
   if (Instruction* moved = TryCollectivePermute(value, from, to, source)) {
     moved->set_shape(ShardShape(base, to));
@@ -382,9 +383,9 @@ absl::StatusOr<PValue> ComputationBuilder::ReshardToTiling(const PValue& value, 
     bool kept_some = false;
     for (int64_t d = 0; d < rank; ++d) kept_some |= have.tiles[d] > 1;
     if (!kept_some) {
-      p_.Warn(source, absl::StrCat("resharding ", ShardingToString(value.sharding), " -> ",
-                                   ShardingToString(ToSharding(to)),
-                                   " materializes the whole array on every core (all-gather, then dynamic-slice)"));
+      p_.Warn(source,
+              absl::StrCat("resharding ", ShardingToString(value.sharding), " -> ", ShardingToString(ToSharding(to)),
+                           " materializes the whole array on every core (all-gather, then dynamic-slice)"));
     }
   }
   // Now every target block lies inside the held block, or the dimension is whole: slice per core.

@@ -104,9 +104,8 @@ absl::StatusOr<Tiling> TilingOf(const Sharding& sharding, int64_t rank, int64_t 
   t.tiles.assign(sharding.tile_dims.begin(), sharding.tile_dims.begin() + rank);
   t.devices = sharding.DeviceList();
   if (static_cast<int64_t>(t.devices.size()) != Product(sharding.tile_dims)) {
-    return absl::InvalidArgumentError(absl::StrCat("sharding ", ShardingToString(sharding), " lists ",
-                                                   t.devices.size(), " devices for ", Product(sharding.tile_dims),
-                                                   " tiles"));
+    return absl::InvalidArgumentError(absl::StrCat("sharding ", ShardingToString(sharding), " lists ", t.devices.size(),
+                                                   " devices for ", Product(sharding.tile_dims), " tiles"));
   }
   // Trailing subgroup dims: replicated ones merge into the replication axis, manual ones into the manual axis
   // after it (transposing the device array when a manual dim comes first).
@@ -128,9 +127,8 @@ absl::StatusOr<Tiling> TilingOf(const Sharding& sharding, int64_t rank, int64_t 
   perm.insert(perm.end(), manual_dims.begin(), manual_dims.end());
   t.devices = TransposeArray(t.devices, sharding.tile_dims, perm);
   if (static_cast<int64_t>(t.devices.size()) != num_devices) {
-    return absl::InvalidArgumentError(absl::StrCat("sharding ", ShardingToString(sharding), " uses ",
-                                                   t.devices.size(), " devices, but the program runs on ", num_devices,
-                                                   " partitions"));
+    return absl::InvalidArgumentError(absl::StrCat("sharding ", ShardingToString(sharding), " uses ", t.devices.size(),
+                                                   " devices, but the program runs on ", num_devices, " partitions"));
   }
   std::vector<bool> seen(static_cast<size_t>(num_devices), false);
   for (int64_t d : t.devices) {

@@ -29,7 +29,7 @@ struct Tiling {
   int64_t replication = 1;       // trailing axis of the device array
   std::vector<int64_t> devices;  // row-major over [tiles..., replication]
   bool manual = false;
-  int64_t manual_subgroup = 1;  // trailing manual axis of the device array (after replication), when > 1
+  int64_t manual_subgroup = 1;            // trailing manual axis of the device array (after replication), when > 1
   std::optional<int64_t> maximal_device;  // set for {maximal device=N}
 
   static Tiling Replicated(int64_t rank, int64_t num_devices);

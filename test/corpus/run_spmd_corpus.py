@@ -15,7 +15,7 @@ crash (signal, other exit code or timeout; always fatal).
 
 Floating-point outputs may differ by reassociation where a reduction or a dot's contraction is split across cores:
 the comparison allows --max-ulp (default 16) ULPs or --atol (default 1e-3, relative to max(1, |reference|)) for
-that. Modules with host I/O or rng (per-device data), or with arrays of more than 4M elements (too slow for the reference
+that. Modules with host I/O or rng (per-device data), or with arrays of more than 16M elements (too slow for the reference
 interpreter), are not comparable; modules codegen cannot compile are
 `jit-unsupported`; both leave the denominator.
 Gate: pass (incl. unsharded) >= --gate of runnable modules (default 0.9), and no crash. `--report FILE` writes the
@@ -47,7 +47,7 @@ def run(cmd, timeout):
 
 SHAPE = re.compile(r"\b(?:pred|[sfu]\d+|bf16|c64|c128|f8e\w+)\[([0-9,]+)\]")
 # The reference interpreter is the oracle; arrays beyond this many elements make it too slow for a test run.
-MAX_ELEMENTS = 1 << 22
+MAX_ELEMENTS = 1 << 24
 
 
 def largest_array(text):

@@ -128,6 +128,23 @@ def random_sharding(rng, ty, n):
     return s + "}"
 
 
+def sharding_tiling_dim(rng, ty, dim, n):
+    """A tiled sharding of an array type with dimension `dim` split (2 ways or n ways); the other devices tile another
+    dimension or replicate."""
+    _, dims = ty
+    t = rng.choice(sorted({2, n}))
+    tiles = [1] * len(dims)
+    tiles[dim] = t
+    repl = n // t
+    if repl > 1 and len(dims) > 1 and rng.random() < 0.5:
+        other = rng.choice([i for i in range(len(dims)) if i != dim])
+        tiles[other] = repl
+        repl = 1
+    tile_dims = tiles + ([repl] if repl > 1 else [])
+    s = "{devices=[%s]%s" % (",".join(map(str, tile_dims)), device_list(rng, n))
+    return s + (" last_tile_dim_replicate}" if repl > 1 else "}")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Program representation.
 
@@ -808,8 +825,17 @@ class Generator:
         if groups > 1:
             attrs += ", feature_group_count=%d" % groups
         mag = x.mag * k.mag * num_elements(wins) * (feat // groups)
-        a, b = x, k
-        return self.emit("convolution", ("f32", odims), "convolution", [a.name, b.name], attrs=attrs, mag=mag)
+        conv = self.emit("convolution", ("f32", odims), "convolution", [x.name, k.name], attrs=attrs, mag=mag,
+                         shard=False)
+        r = rng.random()
+        if r < 0.5:
+            # Tile an output spatial dimension: with stride 1, no dilation and size-preserving padding the
+            # partitioner exchanges halos between neighbouring cores.
+            d = o_labels.index(str(rng.randrange(ns)))
+            conv.sharding = sharding_tiling_dim(rng, conv.ty, d, self.n)
+        elif r < 0.5 + self.shard_prob:
+            conv.sharding = random_sharding(rng, conv.ty, self.n)
+        return conv
 
     def op_conditional(self, cur):
         """if max(x) > t then f(a) else g(b): the predicate is exact (a max), so both runs take the same branch."""

@@ -41,9 +41,9 @@ TEST(TilingTest, NormalizesForms) {
 }
 
 TEST(TilingTest, RejectsShardingsThatDoNotFit) {
-  EXPECT_FALSE(TilingOf(Tiled({2, 2}, {0, 1, 2, 3}), 2, 2).ok());     // 4 devices on 2 partitions
-  EXPECT_FALSE(TilingOf(Tiled({2, 1}, {0, 0}), 2, 2).ok());           // a device twice
-  EXPECT_FALSE(TilingOf(Tiled({2, 1}, {0, 1}), 3, 2).ok());           // rank mismatch
+  EXPECT_FALSE(TilingOf(Tiled({2, 2}, {0, 1, 2, 3}), 2, 2).ok());  // 4 devices on 2 partitions
+  EXPECT_FALSE(TilingOf(Tiled({2, 1}, {0, 0}), 2, 2).ok());        // a device twice
+  EXPECT_FALSE(TilingOf(Tiled({2, 1}, {0, 1}), 3, 2).ok());        // rank mismatch
   Sharding unreduced = Tiled({2, 2}, {0, 1, 2, 3});
   unreduced.last_tile_dims = {Sharding::SubgroupType::kUnreduced};
   absl::StatusOr<Tiling> t = TilingOf(unreduced, 1, 4);
