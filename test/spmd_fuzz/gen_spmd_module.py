@@ -22,6 +22,7 @@ CLI: gen_spmd_module.py SEED [-o FILE] prints (or writes) the module for SEED.
 import argparse
 import math
 import random
+import re
 import sys
 
 MAX_ELEMENTS = 2048
@@ -178,9 +179,10 @@ class Program:
         self.by_name[inst.name] = inst
         return inst
 
-    def add_comp(self, name, text, calls=()):
+    def add_comp(self, name, text):
         if name not in self.comps:
-            self.comps[name] = (text, list(calls))
+            calls = re.findall(r"(?:to_apply|condition|body|true_computation|false_computation)=%([\w.\-]+)", text)
+            self.comps[name] = (text, sorted(set(calls)))
             self.comp_order.append(name)
         return name
 
@@ -303,7 +305,7 @@ class Generator:
         self.n = rng.choice([2, 2, 4, 4, 4, 8, 8])
         self.p = Program(self.n)
         self.counter = 0
-        self.shard_prob = rng.choice([0.15, 0.3, 0.45, 0.6])
+        self.shard_prob = rng.choice([0.15, 0.3, 0.45, 0.6, 0.8])
         self.num_params = 0
         self.max_params = 3
 
@@ -862,8 +864,7 @@ class Generator:
                               y_sharding=result_sh if result_sh and rng.random() < 0.5 else None)
             lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
             lines.append("}")
-            calls = [c for c in self.p.comps if c.startswith(("add_", "max_", "min_"))]
-            self.p.add_comp(name, "\n".join(lines), calls)
+            self.p.add_comp(name, "\n".join(lines))
             names.append(name)
         mag = 1.0 if dtype in FLOATS else (max(a.mag for a in args) + 1) * 2
         c = self.emit("conditional", x.ty, "conditional", [pred.name] + [a.name for a in args],
@@ -924,6 +925,11 @@ class Generator:
         shard = lambda: (", sharding=" + random_sharding(rng, ty, self.n)) if rng.random() < self.shard_prob else ""
         kind = rng.choice(["simple", "simple", "reduce"] if dims else ["simple"])
         cur = x_name
+        if self.callees.get(ty) and rng.random() < 0.3:
+            # Call an existing callee from here too: nested and shared call sites.
+            callee = rng.choice(self.callees[ty])
+            lines.append("  %%%s.call = %s call(%s %%%s), to_apply=%%%s%s" % (prefix, t, t, cur, callee, shard()))
+            cur = prefix + ".call"
         if kind == "reduce":
             d = rng.randrange(len(dims))
             rty = (dtype, tuple(k for i, k in enumerate(dims) if i != d))
@@ -975,13 +981,11 @@ class Generator:
             "  %%%s.s = %s parameter(0)%s" % (cond, ts, on(0.3)),
             "  %%%s.i = s32[] get-tuple-element(%s %%%s.s), index=0" % (cond, ts, cond),
             "  %%%s.n = s32[] constant(%d)" % (cond, trip)]
-        cond_calls = []
         x0 = carried[0]
         if x0.ty[0] in ("f32", "s32") and rng.random() < 0.4:
             # Also stop once max(x) reaches a threshold (a max is exact, so both runs agree on the trip count).
             dt = x0.ty[0]
             mc = self.scalar_comp("max", dt)
-            cond_calls.append(mc)
             xt = type_str(x0.ty)
             thr = fmt_float(rng.choice([0.5, 0.8, 0.95])) if dt == "f32" else str(rng.randint(3, 12))
             cond_lines += [
@@ -1017,9 +1021,8 @@ class Generator:
             outs.append("%s %%%s" % (type_str(c.ty), y))
         lines.append("  ROOT %%%s.t = %s tuple(%s)%s" % (body, ts, ", ".join(outs), on(0.4)))
         lines.append("}")
-        calls = [c for c in self.p.comps if c.startswith(("add_", "max_", "min_"))]
-        self.p.add_comp(cond, cond_text, cond_calls)
-        self.p.add_comp(body, "\n".join(lines), calls)
+        self.p.add_comp(cond, cond_text)
+        self.p.add_comp(body, "\n".join(lines))
         zero = self.constant("s32", 0)
         init = self.emit("tuple", sty, "tuple", [zero.name] + [c.name for c in carried], shard=False)
         if state_sh and rng.random() < 0.4:
@@ -1062,8 +1065,7 @@ class Generator:
         y = self.body_ops(name + ".b", src, x.ty, lines)
         lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
         lines.append("}")
-        calls = [c for c in self.p.comps if c.startswith(("add_", "max_", "min_"))]
-        self.p.add_comp(name, "\n".join(lines), calls)
+        self.p.add_comp(name, "\n".join(lines))
         if len(args) == 1:
             self.callees.setdefault(x.ty, []).append(name)
         mag = 1.0 if x.ty[0] in FLOATS else (sum(a.mag for a in args) + 1) * 2
@@ -1086,7 +1088,15 @@ class Generator:
             self.p.header_attrs.append("allow_spmd_sharding_propagation_to_output={true}")
         cur = None
         for _ in range(rng.randint(1, 3)):
-            cur = self.param((self.rand_dtype(), self.rand_dims()))
+            if rng.random() < 0.08:
+                # A tuple parameter (with a tuple sharding), taken apart right away.
+                elems = [(self.rand_dtype(), self.rand_dims()) for _ in range(2)]
+                tp = self.param(("tuple", elems))
+                for j, e in enumerate(elems):
+                    cur = self.emit("gte", e, "get-tuple-element", [tp.name], attrs=", index=%d" % j,
+                                    mag=1.0 if e[0] in FLOATS else 8.0)
+            else:
+                cur = self.param((self.rand_dtype(), self.rand_dims()))
         nops = rng.randint(3, 12)
         done = attempts = 0
         names, weights = zip(*self.OPS)
@@ -1123,7 +1133,7 @@ class Generator:
             root = t
         else:
             root = cur
-            if root.sharding is None and rng.random() < 0.4:
+            if root.sharding is None and root.opcode != "conditional" and rng.random() < 0.4:
                 root.sharding = random_sharding(rng, root.ty, self.n)
         if root.opcode == "parameter":
             raise RuntimeError("generator produced no op")

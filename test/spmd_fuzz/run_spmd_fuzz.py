@@ -41,11 +41,18 @@ MATCH_RE = re.compile(r"check against the interpreter: (\d+) of (\d+) outputs? m
 
 
 def run(cmd, timeout):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
-        return p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        return None, "", "timeout after %ss" % timeout
+    # A tool that is missing or busy is being relinked (the build directory is shared): wait for it to come back.
+    for attempt in range(60):
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
+            return p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired:
+            return None, "", "timeout after %ss" % timeout
+        except OSError as e:  # FileNotFoundError, ETXTBSY, ...
+            if attempt == 59:
+                raise
+            print("run_spmd_fuzz: cannot run %s (%s); retrying in 5 s" % (cmd[0], e.strerror), file=sys.stderr)
+            time.sleep(5)
 
 
 def xla_run_cmd(args, path, num_partitions, seed):
