@@ -325,6 +325,14 @@ absl::StatusOr<PValue> ComputationBuilder::ReshardToTiling(const PValue& value, 
                                                    ShardingToString(value.sharding), " -> ",
                                                    ShardingToString(ToSharding(to)), ")"));
   }
+  if (from.manual_subgroup > 1 && to.manual_subgroup == 1) {
+    // Leaving a partially manual region without SPMDShardToFullShape: the manual groups computed the same program on
+    // the same inputs, so their copies are read as replicas.
+    p_.Warn(source, absl::StrCat("the partially manual value ", ShardingToString(value.sharding),
+                                 " is read as replicated across its manual groups"));
+    from.replication *= from.manual_subgroup;
+    from.manual_subgroup = 1;
+  }
   if (from.manual_subgroup != to.manual_subgroup) {
     // A value the same on every core may enter a partially manual region: each manual group takes it whole.
     if (from.num_tiles() != 1 || from.manual_subgroup != 1) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Differential SPMD conformance over the shared corpus's partitioner and propagation test modules (stdlib only).
 
-For every module of <corpus>/hlo/spmd_sharding whose manifest row says how many devices its test used
-(`num_devices`), at most --max-devices of them:
+For every module of <corpus>/hlo/spmd_sharding, over the number of devices its test used (`num_devices` in the
+manifest, or else the largest tile assignment among its shardings), at most --max-devices:
   1. run it partitioned over `num_devices` emulated cores (sharding-propagation + spmd-partitioner, each core on its
      shard, JIT) and compare the assembled outputs with the reference interpreter running the unpartitioned module
      on one device (`--check-against=interpreter`);
@@ -48,6 +48,27 @@ def run(cmd, timeout):
 SHAPE = re.compile(r"\b(?:pred|[sfu]\d+|bf16|c64|c128|f8e\w+)\[([0-9,]+)\]")
 # The reference interpreter is the oracle; arrays beyond this many elements make it too slow for a test run.
 MAX_ELEMENTS = 1 << 23
+
+
+TILE = re.compile(r"devices=\[([0-9,]+)\]")
+
+
+def devices_from_shardings(text):
+    """The device count a module's tiled shardings agree on (every tile assignment names devices 0..N-1), else 0."""
+    counts = set()
+    for m in TILE.finditer(text):
+        p = 1
+        for d in m.group(1).split(","):
+            p *= int(d)
+        counts.add(p)
+    if len(counts) != 1:
+        return 0
+    n = counts.pop()
+    # Explicit device lists must stay below N (tests of propagation alone may name devices of a larger mesh).
+    for m in re.finditer(r"devices=\[[0-9,]+\]([0-9][0-9,]*)", text):
+        if max(int(x) for x in m.group(1).split(",") if x) >= n:
+            return 0
+    return n
 
 
 def largest_array(text):
@@ -116,9 +137,14 @@ def main():
         for row in csv.DictReader(f, delimiter="\t"):
             if row["tier"] != "spmd_sharding" or row["format"] != "hlo_module" or row["expect"] != "ok":
                 continue
-            if "templated" in row["flags"].split(",") or not row["num_devices"]:
+            if "templated" in row["flags"].split(","):
                 continue
-            devices = int(row["num_devices"])
+            if row["num_devices"]:
+                devices = int(row["num_devices"])
+            else:
+                # Propagation tests name no device count: take the one their shardings imply.
+                with open(os.path.join(args.corpus, row["file"]), errors="replace") as f:
+                    devices = devices_from_shardings(f.read())
             if devices < 2 or devices > args.max_devices or args.filter not in row["file"]:
                 continue
             cases.append((row["file"], devices))
@@ -151,6 +177,13 @@ def main():
         lines.append(f"| {d} | " + " | ".join(str(by_dir[d][o]) for o in OUTCOMES) + " |")
     lines.append("| **total** | " + " | ".join(f"**{total[o]}**" for o in OUTCOMES) + " |")
     lines += ["", f"Pass rate over runnable modules: {passed}/{runnable} = {rate:.1%} (gate {args.gate:.0%}).", ""]
+    reasons = collections.Counter(why.split(":")[0] if "too large" not in why else "too large for the reference"
+                                  for o, why in results.values() if o == "not-runnable")
+    if reasons:
+        lines += ["Why modules were not runnable:", ""]
+        for why, count in reasons.most_common():
+            lines.append(f"- {count}: {why.replace('|', '/')[:140]}")
+        lines.append("")
     problems = [(f, d, o, why) for (f, d), (o, why) in sorted(results.items()) if o in ("mismatch", "error", "crash")]
     if problems:
         lines += ["## Not passing", "", "| file | devices | outcome | detail |", "|---|---|---|---|"]

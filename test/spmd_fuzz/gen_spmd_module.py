@@ -101,6 +101,9 @@ def device_list(rng, n, shape_dims=None):
 def random_sharding(rng, ty, n):
     """A sharding for a value of type ty over n devices (a string without the `sharding=` prefix)."""
     if is_tuple(ty):
+        if rng.random() < 0.1:
+            # One sharding for every leaf.
+            return rng.choice(["{replicated}", "{maximal device=%d}" % rng.randrange(n)])
         return "{" + ", ".join(random_sharding(rng, t, n) for t in ty[1]) + "}"
     _, dims = ty
     r = rng.random()
@@ -125,7 +128,7 @@ def random_sharding(rng, ty, n):
     tile_dims = tiles + ([repl] if repl > 1 else [])
     s = "{devices=[%s]%s" % (",".join(map(str, tile_dims)), device_list(rng, n))
     if repl > 1:
-        s += " last_tile_dim_replicate"
+        s += rng.choice([" last_tile_dim_replicate", " last_tile_dim_replicate", " last_tile_dims={replicated}"])
     return s + "}"
 
 
@@ -205,8 +208,8 @@ class Program:
     def users(self, name):
         return [i for i in self.insts if name in i.operands]
 
-    def prune(self):
-        """Drops instructions the root does not reach and renumbers the parameters that are left."""
+    def prune(self, keep_params=False):
+        """Drops instructions the root does not reach and (unless keep_params) renumbers the parameters left."""
         live = set()
         stack = [self.root]
         while stack:
@@ -215,7 +218,7 @@ class Program:
                 continue
             live.add(n)
             stack.extend(self.by_name[n].operands)
-        self.insts = [i for i in self.insts if i.name in live]
+        self.insts = [i for i in self.insts if i.name in live or (keep_params and i.opcode == "parameter")]
         self.by_name = {i.name: i for i in self.insts}
         for k, p in enumerate(self.params()):
             p.param_index = k
@@ -241,10 +244,14 @@ class Program:
             if c in needed:
                 out.append(self.comps[c][0])
                 out.append("")
+        out.append(self.render_computation("main", entry=True))
+        return "\n".join(out) + "\n"
+
+    def render_computation(self, name, entry=False):
         params = self.params()
         root = self.by_name[self.root]
-        sig = ", ".join("%s: %s" % (p.name, type_str(p.ty, False)) for p in params)
-        out.append("ENTRY %%main (%s) -> %s {" % (sig, type_str(root.ty, False)))
+        sig = ", ".join("%s: %s" % (p.name.replace(".", "_"), type_str(p.ty, False)) for p in params)
+        out = ["%s%%%s (%s) -> %s {" % ("ENTRY " if entry else "", name, sig, type_str(root.ty, False))]
         # Parameters first, the root last; everything else in creation (topological) order.
         order = params + [i for i in self.insts if i.opcode != "parameter" and i.name != self.root]
         if root.opcode != "parameter":
@@ -252,7 +259,7 @@ class Program:
         for i in order:
             out.append("  " + ("ROOT " if i.name == self.root else "") + self.inst_text(i))
         out.append("}")
-        return "\n".join(out) + "\n"
+        return "\n".join(out)
 
     def inst_text(self, i):
         if i.opcode == "parameter":
@@ -1126,6 +1133,8 @@ class Generator:
         if loose and rng.random() < 0.5:
             outs += rng.sample(loose, min(len(loose), rng.randint(1, 2)))
         outs = list(dict.fromkeys(outs))
+        if rng.random() < 0.08:
+            outs.append(rng.choice(outs))  # the same value twice, possibly in two shardings
         if len(outs) > 1:
             t = self.p.add(Inst(self.fresh("out"), ("tuple", [o.ty for o in outs]), "tuple", [o.name for o in outs]))
             if rng.random() < 0.5:
@@ -1138,7 +1147,8 @@ class Generator:
         if root.opcode == "parameter":
             raise RuntimeError("generator produced no op")
         self.p.root = root.name
-        self.p.prune()
+        if rng.random() < 0.9:
+            self.p.prune()
         return self.p
 
 
