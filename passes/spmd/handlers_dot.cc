@@ -70,7 +70,7 @@ absl::StatusOr<PValue> OutputDrivenDot(ComputationBuilder& b, const Instruction&
 
 // `primary` (0 = lhs, 1 = rhs) is sharded on contracting dimensions; the other operand follows it.
 absl::StatusOr<PValue> ContractingDot(ComputationBuilder& b, const Instruction& dot, const DotDims& d, int primary,
-                                      const Tiling& pt) {
+                                      const Tiling& pt, const Tiling& target) {
   const bool lhs_primary = primary == 0;
   const std::vector<int64_t>& p_batch = lhs_primary ? d.lhs_batch : d.rhs_batch;
   const std::vector<int64_t>& q_batch = lhs_primary ? d.rhs_batch : d.lhs_batch;
@@ -97,8 +97,7 @@ absl::StatusOr<PValue> ContractingDot(ComputationBuilder& b, const Instruction& 
   }
   PrimitiveType out_type = dot.shape().element_type;
   Opcode combine = out_type == PrimitiveType::kPred ? Opcode::kOr : Opcode::kAdd;
-  Instruction* sum =
-      b.AllReduce(partial, b.partitioner().ScalarReducer(combine, out_type), GroupsAlongAxes(pt, reduce_axes), dot);
+  Computation* reducer = b.partitioner().ScalarReducer(combine, out_type);
   // Result tiling: batch and the primary's free dimensions as the primary holds them.
   std::vector<std::vector<int64_t>> out_axes;
   for (int64_t i : p_batch) out_axes.push_back({i});
@@ -110,6 +109,42 @@ absl::StatusOr<PValue> ContractingDot(ComputationBuilder& b, const Instruction& 
   for (size_t k = 0; k < rhs_free.size(); ++k) {
     out_axes.push_back(lhs_primary ? std::vector<int64_t>{} : std::vector<int64_t>{p_free[k]});
   }
+  // When the result is wanted tiled along one more dimension by exactly the contracting axis, a reduce-scatter
+  // leaves each core only its block of the sum instead of all of it.
+  if (reduce_axes.size() == 1) {
+    const int64_t c = reduce_axes[0];
+    const int64_t k = pt.tiles[c];
+    for (size_t dim = 0; dim < out_axes.size(); ++dim) {
+      std::vector<std::vector<int64_t>> refined = out_axes;
+      refined[dim].push_back(c);
+      Tiling candidate = RegroupAxes(pt, refined);
+      if (candidate.tiles != target.tiles || candidate.devices != target.devices ||
+          candidate.replication != target.replication || candidate.manual_subgroup != target.manual_subgroup) {
+        continue;
+      }
+      const int64_t held = partial->shape().dimensions[dim];
+      const bool whole = out_axes[dim].empty();
+      if (!whole && held % k != 0) continue;  // block offsets would not line up
+      Instruction* x = partial;
+      const int64_t chunk = (held + k - 1) / k;
+      if (chunk * k != held) {
+        std::vector<int64_t> high(partial->shape().dimensions.size(), 0);
+        high[dim] = chunk * k - held;
+        x = b.PadHigh(x, high);
+      }
+      Shape shape = x->shape();
+      shape.dimensions[dim] = chunk;
+      Instruction* rs = b.Add(Opcode::kReduceScatter, shape, {x});
+      rs->set_called_computations({reducer});
+      rs->SetAttr("dimensions", AttrValue::IntList({static_cast<int64_t>(dim)}));
+      rs->SetAttr("replica_groups", AttrValue::Of(b.partitioner().GlobalGroups(GroupsAlongAxes(pt, {c}))));
+      rs->SetAttr("channel_id", AttrValue::Int(b.partitioner().NextChannelId()));
+      rs->SetAttr("use_global_device_ids", AttrValue::Bool(true));
+      b.partitioner().RecordCollective(dot, *rs, k);
+      return PValue{rs, ToSharding(candidate), dot.shape()};
+    }
+  }
+  Instruction* sum = b.AllReduce(partial, reducer, GroupsAlongAxes(pt, reduce_axes), dot);
   return PValue{sum, ToSharding(RegroupAxes(pt, out_axes)), dot.shape()};
 }
 
@@ -153,8 +188,8 @@ absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst,
                         TilingOf(b.Get(inst.operand(0)).sharding, inst.operand(0)->shape().rank(), b.num_devices()));
   XLAC_ASSIGN_OR_RETURN(Tiling rt,
                         TilingOf(b.Get(inst.operand(1)).sharding, inst.operand(1)->shape().rank(), b.num_devices()));
-  if (ShardedOnAny(lt, d.lhs_contracting)) return ContractingDot(b, inst, d, 0, lt);
-  if (ShardedOnAny(rt, d.rhs_contracting)) return ContractingDot(b, inst, d, 1, rt);
+  if (ShardedOnAny(lt, d.lhs_contracting)) return ContractingDot(b, inst, d, 0, lt, out);
+  if (ShardedOnAny(rt, d.rhs_contracting)) return ContractingDot(b, inst, d, 1, rt, out);
   return OutputDrivenDot(b, inst, d, out);
 }
 

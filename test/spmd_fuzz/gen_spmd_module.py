@@ -20,6 +20,7 @@ CLI: gen_spmd_module.py SEED [-o FILE] prints (or writes) the module for SEED.
 """
 
 import argparse
+import contextlib
 import math
 import random
 import re
@@ -315,6 +316,9 @@ class Generator:
         self.shard_prob = rng.choice([0.15, 0.3, 0.45, 0.6, 0.8])
         self.num_params = 0
         self.max_params = 3
+        self.depth = 0  # nesting of the computation being built (0: entry)
+        self.extra_outputs = []
+        self.callees = {}  # type -> names of one-parameter callees
 
     # -- helpers --
     def fresh(self, base):
@@ -864,16 +868,28 @@ class Generator:
         names = []
         for j, a in enumerate(args):
             name = "branch_" + self.fresh("c").replace(".", "")
-            lines = ["%%%s (a: %s) -> %s {" % (name, type_str(a.ty, False), type_str(x.ty, False))]
-            sh = (", sharding=" + random_sharding(rng, a.ty, self.n)) if rng.random() < self.shard_prob else ""
-            lines.append("  %%%s.a = %s parameter(0)%s" % (name, type_str(a.ty), sh))
-            y = self.body_ops(name + ".b", name + ".a", x.ty, lines,
-                              y_sharding=result_sh if result_sh and rng.random() < 0.5 else None)
-            lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
-            lines.append("}")
-            self.p.add_comp(name, "\n".join(lines))
+            root_sh = result_sh if result_sh and rng.random() < 0.5 else None
+            if self.depth < 2 and rng.random() < 0.6:
+                with self.computation() as sub:
+                    pa = sub.add(Inst(name + ".a", a.ty, "parameter", mag=a.mag, param_index=0))
+                    if rng.random() < self.shard_prob:
+                        pa.sharding = random_sharding(rng, a.ty, self.n)
+                    y = self.chain_to(pa, x.ty, rng.randint(1, 4))
+                    y.sharding = root_sh
+                    sub.root = y.name
+                    sub.prune(keep_params=True)
+                    text = sub.render_computation(name)
+            else:
+                lines = ["%%%s (a: %s) -> %s {" % (name, type_str(a.ty, False), type_str(x.ty, False))]
+                sh = (", sharding=" + random_sharding(rng, a.ty, self.n)) if rng.random() < self.shard_prob else ""
+                lines.append("  %%%s.a = %s parameter(0)%s" % (name, type_str(a.ty), sh))
+                y = self.body_ops(name + ".b", name + ".a", x.ty, lines, y_sharding=root_sh)
+                lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
+                lines.append("}")
+                text = "\n".join(lines)
+            self.p.add_comp(name, text)
             names.append(name)
-        mag = 1.0 if dtype in FLOATS else (max(a.mag for a in args) + 1) * 2
+        mag = 1.0 if dtype in FLOATS else max(64.0, (max(a.mag for a in args) + 1) * 2)
         c = self.emit("conditional", x.ty, "conditional", [pred.name] + [a.name for a in args],
                       attrs=", true_computation=%%%s, false_computation=%%%s" % tuple(names), mag=mag, comps=names,
                       shard=False)
@@ -1009,27 +1025,49 @@ class Generator:
                 "  ROOT %%%s.lt = pred[] compare(s32[] %%%s.i, s32[] %%%s.n), direction=LT" % (cond, cond, cond))
         cond_lines.append("}")
         cond_text = "\n".join(cond_lines)
-        lines = ["%%%s (s: %s) -> %s {" % (body, type_str(sty, False), type_str(sty, False)),
-                 "  %%%s.s = %s parameter(0)%s" % (body, ts, on(0.4)),
-                 "  %%%s.i = s32[] get-tuple-element(%s %%%s.s), index=0" % (body, ts, body),
-                 "  %%%s.one = s32[] constant(1)" % body,
-                 "  %%%s.i1 = s32[] add(s32[] %%%s.i, s32[] %%%s.one)" % (body, body, body)]
-        outs = ["s32[] %%%s.i1" % body]
-        mags = [1.0]
-        for j, c in enumerate(carried):
-            lines.append("  %%%s.x%d = %s get-tuple-element(%s %%%s.s), index=%d" % (
-                body, j, type_str(c.ty), ts, body, j + 1))
-            if j == 0 or rng.random() < 0.5:
-                y = self.body_ops("%s.b%d" % (body, j), "%s.x%d" % (body, j), c.ty, lines)
-                mags.append(1.0 if c.ty[0] in FLOATS else (c.mag + 1) * 2 ** trip)
-            else:
-                y = "%s.x%d" % (body, j)
-                mags.append(c.mag)
-            outs.append("%s %%%s" % (type_str(c.ty), y))
-        lines.append("  ROOT %%%s.t = %s tuple(%s)%s" % (body, ts, ", ".join(outs), on(0.4)))
-        lines.append("}")
+        if self.depth < 2 and rng.random() < 0.6:
+            # A random chain in the body (nested loops, calls and conditionals included).
+            mags = [1.0] + [self.bounded_mag(c.ty, c.mag) for c in carried]
+            with self.computation() as sub:
+                sp = sub.add(Inst(body + ".s", sty, "parameter", param_index=0))
+                if state_sh and rng.random() < 0.4:
+                    sp.sharding = state_sh
+                i = self.emit("i", ("s32", ()), "get-tuple-element", [sp.name], attrs=", index=0", shard=False)
+                one = self.constant("s32", 1)
+                outs = [self.emit("i1", ("s32", ()), "add", [i.name, one.name], shard=False)]
+                xs = [self.emit("x", c.ty, "get-tuple-element", [sp.name], attrs=", index=%d" % (j + 1), mag=mags[j + 1])
+                      for j, c in enumerate(carried)]
+                for j, xj in enumerate(xs):
+                    outs.append(self.chain_to(xj, xj.ty, rng.randint(1, 4)) if j == 0 or rng.random() < 0.5 else xj)
+                t = sub.add(Inst(self.fresh(body + ".t"), sty, "tuple", [o.name for o in outs]))
+                if state_sh and rng.random() < 0.4:
+                    t.sharding = state_sh
+                sub.root = t.name
+                sub.prune(keep_params=True)
+                body_text = sub.render_computation(body)
+        else:
+            lines = ["%%%s (s: %s) -> %s {" % (body, type_str(sty, False), type_str(sty, False)),
+                     "  %%%s.s = %s parameter(0)%s" % (body, ts, on(0.4)),
+                     "  %%%s.i = s32[] get-tuple-element(%s %%%s.s), index=0" % (body, ts, body),
+                     "  %%%s.one = s32[] constant(1)" % body,
+                     "  %%%s.i1 = s32[] add(s32[] %%%s.i, s32[] %%%s.one)" % (body, body, body)]
+            outs = ["s32[] %%%s.i1" % body]
+            mags = [1.0]
+            for j, c in enumerate(carried):
+                lines.append("  %%%s.x%d = %s get-tuple-element(%s %%%s.s), index=%d" % (
+                    body, j, type_str(c.ty), ts, body, j + 1))
+                if j == 0 or rng.random() < 0.5:
+                    y = self.body_ops("%s.b%d" % (body, j), "%s.x%d" % (body, j), c.ty, lines)
+                    mags.append(max(c.mag, 1.0) if c.ty[0] in FLOATS else max(64.0, (c.mag + 1) * 2 ** trip))
+                else:
+                    y = "%s.x%d" % (body, j)
+                    mags.append(c.mag)
+                outs.append("%s %%%s" % (type_str(c.ty), y))
+            lines.append("  ROOT %%%s.t = %s tuple(%s)%s" % (body, ts, ", ".join(outs), on(0.4)))
+            lines.append("}")
+            body_text = "\n".join(lines)
         self.p.add_comp(cond, cond_text)
-        self.p.add_comp(body, "\n".join(lines))
+        self.p.add_comp(body, body_text)
         zero = self.constant("s32", 0)
         init = self.emit("tuple", sty, "tuple", [zero.name] + [c.name for c in carried], shard=False)
         if state_sh and rng.random() < 0.4:
@@ -1051,31 +1089,49 @@ class Generator:
         if self.callees.get(x.ty) and rng.random() < 0.5:
             # A second call site of an existing callee (with other shardings around it).
             name = rng.choice(self.callees[x.ty])
-            mag = 1.0 if x.ty[0] in FLOATS else (x.mag + 1) * 2
+            mag = 1.0 if x.ty[0] in FLOATS else max(64.0, (x.mag + 1) * 2)
             return self.emit("call", x.ty, "call", [x.name], attrs=", to_apply=%" + name, mag=mag, comps=[name])
         args = [x]
         if rng.random() < 0.4:
             args.append(self.value_of(x.ty, avoid=x))
         k = self.fresh("f").replace(".", "")
         name = "callee_" + k
-        t = type_str(x.ty)
-        sig = ", ".join("a%d: %s" % (j, type_str(a.ty, False)) for j, a in enumerate(args))
-        lines = ["%%%s (%s) -> %s {" % (name, sig, type_str(x.ty, False))]
-        for j, a in enumerate(args):
-            sh = (", sharding=" + random_sharding(rng, a.ty, self.n)) if rng.random() < self.shard_prob else ""
-            lines.append("  %%%s.a%d = %s parameter(%d)%s" % (name, j, t, j, sh))
-        src = "%s.a0" % name
-        if len(args) > 1:
-            op = rng.choice(["add", "maximum", "subtract"])
-            lines.append("  %%%s.m = %s %s(%s %%%s.a0, %s %%%s.a1)" % (name, t, op, t, name, t, name))
-            src = name + ".m"
-        y = self.body_ops(name + ".b", src, x.ty, lines)
-        lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
-        lines.append("}")
-        self.p.add_comp(name, "\n".join(lines))
+        if self.depth < 2 and rng.random() < 0.6:
+            with self.computation() as sub:
+                ps = []
+                for j, a in enumerate(args):
+                    pa = sub.add(Inst("%s.a%d" % (name, j), a.ty, "parameter", mag=a.mag, param_index=j))
+                    if rng.random() < self.shard_prob:
+                        pa.sharding = random_sharding(rng, a.ty, self.n)
+                    ps.append(pa)
+                src = ps[0]
+                if len(ps) > 1:
+                    op = rng.choice(["add", "maximum", "subtract"])
+                    src = self.emit(op, x.ty, op, [ps[0].name, ps[1].name], mag=ps[0].mag + ps[1].mag)
+                y = self.chain_to(src, x.ty, rng.randint(1, 5))
+                sub.root = y.name
+                sub.prune(keep_params=True)
+                text = sub.render_computation(name)
+        else:
+            t = type_str(x.ty)
+            sig = ", ".join("a%d: %s" % (j, type_str(a.ty, False)) for j, a in enumerate(args))
+            lines = ["%%%s (%s) -> %s {" % (name, sig, type_str(x.ty, False))]
+            for j, a in enumerate(args):
+                sh = (", sharding=" + random_sharding(rng, a.ty, self.n)) if rng.random() < self.shard_prob else ""
+                lines.append("  %%%s.a%d = %s parameter(%d)%s" % (name, j, t, j, sh))
+            src = "%s.a0" % name
+            if len(args) > 1:
+                op = rng.choice(["add", "maximum", "subtract"])
+                lines.append("  %%%s.m = %s %s(%s %%%s.a0, %s %%%s.a1)" % (name, t, op, t, name, t, name))
+                src = name + ".m"
+            y = self.body_ops(name + ".b", src, x.ty, lines)
+            lines[-1] = lines[-1].replace("  %" + y, "  ROOT %" + y, 1)
+            lines.append("}")
+            text = "\n".join(lines)
+        self.p.add_comp(name, text)
         if len(args) == 1:
             self.callees.setdefault(x.ty, []).append(name)
-        mag = 1.0 if x.ty[0] in FLOATS else (sum(a.mag for a in args) + 1) * 2
+        mag = 1.0 if x.ty[0] in FLOATS else max(64.0, (sum(a.mag for a in args) + 1) * 2)
         return self.emit("call", x.ty, "call", [a.name for a in args], attrs=", to_apply=%" + name, mag=mag,
                          comps=[name])
 
@@ -1085,10 +1141,91 @@ class Generator:
            ("clamp", 2), ("dynamic_update_slice", 3), ("gather", 2), ("reduce_window", 2), ("convolution", 4),
            ("conditional", 2), ("sharding_custom_call", 2), ("sort2", 1), ("argmax", 1)]
 
+    # -- chains and nested computations --
+    def snapshot(self):
+        return (self.p, len(self.p.insts), len(self.p.comp_order), self.num_params, len(self.extra_outputs),
+                {k: list(v) for k, v in self.callees.items()})
+
+    def rollback(self, snap):
+        """Undoes everything emitted since snap (instructions, computations, parameters, outputs, callees)."""
+        p, n, ncomps, nparams, nextra, callees = snap
+        self.p = p
+        for i in p.insts[n:]:
+            del p.by_name[i.name]
+        del p.insts[n:]
+        for c in p.comp_order[ncomps:]:
+            del p.comps[c]
+        del p.comp_order[ncomps:]
+        self.num_params = nparams
+        del self.extra_outputs[nextra:]
+        self.callees = callees
+
+    def run_chain(self, cur, nops):
+        """Appends up to nops random ops to the current computation, starting from cur; returns the last value."""
+        names, weights = zip(*self.OPS)
+        done = attempts = 0
+        while done < nops and attempts < 200:
+            attempts += 1
+            op = self.rng.choices(names, weights)[0]
+            snap = self.snapshot()
+            try:
+                cur = getattr(self, "op_" + op)(cur)
+                done += 1
+            except Skip:
+                self.rollback(snap)
+        return cur
+
+    @contextlib.contextmanager
+    def computation(self):
+        """Builds a nested computation (a Program sharing the module's computations) instead of the current one."""
+        saved = (self.p, self.extra_outputs, self.max_params)
+        sub = Program(self.n)
+        sub.comps, sub.comp_order = self.p.comps, self.p.comp_order
+        self.p, self.extra_outputs, self.max_params = sub, [], 0
+        self.depth += 1
+        try:
+            yield sub
+        finally:
+            self.p, self.extra_outputs, self.max_params = saved
+            self.depth -= 1
+
+    def coerce(self, v, ty, base):
+        """A value of type ty from v: v itself, a reshape, a convert, or base + broadcast(max(v))."""
+        if v.ty == ty:
+            return v
+        if v.ty[0] == ty[0] and num_elements(v.ty[1]) == num_elements(ty[1]):
+            return self.emit("reshape", ty, "reshape", [v.name], mag=v.mag)
+        if v.ty[1] == ty[1]:
+            return self.emit("convert", ty, "convert", [v.name], mag=v.mag)
+        if v.ty[1]:
+            init = self.reduce_init("max", v.ty[0])
+            comp = self.scalar_comp("max", v.ty[0])
+            v = self.emit("reduce", (v.ty[0], ()), "reduce", [v.name, init.name],
+                          attrs=", dimensions={%s}, to_apply=%%%s" % (",".join(map(str, range(len(v.ty[1])))), comp),
+                          mag=v.mag, comps=[comp])
+        if v.ty[0] != ty[0]:
+            v = self.emit("convert", (ty[0], ()), "convert", [v.name], mag=v.mag)
+        b = self.emit("broadcast", ty, "broadcast", [v.name], attrs=", dimensions={}", mag=v.mag)
+        return self.emit("add", ty, "add", [base.name, b.name], mag=base.mag + b.mag)
+
+    def bound(self, v):
+        """tanh for floats, clamp to [-64, 64] for integers: loop state stays bounded whatever the trip count."""
+        if v.ty[0] in FLOATS:
+            return self.emit("tanh", v.ty, "tanh", [v.name], mag=1.0)
+        lo, hi = self.constant(v.ty[0], -64), self.constant(v.ty[0], 64)
+        return self.emit("clamp", v.ty, "clamp", [lo.name, v.name, hi.name], mag=64.0)
+
+    def chain_to(self, x, ty, nops):
+        """A random chain from x brought back to type ty (bounded)."""
+        last = self.run_chain(x, nops)
+        return self.bound(self.coerce(last, ty, x))
+
+    @staticmethod
+    def bounded_mag(ty, mag):
+        return max(mag, 1.0 if ty[0] in FLOATS else 64.0)
+
     def generate(self):
         rng = self.rng
-        self.extra_outputs = []
-        self.callees = {}  # type -> names of one-parameter callees
         if rng.random() < 0.15:
             self.p.header_attrs.append("allow_spmd_sharding_propagation_to_parameters={true}")
         if rng.random() < 0.2:
@@ -1104,27 +1241,7 @@ class Generator:
                                     mag=1.0 if e[0] in FLOATS else 8.0)
             else:
                 cur = self.param((self.rand_dtype(), self.rand_dims()))
-        nops = rng.randint(3, 12)
-        done = attempts = 0
-        names, weights = zip(*self.OPS)
-        while done < nops and attempts < 200:
-            attempts += 1
-            op = rng.choices(names, weights)[0]
-            snapshot = (len(self.p.insts), list(self.p.comp_order), self.num_params, len(self.extra_outputs))
-            try:
-                cur = getattr(self, "op_" + op)(cur)
-                done += 1
-            except Skip:
-                # Undo whatever the failed attempt emitted.
-                n, comps, nparams, nextra = snapshot
-                for i in self.p.insts[n:]:
-                    del self.p.by_name[i.name]
-                del self.p.insts[n:]
-                for c in self.p.comp_order[len(comps):]:
-                    del self.p.comps[c]
-                self.p.comp_order = comps
-                self.num_params = nparams
-                del self.extra_outputs[nextra:]
+        cur = self.run_chain(cur, rng.randint(3, 12))
         # The root: the chain's last value, sometimes with other values nobody uses as a tuple.
         used = {o for i in self.p.insts for o in i.operands}
         loose = [i for i in self.p.insts if i.name not in used and i is not cur and not is_tuple(i.ty)
