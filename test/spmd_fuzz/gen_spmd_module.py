@@ -731,33 +731,141 @@ class Generator:
         return self.emit("dynamic-update-slice", x.ty, "dynamic-update-slice", [x.name, upd.name] + [i.name for i in idx],
                          mag=max(x.mag, upd.mag))
 
+    def index_literal(self, shape, values):
+        """An s32 literal of `shape` holding `values` in row-major order."""
+        it = iter(values)
+
+        def rec(k):
+            if k == len(shape):
+                return str(next(it))
+            return "{ " + ", ".join(rec(k + 1) for _ in range(shape[k])) + " }"
+        return rec(0) if shape else str(next(it))
+
+    def tile_only(self, x, dim):
+        """x resharded (by a copy) to a sharding that tiles dimension dim only (the rest replicated)."""
+        _, dims = x.ty
+        t = self.rng.choice(sorted({2, self.n}))
+        tiles = [1] * len(dims)
+        tiles[dim] = t
+        repl = self.n // t
+        sh = "{devices=[%s]%s%s}" % (",".join(map(str, tiles + ([repl] if repl > 1 else []))), device_list(self.rng, self.n),
+                                    " last_tile_dim_replicate" if repl > 1 else "")
+        c = self.emit("copy", x.ty, "copy", [x.name], mag=x.mag, shard=False)
+        c.sharding = sh
+        return c
+
     def op_gather(self, cur):
-        """Rows (along one dimension) at constant indices, some out of range (gather clamps them)."""
+        """Slices of x at constant start indices (some out of range: gather clamps them), along 1 or 2 indexed
+        dimensions, with 1 or 2 batch dimensions and the index vector first, last or implicit."""
+        rng = self.rng
         x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
         dtype, dims = x.ty
-        g = self.rng.randrange(len(dims))
-        k = self.rng.randint(1, 5)
-        vals = [self.rng.randint(-1, dims[g]) for _ in range(k)]
-        idx = self.emit("indices", ("s32", (k, 1)), "constant", attrs="{ %s }" % ", ".join("{%d}" % v for v in vals),
-                        mag=float(dims[g]))
-        rest = [d for i, d in enumerate(dims) if i != g]
-        sizes = [1 if i == g else d for i, d in enumerate(dims)]
-        attrs = (", offset_dims={%s}, collapsed_slice_dims={%d}, start_index_map={%d}, index_vector_dim=1, "
-                 "slice_sizes={%s}") % (",".join(str(i + 1) for i in range(len(rest))), g, g, ",".join(map(str, sizes)))
-        return self.emit("gather", (dtype, tuple([k] + rest)), "gather", [x.name, idx.name], attrs=attrs, mag=x.mag)
+        r = len(dims)
+        m = rng.sample(range(r), rng.choice([1, 1, 1, 2]) if r >= 2 else 1)  # start_index_map, in order
+        sizes = []
+        for d in range(r):
+            if d in m:
+                sizes.append(1 if rng.random() < 0.8 else rng.randint(1, dims[d]))
+            else:
+                sizes.append(dims[d] if rng.random() < 0.7 else rng.randint(1, dims[d]))
+        collapsed = sorted(d for d in m if sizes[d] == 1 and rng.random() < 0.85)
+        batch = [rng.randint(1, 4) for _ in range(rng.choice([1, 1, 2]))]
+        where = rng.choice(["last", "last", "first"] + (["implicit"] if len(m) == 1 else []))
+        if where == "last":
+            ishape, ivd = batch + [len(m)], len(batch)
+        elif where == "first":
+            ishape, ivd = [len(m)] + batch, 0
+        else:
+            ishape, ivd = list(batch), len(batch)
+        count = num_elements(ishape)
+        # Values cycle through the index vector components (row-major with the vector last); first: same idea.
+        vals = [rng.randint(-1, dims[m[k % len(m)]]) for k in range(count)]
+        idx = self.emit("indices", ("s32", tuple(ishape)), "constant", attrs=self.index_literal(ishape, vals),
+                        mag=float(max(dims)))
+        offset_sizes = [sizes[d] for d in range(r) if d not in collapsed]
+        nout = len(batch) + len(offset_sizes)
+        if rng.random() < 0.5:
+            offset_dims = list(range(len(batch), nout))
+        else:
+            offset_dims = sorted(rng.sample(range(nout), len(offset_sizes)))
+        out, bi, oi = [], iter(batch), iter(offset_sizes)
+        for pos in range(nout):
+            out.append(next(oi) if pos in offset_dims else next(bi))
+        if num_elements(out) > MAX_ELEMENTS:
+            raise Skip("too large")
+        if rng.random() < 0.4:
+            # The vocabulary-parallel case: the operand tiled on an indexed dimension of slice size 1.
+            cands = [d for d in m if sizes[d] == 1]
+            if cands:
+                x = self.tile_only(x, rng.choice(cands))
+        attrs = (", offset_dims={%s}, collapsed_slice_dims={%s}, start_index_map={%s}, index_vector_dim=%d, "
+                 "slice_sizes={%s}") % (",".join(map(str, offset_dims)), ",".join(map(str, collapsed)),
+                                        ",".join(map(str, m)), ivd, ",".join(map(str, sizes)))
+        g = self.emit("gather", (dtype, tuple(out)), "gather", [x.name, idx.name], attrs=attrs, mag=x.mag, shard=False)
+        if rng.random() < 0.3:
+            # The index-parallel case: the result tiled on a batch dimension.
+            bdims = [p for p in range(nout) if p not in offset_dims]
+            g.sharding = sharding_tiling_dim(rng, g.ty, rng.choice(bdims), self.n)
+        else:
+            self.maybe_shard(g)
+        return g
+
+    def op_scatter(self, cur):
+        """Rows of updates into x at distinct constant indices along one dimension (some out of bounds: skipped),
+        combined by add or by replacing."""
+        rng = self.rng
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1 and v.ty[0] in ("f32", "s32"))
+        dtype, dims = x.ty
+        r = len(dims)
+        g = rng.randrange(r)
+        k = rng.randint(1, min(5, dims[g] + 2))
+        vals = rng.sample(range(-1, dims[g] + 1), k)
+        implicit = rng.random() < 0.3
+        idx = self.emit("indices", ("s32", (k,) if implicit else (k, 1)), "constant",
+                        attrs=self.index_literal([k] if implicit else [k, 1], vals), mag=float(dims[g]))
+        win = [dims[d] if rng.random() < 0.7 else rng.randint(1, dims[d]) for d in range(r) if d != g]
+        upd = self.value_of((dtype, tuple([k] + win)), avoid=x)
+        kind = rng.choice(["add", "assign"])
+        if kind == "add":
+            comp = self.scalar_comp("add", dtype)
+        else:
+            comp = "assign_" + dtype
+            if comp not in self.p.comps:
+                self.p.add_comp(comp, ("%%%s (a: %s[], b: %s[]) -> %s[] {\n  %%%s.a = %s[] parameter(0)\n"
+                                       "  ROOT %%%s.b = %s[] parameter(1)\n}") % (
+                    comp, dtype, dtype, dtype, comp, dtype, comp, dtype))
+        if rng.random() < 0.4:
+            x = self.tile_only(x, g)
+        attrs = (", update_window_dims={%s}, inserted_window_dims={%d}, scatter_dims_to_operand_dims={%d}, "
+                 "index_vector_dim=%d, to_apply=%%%s") % (",".join(str(i + 1) for i in range(r - 1)), g, g,
+                                                          1, comp)
+        mag = x.mag + upd.mag if kind == "add" else max(x.mag, upd.mag)
+        sc = self.emit("scatter", x.ty, "scatter", [x.name, idx.name, upd.name], attrs=attrs, mag=mag, comps=[comp],
+                       shard=False)
+        if rng.random() < 0.4:
+            sc.sharding = sharding_tiling_dim(rng, sc.ty, g, self.n)
+        else:
+            self.maybe_shard(sc)
+        return sc
 
     def op_reduce_window(self, cur):
+        rng = self.rng
         x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
-        kind = self.rng.choice(["add", "max"])
+        kind = rng.choice(["add", "max"])
         if kind == "add":
             x = self.to_summable(x)
         dtype, dims = x.ty
+        aligned = rng.random() < 0.5  # stride 1 and size-preserving padding: the halo-exchange case
         sizes, strides, pads, out = [], [], [], []
         for d in dims:
             while True:
-                w = self.rng.randint(1, min(3, d + 1))
-                st = self.rng.choice([1, 1, 2])
-                lo, hi = self.rng.choice([0, 0, 1]), self.rng.choice([0, 0, 1])
+                w = rng.randint(1, min(3, d + 1) if not aligned else 3)
+                if aligned:
+                    st, lo = 1, rng.randint(0, w - 1)
+                    hi = w - 1 - lo
+                else:
+                    st = rng.choice([1, 1, 2])
+                    lo, hi = rng.choice([0, 0, 1]), rng.choice([0, 0, 1])
                 if d + lo + hi >= w:
                     break
             sizes.append(w)
@@ -772,8 +880,13 @@ class Generator:
         init = self.reduce_init(kind, dtype)
         comp = self.scalar_comp(kind, dtype)
         mag = x.mag * num_elements(sizes) if kind == "add" else x.mag
-        return self.emit("reduce-window", (dtype, tuple(out)), "reduce-window", [x.name, init.name],
-                         attrs=", window={%s}, to_apply=%%%s" % (window, comp), mag=mag, comps=[comp])
+        rw = self.emit("reduce-window", (dtype, tuple(out)), "reduce-window", [x.name, init.name],
+                       attrs=", window={%s}, to_apply=%%%s" % (window, comp), mag=mag, comps=[comp], shard=False)
+        if aligned and rng.random() < 0.6:
+            rw.sharding = sharding_tiling_dim(rng, rw.ty, rng.randrange(len(dims)), self.n)
+        else:
+            self.maybe_shard(rw)
+        return rw
 
     def op_convolution(self, cur):
         rng = self.rng
@@ -1138,7 +1251,8 @@ class Generator:
     OPS = [("unary", 10), ("binary", 14), ("select", 5), ("broadcast", 6), ("transpose", 6), ("reshape", 6),
            ("reduce", 8), ("dot", 8), ("slice", 6), ("concatenate", 5), ("pad", 5), ("reverse", 4),
            ("iota_or_constant", 4), ("dynamic_slice", 4), ("convert", 4), ("sort", 3), ("while", 3), ("call", 3),
-           ("clamp", 2), ("dynamic_update_slice", 3), ("gather", 2), ("reduce_window", 2), ("convolution", 4),
+           ("clamp", 2), ("dynamic_update_slice", 3), ("gather", 3), ("scatter", 2), ("reduce_window", 3),
+           ("convolution", 4),
            ("conditional", 2), ("sharding_custom_call", 2), ("sort2", 1), ("argmax", 1)]
 
     # -- chains and nested computations --

@@ -173,7 +173,8 @@ def run_seed(args, seed, tmpdir, deadline):
     os.makedirs(args.failures, exist_ok=True)
     saved = os.path.join(args.failures, "seed_%d.hlo" % seed)
     cmd = " ".join(xla_run_cmd(args, saved, prog.num_partitions, seed))
-    err_lines = (err.strip().splitlines() + [l for l in out.splitlines() if "mismatch" in l or "match" in l])
+    err_lines = [l.replace(path, saved) for l in err.strip().splitlines()]
+    err_lines += [l for l in out.splitlines() if "outputs match" in l or "output match" in l]
     result["cmd"] = cmd
     result["stderr"] = err_lines[:args.stderr_lines]
     note = ["spmd fuzz seed %d: %s (%s)" % (seed, outcome, detail), "command: " + cmd, ""] + \
