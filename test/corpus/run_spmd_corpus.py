@@ -110,7 +110,8 @@ def classify(xla_run, path, devices, backend, max_ulp, atol, timeout):
         return "mismatch", f"{m.group(1)} of {m.group(2)} outputs match"
     if "(use --backend=interpreter)" in err:
         return "jit-unsupported", (err.strip().splitlines() or [""])[0][-160:]
-    return "error", (err.strip().splitlines() or [""])[0][:200]
+    errors = [l for l in err.splitlines() if " error: " in l] or err.strip().splitlines() or [""]
+    return "error", errors[0][:200]
 
 
 def main():

@@ -10,9 +10,8 @@
 namespace xlac {
 namespace {
 
-// Partitioner errors start with "line:col: " when they point at an instruction.
-void ReportStatus(const absl::Status& status, DiagnosticEngine& diags) {
-  std::string text(status.message());
+// Partitioner errors and warnings start with "line:col: " when they point at an instruction.
+void ReportMessage(Severity severity, std::string text, DiagnosticEngine& diags) {
   std::string_view message = text;
   SourceLoc loc;
   size_t colon = message.find(':');
@@ -26,7 +25,11 @@ void ReportStatus(const absl::Status& status, DiagnosticEngine& diags) {
       message = message.substr(second + 2);
     }
   }
-  diags.Error(loc, std::string(message));
+  diags.Report(severity, loc, std::string(message));
+}
+
+void ReportStatus(const absl::Status& status, DiagnosticEngine& diags) {
+  ReportMessage(Severity::kError, std::string(status.message()), diags);
 }
 
 }  // namespace
@@ -63,6 +66,10 @@ bool PartitionModule(Module& module, int64_t num_partitions, int64_t num_replica
     err << diags.Render(file);
     return false;
   }
+  // Work the partitioner could only do on whole arrays is never silent.
+  DiagnosticEngine warnings;
+  for (const std::string& w : report.warnings) ReportMessage(Severity::kWarning, w, warnings);
+  if (!report.warnings.empty()) err << warnings.Render(file);
   partitioned = true;
   return true;
 }
