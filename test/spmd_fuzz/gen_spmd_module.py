@@ -458,6 +458,8 @@ class Generator:
         y = self.value_of(x.ty, avoid=x)
         direction = self.rng.choice(["EQ", "NE", "LT", "LE", "GT", "GE"])
         c = self.emit("compare", ("pred", x.ty[1]), "compare", [x.name, y.name], attrs=", direction=" + direction)
+        if self.rng.random() < 0.15:
+            self.extra_outputs.append(c)  # a pred result too
         a, b = (x, y) if self.rng.random() < 0.5 else (y, x)
         return self.emit("select", x.ty, "select", [c.name, a.name, b.name], mag=max(a.mag, b.mag))
 
@@ -1013,8 +1015,13 @@ class Generator:
     def op_sharding_custom_call(self, cur):
         """XLA's sharding annotation: custom-call "Sharding" (an identity that carries a sharding)."""
         x = self.pick(cur, lambda v: len(v.ty[1]) >= 1)
-        c = self.emit("custom-call", x.ty, "custom-call", [x.name], attrs=', custom_call_target="Sharding"',
-                      mag=x.mag, shard=False)
+        attrs = ', custom_call_target="Sharding"'
+        if self.rng.random() < 0.3:
+            # Dimensions propagation may still refine (the annotation's tiles there become replication).
+            r = len(x.ty[1])
+            dims = sorted(self.rng.sample(range(r), self.rng.randint(1, r)))
+            attrs += ', backend_config="unspecified_dims=[%s]"' % ",".join(map(str, dims))
+        c = self.emit("custom-call", x.ty, "custom-call", [x.name], attrs=attrs, mag=x.mag, shard=False)
         c.sharding = random_sharding(self.rng, x.ty, self.n)
         return c
 

@@ -84,7 +84,8 @@ def classify(args, path, num_partitions, seed):
         return "mismatch", "%s of %s outputs match" % (m.group(1), m.group(2)), out, err
     if "(use --backend=interpreter)" in err:
         return "unsupported", (err.strip().splitlines() or [""])[0], out, err
-    first = next((l for l in err.strip().splitlines() if "error" in l), (err.strip().splitlines() or [""])[0])
+    lines = err.strip().splitlines()
+    first = next((l for l in lines if "error" in l), next((l for l in lines if "warning:" not in l), ""))
     return "error", first, out, err
 
 
@@ -173,7 +174,9 @@ def run_seed(args, seed, tmpdir, deadline):
     os.makedirs(args.failures, exist_ok=True)
     saved = os.path.join(args.failures, "seed_%d.hlo" % seed)
     cmd = " ".join(xla_run_cmd(args, saved, prog.num_partitions, seed))
-    err_lines = [l.replace(path, saved) for l in err.strip().splitlines()]
+    # Errors first: the partitioner's warnings (whole-array fallbacks) also go to stderr.
+    lines = [l.replace(path, saved) for l in err.strip().splitlines()]
+    err_lines = [l for l in lines if "warning:" not in l] + [l for l in lines if "warning:" in l]
     err_lines += [l for l in out.splitlines() if "outputs match" in l or "output match" in l]
     result["cmd"] = cmd
     result["stderr"] = err_lines[:args.stderr_lines]
