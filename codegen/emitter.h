@@ -36,6 +36,10 @@ struct CodegenOptions {
   // f32/f64 convolutions whose output layout fits use the same GEMM on an implicit im2col
   // (codegen/ir_emitter_convolution_tiled.cc); false keeps the loop nest.
   bool tiled_convolution = true;
+  // Exact mode (--exact): bit-for-bit agreement with the reference interpreter: sequential reductions, libm calls,
+  // no FMA contraction or reassociation. The default may reassociate and approximate within the bounds written in
+  // docs/numerics.md.
+  bool exact = false;
 };
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,

@@ -64,6 +64,8 @@ class IrEmitter {
 
   // ---- types and memory (ir_emitter.cc) ----
   llvm::IRBuilder<>& b() { return b_; }
+  const CodegenOptions& options() const { return options_; }
+  const BufferAssignment& assignment() const { return assignment_; }
   llvm::LLVMContext& ctx() { return llvm_module_.getContext(); }
   llvm::Module& llvm_module() { return llvm_module_; }
   // True for element types with a compute type (pred, 8..64-bit integers, f16, bf16, f32, f64).
@@ -153,6 +155,9 @@ class IrEmitter {
   absl::Status EmitGather(const Instruction& inst);                    // ir_emitter_gather_scatter.cc
   absl::Status EmitScatter(const Instruction& inst);                   // ir_emitter_gather_scatter.cc
   absl::Status EmitMap(const Instruction& inst);                       // ir_emitter_gather_scatter.cc
+  // A fusion instruction the fusion pass made (passes/fusion/fusible.h says which): one loop nest, one reduction
+  // with an elemental input, or a dot/convolution with its epilogue (ir_emitter_fusion*.cc).
+  absl::Status EmitFusion(const Instruction& inst);
   absl::Status EmitSort(const Instruction& inst);                      // ir_emitter_sort.cc
   absl::Status EmitRngBitGenerator(const Instruction& inst);           // ir_emitter_rng.cc
   absl::Status EmitTopK(const Instruction& inst);                      // ir_emitter_rng.cc

@@ -1,5 +1,6 @@
-// The compilation pipeline shared by the JIT and AOT paths: clone the module, prepare it for codegen
-// (passes/codegen_prepare.h), assign buffers, emit LLVM IR and optimize it. LLVM headers stay out of this header.
+// The compilation pipeline shared by the JIT and AOT paths: clone the module, optimize it
+// (passes/optimization_pipeline.h, at opt_level >= 1), prepare it for codegen (passes/codegen_prepare.h), assign
+// buffers, emit LLVM IR and optimize that. LLVM headers stay out of this header.
 #pragma once
 
 #include <memory>
@@ -26,6 +27,7 @@ struct CompileOptions {
   BufferAssignmentOptions buffers;
   bool tiled_dot = true;          // CodegenOptions::tiled_dot
   bool tiled_convolution = true;  // CodegenOptions::tiled_convolution
+  bool exact = false;             // CodegenOptions::exact (docs/numerics.md)
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.

@@ -1,0 +1,32 @@
+// The default optimization pipeline: the named steps that run on a verified (and, when sharded, already
+// partitioned) module before codegen preparation (passes/codegen_prepare.h). The list is the one place that says
+// which optimizations run and in what order; `xla-opt --passes=` runs any of them by name.
+//
+// Every step preserves the module's numerics exactly (no reassociation: that belongs to codegen's default mode,
+// docs/numerics.md), so the pipeline runs in exact mode too.
+//
+// Precondition: the module verifies. A failure is an error of the named pass.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/diagnostics.h"
+#include "ir/module.h"
+
+namespace xlac {
+
+struct OptimizationOptions {
+  int opt_level = 2;  // 0 runs nothing; 1 and above run the whole list
+};
+
+// The pass names, in order, for `options`.
+std::vector<std::string> OptimizationPipeline(const OptimizationOptions& options);
+
+// Runs OptimizationPipeline(options) through the pass manager (verifying after each step); returns whether the
+// module changed.
+absl::StatusOr<bool> RunOptimizationPipeline(Module& module, const OptimizationOptions& options,
+                                             DiagnosticEngine& diags);
+
+}  // namespace xlac
