@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "codegen/fast_math.h"
 #include "codegen/ir_emitter_internal.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Intrinsics.h"
@@ -59,6 +60,37 @@ const char* LibmName(Opcode op, bool is_double) {
       return pick("powf", "pow");
     case Opcode::kAtan2:
       return pick("atan2f", "atan2");
+    default:
+      return nullptr;
+  }
+}
+
+// The inlined approximation of `op` (codegen/fast_math.h) for the default numerics mode, or nullptr where the
+// libm call stays (other ops, f64 pow).
+llvm::Value* EmitFastMath(llvm::IRBuilder<>& b, Opcode op, absl::Span<llvm::Value* const> ops) {
+  switch (op) {
+    case Opcode::kExp:
+      return EmitFastExp(b, ops[0]);
+    case Opcode::kExpm1:
+      return EmitFastExpm1(b, ops[0]);
+    case Opcode::kLog:
+      return EmitFastLog(b, ops[0]);
+    case Opcode::kLog1p:
+      return EmitFastLog1p(b, ops[0]);
+    case Opcode::kTanh:
+      return EmitFastTanh(b, ops[0]);
+    case Opcode::kLogistic:
+      return EmitFastLogistic(b, ops[0]);
+    case Opcode::kErf:
+      return EmitFastErf(b, ops[0]);
+    case Opcode::kSin:
+      return EmitFastSin(b, ops[0]);
+    case Opcode::kCos:
+      return EmitFastCos(b, ops[0]);
+    case Opcode::kCbrt:
+      return EmitFastCbrt(b, ops[0]);
+    case Opcode::kPower:
+      return EmitFastPow(b, ops[0], ops[1]);
     default:
       return nullptr;
   }
@@ -199,6 +231,9 @@ absl::StatusOr<llvm::Value*> IrEmitter::EmitScalarOp(const Instruction& inst, Pr
   auto intrinsic = [&](llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) -> llvm::Value* {
     return b_.CreateIntrinsic(id, {ct}, args);
   };
+  if (is_float && !options_.exact) {
+    if (llvm::Value* fast = EmitFastMath(b_, op, ops)) return fast;
+  }
   switch (op) {
     case Opcode::kClamp: {
       // NaN bounds or value propagate (lo, then x, then hi); otherwise min(hi, max(x, lo)).

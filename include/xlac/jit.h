@@ -78,6 +78,10 @@ struct CompileOptions {
   // (global) program on every device instead, shardings ignored. Modules without shardings, or with one partition,
   // are never partitioned.
   bool partition = true;
+  // Exact numerics: results bit-for-bit equal to the reference interpreter (libm calls, sequential reductions, no
+  // FMA contraction). The default inlines vectorizable approximations and may reassociate within the bounds of
+  // docs/numerics.md.
+  bool exact = false;
 };
 
 class Executable {

@@ -1,7 +1,9 @@
-// Helpers for the codegen_*_test.cc files: compile HLO text with the JIT and compare bit for bit with the reference
-// interpreter on the same seeded random (or given) arguments.
+// Helpers for the codegen_*_test.cc files: compile HLO text with the JIT and compare with the reference interpreter
+// on the same seeded random (or given) arguments: bit for bit in exact mode, within the default mode's documented
+// tolerance otherwise (docs/numerics.md).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "frontend/hlo/printer.h"
 #include "gtest/gtest.h"
 #include "passes/verifier.h"
+#include "runtime/harness/checks.h"
 #include "runtime/interpreter/interpreter.h"
 
 namespace xlac::codegen::testing {
@@ -55,11 +58,38 @@ inline bool BothNaN(PrimitiveType type, const uint8_t* a, const uint8_t* b) {
   return std::isnan(x.GetAsDouble(0)) && std::isnan(y.GetAsDouble(0));
 }
 
+// The default numerics mode's tolerance for one real floating-point element (the rule of
+// ElementWithinDefaultTolerance in tools/lib/run_compare.cc, docs/numerics.md): within 16 ULP, or
+// |got - want| <= 1024 eps * max(1, |want|) with eps the compute type's epsilon (2^-52 for f64, else 2^-23).
+inline bool WithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const uint8_t* want) {
+  size_t width = static_cast<size_t>(ByteWidth(type));
+  uint64_t a_bits = 0, b_bits = 0;
+  std::memcpy(&a_bits, got, width);
+  std::memcpy(&b_bits, want, width);
+  if (harness::UlpDistance(a_bits, b_bits, type) <= 16) return true;
+  Literal a(Shape::Scalar(type)), b(Shape::Scalar(type));
+  std::memcpy(a.mutable_raw_data(), got, width);
+  std::memcpy(b.mutable_raw_data(), want, width);
+  double x = a.GetAsDouble(0), y = b.GetAsDouble(0);
+  double eps = type == PrimitiveType::kF64 ? 0x1p-52 : 0x1p-23;
+  return std::fabs(x - y) <= 1024 * eps * std::max(1.0, std::fabs(y));
+}
+
+inline bool WithinDefaultToleranceAnyFloat(PrimitiveType type, const uint8_t* got, const uint8_t* want) {
+  if (type == PrimitiveType::kC64 || type == PrimitiveType::kC128) {
+    PrimitiveType part = type == PrimitiveType::kC64 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+    int64_t w = ByteWidth(part);
+    return WithinDefaultTolerance(part, got, want) && WithinDefaultTolerance(part, got + w, want + w);
+  }
+  return IsFloatingPointType(type) && WithinDefaultTolerance(type, got, want);
+}
+
 // First differing element of two literals of the same shape, described for a failure message ("" if equal).
-inline std::string DescribeDifference(const Literal& expected, const Literal& actual) {
+// `tolerant`: floating-point elements may differ within the default mode's tolerance.
+inline std::string DescribeDifference(const Literal& expected, const Literal& actual, bool tolerant = false) {
   if (expected.is_tuple()) {
     for (size_t i = 0; i < expected.tuple_elements().size(); ++i) {
-      std::string d = DescribeDifference(expected.tuple_elements()[i], actual.tuple_elements()[i]);
+      std::string d = DescribeDifference(expected.tuple_elements()[i], actual.tuple_elements()[i], tolerant);
       if (!d.empty()) return "tuple element " + std::to_string(i) + ": " + d;
     }
     return "";
@@ -68,7 +98,8 @@ inline std::string DescribeDifference(const Literal& expected, const Literal& ac
   int64_t w = ByteWidth(type);
   for (int64_t i = 0; i < expected.element_count(); ++i) {
     if (std::memcmp(expected.raw_data() + i * w, actual.raw_data() + i * w, static_cast<size_t>(w)) != 0 &&
-        !BothNaN(type, expected.raw_data() + i * w, actual.raw_data() + i * w)) {
+        !BothNaN(type, expected.raw_data() + i * w, actual.raw_data() + i * w) &&
+        !(tolerant && WithinDefaultToleranceAnyFloat(type, actual.raw_data() + i * w, expected.raw_data() + i * w))) {
       return "element " + std::to_string(i) + ": expected " + std::to_string(expected.GetAsDouble(i)) + ", got " +
              std::to_string(actual.GetAsDouble(i));
     }
@@ -76,7 +107,8 @@ inline std::string DescribeDifference(const Literal& expected, const Literal& ac
   return "";
 }
 
-// Compiles `text` with the JIT and checks it against the interpreter. Arguments default to MakeRandomLiteral.
+// Compiles `text` with the JIT in both numerics modes and checks it against the interpreter: exact mode bit for bit,
+// the default mode within its tolerance. Arguments default to MakeRandomLiteral.
 inline void ExpectMatchesInterpreter(const std::string& text, std::vector<Literal> args = {}, uint64_t seed = 7,
                                      int opt_level = 2) {
   std::unique_ptr<Module> module = ParseAndVerify(text);
@@ -89,16 +121,20 @@ inline void ExpectMatchesInterpreter(const std::string& text, std::vector<Litera
   }
   absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
   ASSERT_TRUE(expected.ok()) << expected.status().ToString() << "\n" << text;
-  JitOptions options;
-  options.compile.opt_level = opt_level;
-  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
-  ASSERT_TRUE(exe.ok()) << exe.status().ToString() << "\n" << text;
-  absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
-  ASSERT_TRUE(actual.ok()) << actual.status().ToString() << "\n" << text;
-  ASSERT_EQ(actual->size(), expected->size());
-  for (size_t d = 0; d < actual->size(); ++d) {
-    std::string difference = DescribeDifference((*expected)[d], (*actual)[d]);
-    EXPECT_TRUE(difference.empty()) << difference << "\n" << text;
+  for (bool exact : {true, false}) {
+    JitOptions options;
+    options.compile.opt_level = opt_level;
+    options.compile.exact = exact;
+    const char* mode = exact ? "exact mode" : "default mode";
+    absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+    ASSERT_TRUE(exe.ok()) << mode << ": " << exe.status().ToString() << "\n" << text;
+    absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
+    ASSERT_TRUE(actual.ok()) << mode << ": " << actual.status().ToString() << "\n" << text;
+    ASSERT_EQ(actual->size(), expected->size());
+    for (size_t d = 0; d < actual->size(); ++d) {
+      std::string difference = DescribeDifference((*expected)[d], (*actual)[d], !exact);
+      EXPECT_TRUE(difference.empty()) << mode << ": " << difference << "\n" << text;
+    }
   }
 }
 

@@ -68,6 +68,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "print" || name == "no-print") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.print = name == "print";
+    } else if (name == "exact") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.exact = true;
     } else if (name == "per-device" || name == "spmd-report" || name == "no-partition") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       (name == "per-device" ? options.per_device : name == "spmd-report" ? options.spmd_report : options.no_partition) =
@@ -91,6 +94,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
         absl::StatusOr<uint64_t> n = ParseNumber<uint64_t>(name, *v, 0);
         if (!n.ok()) return n.status();
         options.max_ulp = *n;
+        options.tolerance_given = true;
       } else if (name == "atol") {
         char* end = nullptr;
         std::string text(*v);
@@ -99,6 +103,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
           return Invalid("invalid value '" + text + "' for --atol (expected a number >= 0)");
         }
         options.atol = x;
+        options.tolerance_given = true;
       } else if (name == "input") {
         if (v->empty()) return Invalid("--input needs a .npy file name");
         options.inputs.emplace_back(*v);
@@ -145,9 +150,14 @@ OPTIONS:
   --backend=<name>        jit (default): compile with LLVM and run natively; interpreter: the reference interpreter
   --check-against=interpreter
                           Also run the interpreter on the same inputs and compare every output with it (integers
-                          and pred exactly, floats within --max-ulp); mismatches are reported like failed checks
-  --max-ulp=<N>           ULP distance allowed by --check-against for floating-point elements (default 0: codegen
-                          aims to match the interpreter bit for bit; NaN matches NaN and +0 matches -0)
+                          and pred exactly, floats within the mode's tolerance); mismatches are reported like
+                          failed checks. Floats: with --exact bit for bit; otherwise within the default mode's
+                          tolerance (16 ULP, or 1024 eps * max(1, |reference|); docs/numerics.md)
+  --exact                 Exact numerics: libm calls, sequential reductions, no FMA contraction, so the JIT
+                          agrees with the interpreter bit for bit (default: vectorized math approximations and
+                          reassociation within the bounds of docs/numerics.md)
+  --max-ulp=<N>           ULP distance allowed by --check-against for floating-point elements (replaces the
+                          mode's tolerance; NaN matches NaN and +0 matches -0)
   --atol=<x>              With --check-against: a floating-point output also matches when every element is
                           within x * max(1, |reference|) (for sums that partitioning reassociates)
   --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any

@@ -22,7 +22,16 @@ struct CompareOptions {
   // error is relative to the summands rather than to a result near zero.
   double atol = 0;
   int max_mismatches = 5;  // mismatching elements listed per output
+  // The JIT ran in the default numerics mode: a floating-point output that fails the tests above still matches if
+  // every element passes ElementWithinDefaultTolerance (docs/numerics.md).
+  bool default_mode_tolerance = false;
 };
+
+// The default mode's differential tolerance for one element of real floating type `type` (raw bytes): bitwise
+// equal, both NaN, within 16 ULP, or |got - want| <= 1024 eps * max(1, |want|) with eps the machine epsilon of the
+// compute type (f64: 2^-52; every narrower type computes in f32: 2^-23). test/unit/codegen_test_util.h has the same
+// rule for the unit tests.
+bool ElementWithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const uint8_t* want);
 
 // One result per output of `want` (by position); a result has `instruction` set to the output's label. Outputs
 // whose count, shape or element type differ fail with `error` set. Non-array leaves (tokens) always pass.

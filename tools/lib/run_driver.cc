@@ -238,6 +238,7 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
                                               harness::CheckCollector& checks, std::string_view input_name,
                                               std::ostream& err) {
   codegen::JitOptions jit_options;
+  jit_options.compile.exact = options.exact;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
   // Only modules whose custom-calls are all checks get a handler: any other target (interpreter.run_parallel, ...)
@@ -411,7 +412,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   if (reference.has_value()) {
     std::vector<LabeledOutput> reference_outputs = LabelOutputs(*reference);
     std::vector<harness::CheckResult> compared =
-        CompareOutputs(LabelOutputs(*results), reference_outputs, CompareOptions{options.max_ulp, options.atol, options.max_mismatches});
+        CompareOutputs(LabelOutputs(*results), reference_outputs, CompareOptions{options.max_ulp, options.atol, options.max_mismatches,
+                                      !options.exact && !options.tolerance_given});
     std::string report;
     int64_t mismatched = 0;
     for (const harness::CheckResult& r : compared) {

@@ -20,6 +20,11 @@ struct RunOptions {
   std::string check_against;
   uint64_t max_ulp = 0;  // --check-against: allowed ULP distance for floating-point elements
   double atol = 0;       // --check-against: or within atol * max(1, |reference|) (see CompareOptions::atol)
+  // --max-ulp or --atol was given: --check-against uses exactly those instead of the mode's default tolerance.
+  bool tolerance_given = false;
+  // --exact: the JIT agrees with the interpreter bit for bit (docs/numerics.md); --check-against then defaults to 0
+  // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
+  bool exact = false;
   // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".
   std::vector<std::string> inputs;
   // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.

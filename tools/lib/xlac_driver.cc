@@ -36,6 +36,8 @@ OPTIONS:
                          spmd-report (the collectives the SPMD partitioner inserted, bytes per core, warnings)
   -O0, -O1, -O2, -O3     Optimization level (default -O2)
   --target-cpu=<name>    'host' (default: detect the host CPU and its features) or an LLVM CPU name
+  --exact                Exact numerics: libm calls, sequential reductions, no FMA contraction (bit for bit the
+                         reference interpreter); default: vectorized approximations within docs/numerics.md
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
@@ -209,6 +211,8 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       else
         return absl::InvalidArgumentError("unknown --emit kind '" + std::string(value) +
                                           "' (obj, asm, llvm, hlo, header, buffers, spmd-report)");
+    } else if (name == "exact" && !has_value) {
+      options.exact = true;
     } else if (name == "target-cpu" && has_value && !value.empty()) {
       options.target_cpu = std::string(value);
     } else if (name == "num-partitions" && has_value) {
@@ -261,6 +265,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   codegen::CompileOptions compile;
   compile.opt_level = options.opt_level;
   compile.target_cpu = options.target_cpu;
+  compile.exact = options.exact;
   auto fail = [&](const absl::Status& s) {
     err << input_name << ": error: " << s.message() << "\n";
     return 1;

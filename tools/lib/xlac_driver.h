@@ -22,6 +22,7 @@ struct XlacOptions {
   std::string output_filename;  // empty: <input stem>.o for objects, stdout otherwise
   XlacEmit emit = XlacEmit::kObject;
   int opt_level = 2;
+  bool exact = false;  // --exact (docs/numerics.md)
   std::string target_cpu = "host";
   int64_t num_partitions = 0;  // 0: as the module says
   bool help = false;
