@@ -1,16 +1,21 @@
-// JIT-compiled f32/f64 dot: the tiled GEMM (codegen/ir_emitter_gemm.cc) against the plain loop nest
-// (CompileOptions::tiled_dot = false), both compiled in the same run.
+// JIT-compiled dots through the tiled GEMM (codegen/ir_emitter_gemm.cc), one thread.
 //
 // JitExecutable::Run copies arguments and results through literals, which costs as much as a whole 512^3 GEMM; so
-// the dot runs inside a while loop and each variant is timed at two trip counts: the difference per extra trip is
-// the generated dot alone (plus a buffer copy of the loop state, small next to the dot). Counters:
-//   GFLOPs        2*m*n*k per tiled dot (the benchmark's iterations run the module with ~2 GFLOP of extra trips)
-//   loop_GFLOPs   the same for the loop-nest dot
-//   speedup       loop-nest dot time / tiled dot time
-// Single thread. The kernel multiplies and adds separately (bit-exact with the interpreter), so its bound is half
-// the FMA peak: two vector ops per multiply-accumulate on the two 512-bit ports.
+// the dot runs inside a while loop and is timed at two trip counts: the difference per extra trip is the generated
+// dot alone (plus a buffer copy of the loop state, small next to the dot).
+//
+// BM_Gemm/{default,exact}/M/K/N: f32 row-major C[M,N] = A[M,K] B[K,N] in the default numerics mode (fused
+// multiply-add) and in exact mode (CompileOptions::exact: multiply, round, add; bit-for-bit the interpreter).
+// Times are process CPU times (best of the iterations). Counters: GFLOPs (2*M*N*K per dot), and when oneDNN's shared
+// library (Debian libdnnl2) can be loaded, onednn_GFLOPs (dnnl_sgemm, one OpenMP thread, same shape, same process) and
+// vs_onednn = GFLOPs / onednn_GFLOPs. BM_Dot/{f32,bf16,f64}/M/K/N: default-mode tiled dot against the plain loop nest
+// (CompileOptions::tiled_dot = false): GFLOPs, loop_GFLOPs, speedup.
+#include <dlfcn.h>
+#include <time.h>
+
 #include <algorithm>
-#include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -26,7 +31,7 @@ namespace {
 
 // y = dot(x, w) `trips` times in a while loop (x and w are loop-invariant; nothing hoists them).
 std::unique_ptr<codegen::JitExecutable> CompileDotLoop(const std::string& type, int64_t m, int64_t k, int64_t n,
-                                                       int trips, bool tiled, benchmark::State& state) {
+                                                       int trips, bool tiled, bool exact, benchmark::State& state) {
   std::string text = fmt::format(R"(
 HloModule gemm
 cond {{
@@ -63,6 +68,7 @@ ENTRY e {{
   }
   codegen::JitOptions options;
   options.compile.tiled_dot = tiled;
+  options.compile.exact = exact;
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> exe = codegen::JitExecutable::Compile(**module, options);
   if (!exe.ok()) {
     state.SkipWithError(exe.status().ToString().c_str());
@@ -71,20 +77,118 @@ ENTRY e {{
   return *std::move(exe);
 }
 
+// Process CPU time in seconds: on a shared machine a descheduled run does not count against the kernel (wall time
+// does); the dot runs on one thread.
+double CpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Least CPU time of `runs` runs of `exe` (negative on error).
+double FastestCpu(codegen::JitExecutable& exe, const std::vector<Literal>& args, int runs) {
+  double best = 1e30;
+  for (int i = 0; i < runs; ++i) {
+    double start = CpuSeconds();
+    if (!exe.Run(args).ok()) return -1;
+    best = std::min(best, CpuSeconds() - start);
+  }
+  return best;
+}
+
+// Enough extra trips (~2 GFLOP) that the Run overhead's jitter on a shared machine stays small next to them.
+int ExtraTrips(double flops) { return static_cast<int>(std::clamp(2e9 / flops, 4.0, 4000.0)); }
+
+// dnnl_sgemm from oneDNN's shared library, loaded at run time so that the benchmark builds without it.
+using SgemmFn = int (*)(char, char, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                        float, float*, int64_t);
+SgemmFn LoadOneDnnSgemm() {
+  static SgemmFn fn = [] {
+    setenv("OMP_NUM_THREADS", "1", 1);  // before libgomp initializes: one thread, as the JIT's dot
+    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) lib = dlopen("libdnnl.so", RTLD_NOW | RTLD_LOCAL);
+    return lib == nullptr ? nullptr : reinterpret_cast<SgemmFn>(dlsym(lib, "dnnl_sgemm"));
+  }();
+  return fn;
+}
+
+// Best GFLOP/s of dnnl_sgemm on row-major C[m,n] = A[m,k] B[k,n] over 10 trials of >= 50 ms; 0 if unavailable.
+double OneDnnGflops(int64_t m, int64_t k, int64_t n) {
+  SgemmFn sgemm = LoadOneDnnSgemm();
+  if (sgemm == nullptr) return 0;
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.125f - 0.25f;
+  auto call = [&] { return sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n); };
+  if (call() != 0) return 0;
+  call();
+  double start = CpuSeconds();
+  call();
+  double one = CpuSeconds() - start;
+  int reps = std::max(1, static_cast<int>(0.05 / std::max(one, 1e-7)));
+  double best = 1e30;
+  for (int trial = 0; trial < 10; ++trial) {
+    start = CpuSeconds();
+    for (int r = 0; r < reps; ++r) call();
+    best = std::min(best, (CpuSeconds() - start) / reps);
+  }
+  return 2.0 * static_cast<double>(m * n) * static_cast<double>(k) * 1e-9 / best;
+}
+
+void BM_Gemm(benchmark::State& state, bool exact) {
+  int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  int extra_trips = ExtraTrips(flops);
+  auto one = CompileDotLoop("f32", m, k, n, 1, true, exact, state);
+  auto more = CompileDotLoop("f32", m, k, n, 1 + extra_trips, true, exact, state);
+  if (!one || !more) return;
+  std::vector<Literal> args;
+  for (size_t i = 0; i < one->parameter_shapes().size(); ++i) {
+    args.push_back(interp::MakeRandomLiteral(one->parameter_shapes()[i], i + 1));
+  }
+  double base = FastestCpu(*one, args, 5);
+  double best = 1e30;
+  for (auto _ : state) {
+    double start = CpuSeconds();
+    absl::StatusOr<std::vector<Literal>> r = more->Run(args);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(r->data());
+    best = std::min(best, CpuSeconds() - start);
+  }
+  double gflops = flops * 1e-9 / ((best - base) / extra_trips);
+  state.counters["GFLOPs"] = gflops;
+  if (double onednn = OneDnnGflops(m, k, n); onednn > 0) {
+    state.counters["onednn_GFLOPs"] = onednn;
+    state.counters["vs_onednn"] = gflops / onednn;
+  }
+}
+
+void GemmShapes(benchmark::internal::Benchmark* b) {
+  b->Args({1024, 1024, 1024});
+  b->Args({128, 768, 3072});   // BERT FFN, one sequence
+  b->Args({256, 4096, 4096});  // MLP hidden layer
+  b->Args({8, 4096, 4096});    // decode: bound by streaming B (64 MiB) once
+  b->Unit(benchmark::kMillisecond)->Iterations(5);
+}
+
+BENCHMARK_CAPTURE(BM_Gemm, default, false)->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_Gemm, exact, true)->Apply(GemmShapes);
+
 void BM_Dot(benchmark::State& state, std::string type) {
   int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  // Enough extra trips (~2 GFLOP) that the Run overhead's jitter on a shared machine stays small next to them.
-  int extra_trips = static_cast<int>(std::clamp(2e9 / flops, 4.0, 4000.0));
-  TimeTiledAgainstLoops(state, flops, extra_trips,
-                        [&](int trips, bool tiled) { return CompileDotLoop(type, m, k, n, trips, tiled, state); });
+  TimeTiledAgainstLoops(state, flops, ExtraTrips(flops), [&](int trips, bool tiled) {
+    return CompileDotLoop(type, m, k, n, trips, tiled, false, state);
+  });
 }
 
 void Shapes(benchmark::internal::Benchmark* b) {
-  for (int64_t s : {64, 256, 512, 1024}) b->Args({s, s, s});
-  b->Args({128, 1024, 4096});  // a dense layer: batch 128, 1024 -> 4096
-  b->Args({1000, 64, 1000});   // short k
-  b->Args({7, 512, 1031});     // thin m, prime n (edge tiles)
+  for (int64_t s : {64, 256, 512}) b->Args({s, s, s});
+  b->Args({1000, 64, 1000});  // short k
+  b->Args({7, 512, 1031});    // thin m, prime n (edge tiles)
   b->Unit(benchmark::kMillisecond);
 }
 

@@ -4,7 +4,8 @@
 // Per feature group, out[pos, co] = sum over k of X[pos, k] * W[k, co], where pos enumerates output positions,
 // k = (window position in row-major order, input feature) and X[pos, k] is the input element the window tap reads.
 // That is exactly the interpreter's accumulation order (window positions, then input features) for every output
-// element, each product rounded then added, from +0. Two output layouts map onto the GEMM's contiguous C rows:
+// element, from +0: in exact mode each product rounded then added, in the default mode one fused multiply-add per
+// product (ir_emitter_gemm.h states the bound). Two output layouts map onto the GEMM's contiguous C rows:
 //   - feature dimension most minor (NHWC-like): C = out with rows = the other output dimensions in layout order;
 //   - batch and feature dimensions most major (NCHW-like): per batch element, C^T = W^T X^T with C's rows the output
 //     features and its columns the spatial positions.
@@ -12,10 +13,11 @@
 // interpreter's narrow-float convolution. Other layouts, batch groups, mixed operand types and other element types
 // keep the loop nest (ir_emitter_convolution.cc).
 //
-// Taps that fall into padding or base-dilation holes pack as +0, where the interpreter skips them. Adding w * 0 is
-// exact for finite w: the accumulator starts at +0 and so is never -0 (x + y is -0 only when both are -0), hence
-// acc + (+-0) == acc bit for bit. An inf or NaN weight would turn the skipped product into NaN, so convolutions
-// that can have such taps check the kernel at run time and take the loop nest when any weight is not finite.
+// Taps that fall into padding or base-dilation holes pack as +0, where the interpreter skips them. Adding w * 0
+// (rounded or fused) is exact for finite w: the accumulator starts at +0 and so is never -0 (x + y is -0 only when both
+// are -0), hence acc + (+-0) == acc bit for bit. An inf or NaN weight would turn the skipped product into NaN, so
+// convolutions that can have such taps check the kernel at run time and take the loop nest when any weight is not
+// finite.
 #include <algorithm>
 
 #include "codegen/ir_emitter_gemm.h"
@@ -137,8 +139,9 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
                                                  b.CreateURem(arg, b.getInt64(groups))};
   };
   // X[pos, k]: the input element under window tap k of output position pos, +0 in padding and dilation holes.
-  GemmPacker pack_input = [=](llvm::IRBuilder<>& b, llvm::Value* input, llvm::Value* arg, llvm::Value* i0,
-                              llvm::Value* count, llvm::Value* k0, llvm::Value* kc, llvm::Value* dst, int64_t width) {
+  GemmPacker pack_input_scalar = [=](llvm::IRBuilder<>& b, llvm::Value* input, llvm::Value* arg, llvm::Value* i0,
+                                     llvm::Value* count, llvm::Value* k0, llvm::Value* kc, llvm::Value* dst,
+                                     int64_t width) {
     auto [batch, group] = split_batch(b, arg);
     auto store = [&](llvm::Value* kk, llvm::Value* r, llvm::Value* v) {
       b.CreateAlignedStore(v, b.CreateInBoundsGEP(ct, dst, b.CreateNSWAdd(b.CreateNSWMul(kk, b.getInt64(width)), r)),
@@ -213,6 +216,107 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
         },
         "im2col.r");
   };
+  // The same panel, one vector per k, when the panel's positions are consecutive along the innermost output
+  // dimension within one row and that dimension reads the input contiguously (stride 1, no base dilation, input
+  // stride 1: NCHW-like layouts, where positions are the GEMM's columns). Lane r then reads the input at x0 + r; lanes
+  // in the padding are masked off and packed as +0, exactly as the scalar packer does.
+  GemmPacker pack_input = pack_input_scalar;
+  const int64_t last_dim = position_dims.empty() ? -1 : position_dims.back();
+  const int64_t s_last = last_dim < 0 ? -1 : spatial_of_dim[last_dim];
+  if (s_last >= 0 && window.dimensions[s_last].stride == 1 && window.dimensions[s_last].base_dilation == 1 &&
+      ls[dn.input_spatial_dimensions[s_last]] == 1) {
+    const WindowDimension last_wd = window.dimensions[s_last];
+    const int64_t last_in = ld[dn.input_spatial_dimensions[s_last]], row = position_sizes.back();
+    const bool f16 = type == PrimitiveType::kF16;
+    pack_input = [=](llvm::IRBuilder<>& b, llvm::Value* input, llvm::Value* arg, llvm::Value* i0, llvm::Value* count,
+                     llvm::Value* k0, llvm::Value* kc, llvm::Value* dst, int64_t width) {
+      llvm::Value* in_row =
+          b.CreateICmpSLE(b.CreateNSWAdd(b.CreateURem(i0, b.getInt64(row)), b.getInt64(width)), b.getInt64(row));
+      GemmIf(
+          b, b.CreateAnd(b.CreateICmpEQ(count, b.getInt64(width)), in_row),
+          [&] {
+            auto [batch, group] = split_batch(b, arg);
+            const unsigned lanes = static_cast<unsigned>(width);
+            llvm::Type* storage = narrow ? b.getInt16Ty() : ct;
+            auto* storage_vector = llvm::FixedVectorType::get(storage, lanes);
+            std::vector<llvm::Value*> coords = Decode(b, i0, position_sizes);
+            std::vector<llvm::Value*> o(spatial);
+            llvm::Value* n = batch;
+            for (size_t i = 0; i < position_dims.size(); ++i) {
+              if (position_dims[i] == out_batch) n = coords[i];
+              if (spatial_of_dim[position_dims[i]] >= 0) o[spatial_of_dim[position_dims[i]]] = coords[i];
+            }
+            llvm::Value* base =
+                b.CreateNSWAdd(b.CreateNSWMul(n, b.getInt64(ls[dn.input_batch_dimension])),
+                               b.CreateNSWMul(group, b.getInt64(in_group * ls[dn.input_feature_dimension])));
+            std::vector<llvm::Constant*> iota;
+            for (unsigned r = 0; r < lanes; ++r) iota.push_back(b.getInt64(r));
+            llvm::Value* p_lo = b.CreateUDiv(k0, b.getInt64(in_group));
+            llvm::Value* p_hi = b.CreateNSWAdd(
+                b.CreateUDiv(b.CreateNSWSub(b.CreateNSWAdd(k0, kc), b.getInt64(1)), b.getInt64(in_group)),
+                b.getInt64(1));
+            GemmLoop(
+                b, p_lo, p_hi, 1,
+                [&](llvm::Value* p) {
+                  std::vector<llvm::Value*> w = Decode(b, p, window_sizes);
+                  llvm::Value* offset = base;
+                  llvm::Value* valid = b.getTrue();
+                  for (size_t s = 0; s < spatial; ++s) {
+                    if (static_cast<int64_t>(s) == s_last) continue;
+                    WindowTap tap = EmitWindowTap(b, window.dimensions[s], ld[dn.input_spatial_dimensions[s]],
+                                                  od[dn.output_spatial_dimensions[s]], o[s], w[s]);
+                    if (tap.valid != nullptr) valid = b.CreateAnd(valid, tap.valid);
+                    offset = b.CreateAdd(offset, b.CreateMul(tap.x, b.getInt64(ls[dn.input_spatial_dimensions[s]])));
+                  }
+                  // Lane 0's input coordinate along the row; lane r reads x0 + r.
+                  llvm::Value* x0 = b.CreateNSWSub(
+                      b.CreateNSWAdd(o[s_last], b.CreateNSWMul(w[s_last], b.getInt64(last_wd.window_dilation))),
+                      b.getInt64(last_wd.padding_low));
+                  offset = b.CreateAdd(offset, x0);
+                  llvm::Value* xs = b.CreateAdd(b.CreateVectorSplat(lanes, x0), llvm::ConstantVector::get(iota));
+                  llvm::Value* mask =
+                      b.CreateAnd(b.CreateAnd(b.CreateICmpSGE(xs, llvm::Constant::getNullValue(xs->getType())),
+                                              b.CreateICmpSLT(xs, b.CreateVectorSplat(lanes, b.getInt64(last_in)))),
+                                  b.CreateVectorSplat(lanes, valid));
+                  llvm::Value* first_k = b.CreateNSWMul(p, b.getInt64(in_group));
+                  llvm::Value* c_lo =
+                      b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b.CreateNSWSub(k0, first_k), b.getInt64(0));
+                  llvm::Value* c_hi = b.CreateBinaryIntrinsic(
+                      llvm::Intrinsic::smin, b.CreateNSWSub(b.CreateNSWAdd(k0, kc), first_k), b.getInt64(in_group));
+                  llvm::Value* kk0 = b.CreateNSWSub(first_k, k0);
+                  GemmLoop(
+                      b, c_lo, c_hi, 1,
+                      [&](llvm::Value* z) {
+                        // Not inbounds: lane 0 may sit before the input when it is masked off.
+                        llvm::Value* at = b.CreateGEP(
+                            storage, input,
+                            b.CreateAdd(offset, b.CreateNSWMul(z, b.getInt64(ls[dn.input_feature_dimension]))));
+                        llvm::Value* v =
+                            b.CreateMaskedLoad(storage_vector, at, llvm::Align(storage->getPrimitiveSizeInBits() / 8),
+                                               mask, llvm::Constant::getNullValue(storage_vector));
+                        if (narrow) {
+                          auto* float_vector = llvm::FixedVectorType::get(ct, lanes);
+                          if (f16) {
+                            v = b.CreateFPExt(b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), lanes)),
+                                              float_vector);
+                          } else {
+                            auto* i32_vector = llvm::FixedVectorType::get(b.getInt32Ty(), lanes);
+                            v = b.CreateBitCast(
+                                b.CreateShl(b.CreateZExt(v, i32_vector), b.CreateVectorSplat(lanes, b.getInt32(16))),
+                                float_vector);
+                          }
+                        }
+                        llvm::Value* row_dst =
+                            b.CreateInBoundsGEP(ct, dst, b.CreateNSWMul(b.CreateNSWAdd(kk0, z), b.getInt64(width)));
+                        b.CreateAlignedStore(v, row_dst, align);
+                      },
+                      "im2col.row.z");
+                },
+                "im2col.row.p");
+          },
+          [&] { pack_input_scalar(b, input, arg, i0, count, k0, kc, dst, width); });
+    };
+  }
   // W[k, co] read as rows co: the kernel element of window position k / in_group (reversed where asked) and input
   // feature k % in_group, for output feature co of the group.
   GemmPacker pack_kernel = [=](llvm::IRBuilder<>& b, llvm::Value* kernel, llvm::Value* arg, llvm::Value* i0,
@@ -250,6 +354,7 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
 
   GemmSpec spec;
   spec.element = ct;
+  spec.fma = !options_.exact;
   spec.k = k;
   if (direct) {
     spec.m = positions;

@@ -92,6 +92,7 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
     if (nrf == 1) n = dims[nb + nlf];
     GemmSpec spec;
     spec.element = ct;
+    spec.fma = !options_.exact;
     spec.m = m;
     spec.n = n;
     spec.k = k;

@@ -1,9 +1,10 @@
 // The blocked GEMM (BLIS-style): for each n block (nc columns) and each k block (kc, ascending) the B block is packed
 // into nr-column panels; for each m block (mc rows) the A block is packed into mr-row panels; the micro-kernel then
 // computes every mr x nr tile of C with its accumulators in vector registers (mr x nr/vector_width of them), one
-// broadcast A element times one B vector per register, multiply then add (never an FMA: the interpreter rounds the
-// product). Tiles on the m/n edges run the same kernel on a scratch tile and copy the valid part. Packing pads with
-// zeros so the kernel never touches memory past the operands and never computes on stale (possibly denormal) data.
+// broadcast A element times one B vector per register: multiply then add in exact mode (the interpreter rounds the
+// product), one FMA otherwise. Tiles on the m/n edges run the same kernel on a scratch tile and copy the valid part.
+// Packing pads with zeros so the kernel never touches memory past the operands and never computes on stale (possibly
+// denormal) data.
 #include "codegen/ir_emitter_gemm.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
 namespace xlac::codegen::internal {
@@ -133,10 +135,12 @@ namespace {
 
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first): C[0:mr, 0:nr] (row stride ldc) = (first ? +0 : C)
 // + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order.
-llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmTiling& t, bool b_times_a,
+llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmTiling& t, bool b_times_a, bool fma,
                           const TargetInfo& target) {
   std::string name = fmt::format("xlac.gemm.kernel.{}.{}x{}{}", element->isFloatTy() ? "f32" : "f64", t.mr, t.nr,
-                                 b_times_a ? ".ba" : "");
+                                 fma         ? ".fma"
+                                 : b_times_a ? ".ba"
+                                             : "");
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
@@ -200,8 +204,12 @@ llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmT
     llvm::Value* a = b.CreateAlignedLoad(element, b.CreateInBoundsGEP(element, a_row, b.getInt64(r)), scalar_align);
     llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(vw), a);
     for (int64_t col = 0; col < cols; ++col) {
-      llvm::Value* product = b_times_a ? b.CreateFMul(b_vec[col], splat) : b.CreateFMul(splat, b_vec[col]);
       size_t i = static_cast<size_t>(r * cols + col);
+      if (fma) {
+        acc[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, b_vec[col], acc[i]});
+        continue;
+      }
+      llvm::Value* product = b_times_a ? b.CreateFMul(b_vec[col], splat) : b.CreateFMul(splat, b_vec[col]);
       acc[i] = b.CreateFAdd(acc[i], product);
     }
   }
@@ -224,17 +232,20 @@ llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmT
 
 GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target) {
   GemmTiling t;
-  // 512-bit: 8 x 2 zmm accumulators of 32 leave room for the B vectors and products; a multiply and an add per
-  // accumulator per k keep both vector ports busy (16 independent add chains hide the add latency). 256-bit parts
-  // have 16 registers: 4 x 2.
+  // 512-bit: 8 x 2 zmm accumulators of 32 leave room for the B vectors and products; 16 independent chains cover
+  // the latency of both vector ports (an FMA, or a multiply then an add, per accumulator per k). 256-bit parts have
+  // 16 registers: 6 x 2 accumulators, two B vectors, one broadcast A element and one product (no spills in exact
+  // mode either; on Zen 3 multiplies and adds issue on separate pipes, so exact mode keeps up with FMA).
   int vector_bits = target.has_avx512 ? 512 : 256;
   t.vector_width = vector_bits / element_bits;
   t.nr = 2 * t.vector_width;
-  t.mr = target.has_avx512 ? 8 : 4;
-  // A kc x nr B panel (32 KiB for f32 on AVX-512) stays in L1 while the mc x kc A block (96 KiB) streams from L2.
+  t.mr = target.has_avx512 ? 8 : 6;
+  // A kc x nr B panel (32 KiB for f32 on AVX-512, 16 KiB on AVX2) stays in L1 while the mc x kc A block (96 / 72
+  // KiB) streams from L2 and is reused for the nc columns of the B block (L2 or L3): a larger nc packs A fewer
+  // times (the 256-bit parts measured here have a 512 KiB L2 and take the B block from L3).
   t.kc = 256;
   t.mc = 12 * t.mr;
-  t.nc = 16 * t.nr;
+  t.nc = target.has_avx512 ? 16 * t.nr : 64 * t.nr;
   return t;
 }
 
@@ -245,7 +256,7 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   const int64_t kc_max = std::min(t.kc, spec.k);
   const int64_t nc_max = std::min(t.nc, RoundUp(spec.n, t.nr));
   const int64_t mc_max = std::min(t.mc, RoundUp(spec.m, t.mr));
-  llvm::Function* kernel = GetKernel(module, element, t, spec.b_times_a, target);
+  llvm::Function* kernel = GetKernel(module, element, t, spec.b_times_a, spec.fma, target);
 
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
@@ -253,6 +264,9 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, b.getInt64Ty()}, false);
   llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  // The packing buffers are static allocas (up to 1 MiB): inlined into its caller, each GEMM's buffers would occupy
+  // the caller's frame for the whole program, once per dot.
+  fn->addFnAttr(llvm::Attribute::NoInline);
   SetFunctionTargetAttributes(*fn, target);
   llvm::Value* a = fn->getArg(0);
   llvm::Value* bm = fn->getArg(1);

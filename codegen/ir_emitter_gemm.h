@@ -2,10 +2,11 @@
 // API.
 //
 // C[m, n] = sum over k of A[m, k] * B[k, n], for one batch element, with C's n stride 1. Every C element sees its
-// products in k order (0, 1, 2, ...), as a multiply rounded to the element type followed by an add rounded to it,
-// starting from +0: bit for bit the interpreter's loop. Blocking over m and n is free; the k blocks run in
-// ascending order and carry each partial sum through C itself, which holds the exact accumulator (the element type
-// is the accumulation type here).
+// products in k order (0, 1, 2, ...), starting from +0. In exact mode each step is a multiply rounded to the element
+// type followed by an add rounded to it: bit for bit the interpreter's loop. In the default mode (GemmSpec::fma)
+// each step is one fused multiply-add. Blocking over m and n is free; the k blocks run in ascending order and carry
+// each partial sum through C itself, which holds the exact accumulator (the element type is the accumulation type
+// here).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,10 @@ struct GemmSpec {
   // Multiply as b * a instead of a * b: A and B were swapped to make C's n stride 1, and the interpreter's product
   // is lhs * rhs (the operand order only matters for which NaN payload survives).
   bool b_times_a = false;
+  // Default numerics (not CodegenOptions::exact): each step of the k sum is one fused multiply-add, so an element
+  // still sums in k order but its products are not rounded. Both modes round k times per element, so both satisfy
+  // |C - exact| <= gamma_k sum |a||b|, gamma_k = k u / (1 - k u), u the element type's unit roundoff.
+  bool fma = false;
   // Operands that are not strided matrices (convolution's implicit im2col) bring their own packing; the strides
   // above are then unused.
   GemmPacker pack_a, pack_b;

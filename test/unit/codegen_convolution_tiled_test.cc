@@ -1,7 +1,7 @@
 // The tiled f32/f64 convolution (implicit im2col into the packed GEMM, codegen/ir_emitter_convolution_tiled.cc):
-// taken where it should be, bit for bit the interpreter across layouts, strides, padding, dilations, reversal,
-// feature groups and GEMM block edges, and exact around the zero-packed padding taps (non-finite weights fall
-// back to the loop nest at run time).
+// taken where it should be, bit for bit the interpreter in exact mode (within the fused multiply-add bound in the
+// default mode) across layouts, strides, padding, dilations, reversal, feature groups and GEMM block edges, and
+// exact around the zero-packed padding taps (non-finite weights fall back to the loop nest at run time).
 #include <cmath>
 #include <limits>
 #include <random>
@@ -9,12 +9,24 @@
 #include "absl/strings/str_join.h"
 #include "codegen_test_util.h"
 #include "fmt/format.h"
+#include "gemm_numerics_test_util.h"
 
 namespace xlac::codegen::testing {
 namespace {
 
-// Compiles `text` (tiled or not), checks whether the conv GEMM was emitted, and compares every output with the
-// interpreter on `args` (random when empty).
+// Products per output element of the root convolution (window positions times input features per group).
+int64_t ContractionSize(const Module& module) {
+  const Instruction* conv = module.entry_computation()->root();
+  const ConvolutionDimensionNumbers& dn = conv->FindAttr("dim_labels")->get<ConvolutionDimensionNumbers>();
+  const Shape& kernel = conv->operand(1)->shape();
+  int64_t elements = 1;
+  for (int64_t d : kernel.dimensions) elements *= d;
+  return elements / std::max<int64_t>(1, kernel.dimensions[dn.kernel_output_feature_dimension]);
+}
+
+// Compiles `text` (tiled or not) in both numerics modes, checks whether the conv GEMM was emitted (with fused
+// multiply-adds in the default mode only), and compares the output with the interpreter on `args` (random when
+// empty): bit for bit in exact mode, within the default mode's bound (gemm_numerics_test_util.h) otherwise.
 void Check(const std::string& text, bool tiled, bool expect_gemm, std::vector<Literal> args = {}, uint64_t seed = 3) {
   std::unique_ptr<Module> module = ParseAndVerify(text);
   ASSERT_NE(module, nullptr);
@@ -24,18 +36,34 @@ void Check(const std::string& text, bool tiled, bool expect_gemm, std::vector<Li
       args.push_back(interp::MakeRandomLiteral(entry->parameter(i)->shape(), seed + static_cast<uint64_t>(i)));
     }
   }
-  JitOptions options;
-  options.keep_llvm_ir = true;
-  options.compile.tiled_convolution = tiled;
-  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
-  ASSERT_TRUE(exe.ok()) << exe.status().ToString() << "\n" << text;
-  EXPECT_EQ((*exe)->llvm_ir().find("xlac.gemm.kernel") != std::string::npos, expect_gemm) << text;
   absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
   ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
-  ASSERT_TRUE(actual.ok()) << actual.status().ToString();
-  std::string difference = DescribeDifference((*expected)[0], (*actual)[0]);
-  EXPECT_TRUE(difference.empty()) << difference << "\n" << text;
+  for (bool exact : {true, false}) {
+    SCOPED_TRACE(exact ? "exact mode" : "default mode");
+    JitOptions options;
+    options.keep_llvm_ir = true;
+    options.compile.tiled_convolution = tiled;
+    options.compile.exact = exact;
+    absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString() << "\n" << text;
+    const std::string& ir = (*exe)->llvm_ir();
+    EXPECT_EQ(ir.find("xlac.gemm.kernel") != std::string::npos, expect_gemm) << text;
+    if (exact) EXPECT_EQ(ir.find("llvm.fma"), std::string::npos);
+    if (expect_gemm && !exact) EXPECT_NE(ir.find("llvm.fma"), std::string::npos);
+    absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
+    ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+    if (exact) {
+      std::string difference = DescribeDifference((*expected)[0], (*actual)[0]);
+      EXPECT_TRUE(difference.empty()) << difference << "\n" << text;
+      continue;
+    }
+    std::vector<Literal> magnitude_args;
+    for (const Literal& a : args) magnitude_args.push_back(Magnitudes(a));
+    absl::StatusOr<std::vector<Literal>> magnitudes = interp::Evaluate(*module, {magnitude_args});
+    ASSERT_TRUE(magnitudes.ok());
+    std::string outside = OutsideBound((*expected)[0], (*magnitudes)[0], (*actual)[0], ContractionSize(*module));
+    EXPECT_TRUE(outside.empty()) << outside << "\n" << text;
+  }
 }
 
 constexpr char kNhwc[] = R"(
@@ -241,6 +269,40 @@ ENTRY e {{
     Check(text, true, expect_gemm, {}, static_cast<uint64_t>(trial));
   }
   EXPECT_GE(tiled_count, 30);
+}
+
+// Rows of output positions wider than a B panel (NCHW-like, stride 1 along the row): whole panels pack one masked
+// vector load per k, with the padding, window dilation, negative padding and feature groups in the mask and
+// offsets; panels that cross a row or the end keep the scalar packer.
+TEST(CodegenConvolutionTiled, WideRowsPackWholeVectors) {
+  const char* convs[] = {
+      "a = $T[2,6,9,70] parameter(0)\n k = $T[16,6,3,3] parameter(1)\n"
+      " ROOT c = $T[2,16,9,70] convolution(a, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01",
+      "a = $T[1,8,5,50] parameter(0)\n k = $T[12,4,2,3] parameter(1)\n"
+      " ROOT c = $T[1,12,5,50] convolution(a, k), window={size=2x3 pad=0_1x2_2 rhs_dilate=1x2},"
+      " dim_labels=bf01_oi01->bf01, feature_group_count=2",
+      "a = $T[3,4,100] parameter(0)\n k = $T[8,4,5] parameter(1)\n"
+      " ROOT c = $T[3,8,101] convolution(a, k), window={size=5 pad=2_3}, dim_labels=bf0_oi0->bf0",
+      "a = $T[1,3,4,40] parameter(0)\n k = $T[8,3,1,3] parameter(1)\n"
+      " ROOT c = $T[1,8,4,36] convolution(a, k), window={size=1x3 pad=0_0x-1_-1}, dim_labels=bf01_oi01->bf01",
+      // NCHW input, NHWC output: positions are the GEMM's rows, packed mr lanes at a time.
+      "a = $T[2,6,9,70] parameter(0)\n k = $T[3,3,6,16] parameter(1)\n"
+      " ROOT c = $T[2,9,70,16] convolution(a, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01io->b01f",
+  };
+  for (const char* type : {"f32", "f64", "bf16", "f16"}) {
+    for (const char* conv : convs) {
+      std::string text = WithType(std::string("HloModule m\nENTRY e {\n ") + conv + "\n}", type);
+      SCOPED_TRACE(text);
+      Check(text, true, true, {}, 11);
+      std::unique_ptr<Module> module = ParseAndVerify(text);
+      ASSERT_NE(module, nullptr);
+      JitOptions options;
+      options.keep_llvm_ir = true;
+      absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+      ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+      EXPECT_NE((*exe)->llvm_ir().find("llvm.masked.load"), std::string::npos);
+    }
+  }
 }
 
 TEST(CodegenConvolutionTiled, F64AndNonDefaultLayouts) {

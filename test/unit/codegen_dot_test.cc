@@ -1,15 +1,72 @@
-// dot compiled with the JIT against the interpreter, bit for bit: the tiled GEMM path (f32/f64 matmuls in every
-// layout, batched, matrix-vector, sizes on and off the register-tile and cache-block edges) and the loop-nest path
-// (other element types, several contracting dimensions), plus the tiled path turned off.
+// dot compiled with the JIT against the interpreter: bit for bit in exact mode, within the fused multiply-add bound
+// in the default mode (ExpectDot). The tiled GEMM path (f32/f64/bf16/f16 matmuls in every layout, batched,
+// matrix-vector, sizes on and off the register-tile and cache-block edges) and the loop-nest path (other element
+// types, several contracting dimensions), plus the tiled path turned off.
 #include <array>
 #include <cmath>
 #include <limits>
 
 #include "codegen_test_util.h"
 #include "fmt/format.h"
+#include "gemm_numerics_test_util.h"
+#include "ir/status_macros.h"
 
 namespace xlac::codegen::testing {
 namespace {
+
+std::vector<Literal> RandomArguments(const Module& module, uint64_t seed) {
+  std::vector<Literal> args;
+  const Computation* entry = module.entry_computation();
+  for (int64_t i = 0; i < entry->parameter_count(); ++i) {
+    args.push_back(interp::MakeRandomLiteral(entry->parameter(i)->shape(), seed + static_cast<uint64_t>(i)));
+  }
+  return args;
+}
+
+absl::StatusOr<std::vector<Literal>> CompileAndRun(const Module& module, const std::vector<Literal>& args, bool exact) {
+  JitOptions options;
+  options.compile.exact = exact;
+  XLAC_ASSIGN_OR_RETURN(std::unique_ptr<JitExecutable> exe, JitExecutable::Compile(module, options));
+  return exe->Run(args);
+}
+
+// Exact mode (CompileOptions::exact) against the interpreter, bit for bit.
+void ExpectExactMatch(const std::string& text, std::vector<Literal> args = {}, uint64_t seed = 7) {
+  std::unique_ptr<Module> module = ParseAndVerify(text);
+  if (!module) return;
+  if (args.empty()) args = RandomArguments(*module, seed);
+  absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
+  absl::StatusOr<std::vector<Literal>> exact = CompileAndRun(*module, args, true);
+  ASSERT_TRUE(expected.ok() && exact.ok()) << expected.status().ToString() << exact.status().ToString() << text;
+  for (size_t d = 0; d < exact->size(); ++d) {
+    std::string difference = DescribeDifference((*expected)[d], (*exact)[d]);
+    EXPECT_TRUE(difference.empty()) << "exact mode: " << difference << "\n" << text;
+  }
+}
+
+// Both numerics modes against the interpreter. Exact mode: bit for bit. Default mode (fused multiply-adds, still in
+// k order): every output within |C - C_interp| <= 2 gamma_k sum |a||b|, gamma_k = k u / (1 - k u), since each of the
+// two sums is within gamma_k sum |a||b| of the exact one; narrow results add their own rounding. sum |a||b| is the
+// interpreter's result on the magnitudes of the arguments, so every output of `text` must be a dot of parameters
+// with at most `k` products per element. Returns the default-mode results (empty on failure).
+std::vector<Literal> ExpectDot(const std::string& text, int64_t k, std::vector<Literal> args = {}, uint64_t seed = 7) {
+  std::unique_ptr<Module> module = ParseAndVerify(text);
+  if (!module) return {};
+  if (args.empty()) args = RandomArguments(*module, seed);
+  ExpectExactMatch(text, args);
+  absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
+  std::vector<Literal> magnitude_args;
+  for (const Literal& a : args) magnitude_args.push_back(Magnitudes(a));
+  absl::StatusOr<std::vector<Literal>> magnitudes = interp::Evaluate(*module, {magnitude_args});
+  absl::StatusOr<std::vector<Literal>> fast = CompileAndRun(*module, args, false);
+  EXPECT_TRUE(expected.ok() && magnitudes.ok() && fast.ok()) << text;
+  if (!expected.ok() || !magnitudes.ok() || !fast.ok()) return {};
+  for (size_t d = 0; d < fast->size(); ++d) {
+    std::string outside = OutsideBound((*expected)[d], (*magnitudes)[d], (*fast)[d], k);
+    EXPECT_TRUE(outside.empty()) << "default mode: " << outside << "\n" << text;
+  }
+  return *std::move(fast);
+}
 
 std::string Layout(bool column_major) { return column_major ? "{0,1}" : "{1,0}"; }
 
@@ -33,21 +90,22 @@ TEST(CodegenDot, SquareAndPrimeSizesF32F64) {
   for (const char* type : {"f32", "f64"}) {
     for (int64_t s : {1, 2, 3, 7, 8, 16, 17, 31, 32, 33, 64, 97}) {
       SCOPED_TRACE(fmt::format("{} {}", type, s));
-      ExpectMatchesInterpreter(Matmul(type, s, s, s), {}, static_cast<uint64_t>(s));
+      ExpectDot(Matmul(type, s, s, s), s, {}, static_cast<uint64_t>(s));
     }
   }
 }
 
 TEST(CodegenDot, RectangularEdgeTiles) {
-  // m, k, n around the register tile (8 x 32 f32, 8 x 16 f64 on AVX-512; 4 x 16 / 4 x 8 otherwise) and the cache
-  // blocks (mc 96, kc 256, nc 512 / 256), including k blocks carried through the output.
-  const int64_t shapes[][3] = {{1, 1, 1},    {1, 5, 40},      {40, 5, 1},   {9, 1, 33},   {5, 3, 2},
-                               {13, 29, 37}, {95, 7, 31},     {97, 11, 65}, {8, 257, 32}, {3, 300, 5},
-                               {17, 513, 9}, {100, 260, 530}, {193, 3, 17}, {1, 600, 1},  {2, 19, 1000}};
+  // m, k, n around the register tile (8 x 32 f32, 8 x 16 f64 on AVX-512; 6 x 16 / 6 x 8 otherwise) and the cache
+  // blocks (mc 96 / 72, kc 256, nc 512 / 1024 for f32, half for f64), including k blocks carried through the output.
+  const int64_t shapes[][3] = {
+      {1, 1, 1},     {1, 5, 40},   {40, 5, 1},    {9, 1, 33},   {5, 3, 2},       {13, 29, 37},   {95, 7, 31},
+      {97, 11, 65},  {8, 257, 32}, {3, 300, 5},   {17, 513, 9}, {100, 260, 530}, {193, 3, 17},   {1, 600, 1},
+      {2, 19, 1000}, {6, 256, 16}, {12, 257, 48}, {73, 40, 17}, {7, 9, 1025},    {150, 520, 33}, {25, 3, 1100}};
   for (const char* type : {"f32", "f64", "bf16", "f16"}) {
     for (const auto& s : shapes) {
       SCOPED_TRACE(fmt::format("{} m={} k={} n={}", type, s[0], s[1], s[2]));
-      ExpectMatchesInterpreter(Matmul(type, s[0], s[1], s[2]), {}, static_cast<uint64_t>(s[0] * 7 + s[2]));
+      ExpectDot(Matmul(type, s[0], s[1], s[2]), s[1], {}, static_cast<uint64_t>(s[0] * 7 + s[2]));
     }
   }
 }
@@ -57,7 +115,7 @@ TEST(CodegenDot, TransposedOperandsAndLayouts) {
     for (int mask = 0; mask < 32; ++mask) {
       bool lt = mask & 1, rt = mask & 2, lc = mask & 4, rc = mask & 8, oc = mask & 16;
       SCOPED_TRACE(fmt::format("{} mask {}", type, mask));
-      ExpectMatchesInterpreter(Matmul(type, 37, 45, 29, lt, rt, lc, rc, oc), {}, static_cast<uint64_t>(mask));
+      ExpectDot(Matmul(type, 37, 45, 29, lt, rt, lc, rc, oc), 45, {}, static_cast<uint64_t>(mask));
     }
   }
 }
@@ -65,7 +123,7 @@ TEST(CodegenDot, TransposedOperandsAndLayouts) {
 TEST(CodegenDot, BatchedAndMatrixVector) {
   for (const std::string& t : {"f32", "f64", "bf16", "f16"}) {
     SCOPED_TRACE(t);
-    ExpectMatchesInterpreter(WithType(R"(
+    ExpectDot(WithType(R"(
 HloModule m
 ENTRY e {
   a = $T[3,19,41] parameter(0)
@@ -85,7 +143,8 @@ ENTRY e {
   outer = $T[19,41] dot(w, v), lhs_contracting_dims={}, rhs_contracting_dims={}
   ROOT t = ($T[3,19,35], $T[2,3,19,10]{2,3,0,1}, $T[2,3,19,10]{1,0,3,2}, $T[19], $T[41], $T[3,19], $T[], $T[19,41]) tuple(bmm, b2, b3, mv, vm, mv3, vv, outer)
 })",
-                                      t));
+                       t),
+              41);
   }
 }
 
@@ -94,10 +153,10 @@ TEST(CodegenDot, OtherTypesUseTheLoopNest) {
   for (const char* type : {"bf16", "f16", "s32", "s8", "u8", "s64"}) {
     for (const auto& s : {std::array<int64_t, 3>{7, 33, 21}, std::array<int64_t, 3>{17, 300, 9}}) {
       SCOPED_TRACE(fmt::format("{} m={} k={} n={}", type, s[0], s[1], s[2]));
-      ExpectMatchesInterpreter(Matmul(type, s[0], s[1], s[2], true, false, false, true, true));
+      ExpectDot(Matmul(type, s[0], s[1], s[2], true, false, false, true, true), s[1]);
     }
   }
-  ExpectMatchesInterpreter(R"(
+  ExpectDot(R"(
 HloModule m
 ENTRY e {
   a = bf16[40,50] parameter(0)
@@ -107,7 +166,8 @@ ENTRY e {
   mixed = f32[40,33] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   two_k = f32[2,5] dot(c, d), lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}
   ROOT t = (f32[40,33], f32[2,5]) tuple(mixed, two_k)
-})");
+})",
+            50);
 }
 
 // Signed zeros, infinities and NaNs: the tiled kernel starts from +0 and adds each product in order, so -0 products
@@ -127,10 +187,11 @@ TEST(CodegenDot, SpecialValuesKeepInterpreterRounding) {
   std::vector<Literal> args;
   args.push_back(std::move(a));
   args.push_back(std::move(b));
-  ExpectMatchesInterpreter(text, std::move(args));
+  ExpectExactMatch(text, std::move(args));
 }
 
-// Large values that cancel: any reassociation or fused multiply-add would change the bits.
+// Large values that cancel: in exact mode any reassociation or fused multiply-add would change the bits; the default
+// mode does fuse (some element differs from the interpreter) and stays within the bound.
 TEST(CodegenDot, OrderSensitiveSums) {
   const int64_t m = 16, k = 520, n = 64;
   Literal a(Shape::Array(PrimitiveType::kF32, {m, k}));
@@ -141,11 +202,18 @@ TEST(CodegenDot, OrderSensitiveSums) {
   std::vector<Literal> args;
   args.push_back(std::move(a));
   args.push_back(std::move(b));
-  ExpectMatchesInterpreter(Matmul("f32", m, k, n), std::move(args));
+  std::string text = Matmul("f32", m, k, n);
+  std::unique_ptr<Module> module = ParseAndVerify(text);
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
+  ASSERT_TRUE(expected.ok());
+  std::vector<Literal> fast = ExpectDot(text, k, std::move(args));
+  ASSERT_EQ(fast.size(), 1u);
+  EXPECT_FALSE(fast[0] == (*expected)[0]) << "the default mode should use fused multiply-adds";
 }
 
 TEST(CodegenDot, DotInsideWhileAndConstants) {
-  ExpectMatchesInterpreter(R"(
+  ExpectExactMatch(R"(
 HloModule m
 cond {
   p = (s32[], f32[40,40]) parameter(0)
@@ -177,27 +245,43 @@ ENTRY e {
 })");
 }
 
-// The fast path is really taken for f32/f64/bf16/f16 matmuls (and not for s32), and turning it off still matches.
+// The fast path is really taken for f32/f64/bf16/f16 matmuls (and not for s32), with fused multiply-adds in the
+// default mode only, and turning it off still matches.
 TEST(CodegenDot, TiledPathIsUsedAndCanBeTurnedOff) {
   for (const char* type : {"f32", "f64", "bf16", "f16", "s32"}) {
     for (bool tiled : {true, false}) {
-      SCOPED_TRACE(fmt::format("{} tiled={}", type, tiled));
-      std::unique_ptr<Module> module = ParseAndVerify(Matmul(type, 20, 30, 40));
-      ASSERT_NE(module, nullptr);
-      JitOptions options;
-      options.keep_llvm_ir = true;
-      options.compile.tiled_dot = tiled;
-      absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
-      ASSERT_TRUE(exe.ok()) << exe.status().ToString();
-      bool has_kernel = (*exe)->llvm_ir().find("xlac.gemm.kernel") != std::string::npos;
-      EXPECT_EQ(has_kernel, tiled && std::string(type) != "s32");
-      std::vector<Literal> args;
-      args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[0], 5));
-      args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[1], 6));
-      absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
-      absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
-      ASSERT_TRUE(expected.ok() && actual.ok());
-      EXPECT_TRUE((*actual)[0] == (*expected)[0]) << DescribeDifference((*expected)[0], (*actual)[0]);
+      for (bool exact : {true, false}) {
+        SCOPED_TRACE(fmt::format("{} tiled={} exact={}", type, tiled, exact));
+        std::unique_ptr<Module> module = ParseAndVerify(Matmul(type, 20, 30, 40));
+        ASSERT_NE(module, nullptr);
+        JitOptions options;
+        options.keep_llvm_ir = true;
+        options.compile.tiled_dot = tiled;
+        options.compile.exact = exact;
+        absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+        ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+        const std::string& ir = (*exe)->llvm_ir();
+        const bool gemm = tiled && std::string(type) != "s32";
+        EXPECT_EQ(ir.find("xlac.gemm.kernel") != std::string::npos, gemm);
+        if (exact) EXPECT_EQ(ir.find("llvm.fma"), std::string::npos);
+        if (gemm && !exact) EXPECT_NE(ir.find("llvm.fma"), std::string::npos);
+        std::vector<Literal> args;
+        args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[0], 5));
+        args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[1], 6));
+        absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
+        absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
+        ASSERT_TRUE(expected.ok() && actual.ok());
+        if (exact) {
+          EXPECT_TRUE((*actual)[0] == (*expected)[0]) << DescribeDifference((*expected)[0], (*actual)[0]);
+          continue;
+        }
+        std::vector<Literal> magnitude_args;
+        for (const Literal& a : args) magnitude_args.push_back(Magnitudes(a));
+        absl::StatusOr<std::vector<Literal>> magnitudes = interp::Evaluate(*module, {magnitude_args});
+        ASSERT_TRUE(magnitudes.ok());
+        std::string outside = OutsideBound((*expected)[0], (*magnitudes)[0], (*actual)[0], 30);
+        EXPECT_TRUE(outside.empty()) << outside;
+      }
     }
   }
 }
