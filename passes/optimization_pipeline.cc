@@ -8,6 +8,10 @@ std::vector<std::string> OptimizationPipeline(const OptimizationOptions& options
   if (options.opt_level <= 0) return {};
   // Simplification first (it exposes fusion opportunities and removes work), then fusion.
   return {
+      "algebraic-simplifier",
+      "constant-folding",
+      "dce",
+      "fusion",
   };
 }
 

@@ -7,10 +7,13 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/flatten_call_graph.h"
+#include "passes/fusion/fusion.h"
 #include "passes/fusion_inliner.h"
 #include "passes/layout_copies.h"
 #include "passes/pass.h"
 #include "passes/scan_expander.h"
+#include "passes/simplify/algebraic_simplifier.h"
+#include "passes/simplify/constant_folding.h"
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
 
@@ -19,16 +22,23 @@ namespace xlac {
 const std::vector<PassInfo>& RegisteredPasses() {
   static const std::vector<PassInfo>* const kPasses = [] {
     auto* passes = new std::vector<PassInfo>{
+        {"algebraic-simplifier", "Rewrite exact algebraic identities and collapse chains of data-movement ops",
+         RunAlgebraicSimplifier},
         {"async-to-sync", "Turn async collective start/done pairs and async-start/done into their synchronous forms",
          RunAsyncToSync},
         {"call-inliner", "Inline every call instruction (recursively) and drop the inlined callees", RunCallInliner},
+        {"constant-folding", "Evaluate instructions whose operands are all constants into constants",
+         RunConstantFolding},
         {"copy-insertion", "Add copies so that buffer assignment's aliasing never clobbers a live value",
          RunCopyInsertion},
         {"cse", "Merge identical side-effect-free instructions within each computation", RunCse},
         {"dce", "Remove unused side-effect-free instructions and computations unreachable from the entry", RunDce},
         {"flatten-call-graph", "Clone sequentially called computations so each has exactly one call site",
          RunFlattenCallGraph},
-        {"fusion-inliner", "Replace every fusion by its fused computation's instructions", RunFusionInliner},
+        {"fusion", "Fuse elemental producers into consumers, reductions and GEMM epilogues (kLoop/kInput/kOutput)",
+         RunFusion},
+        {"fusion-inliner", "Replace every fusion codegen cannot emit as one kernel by its fused computation's instructions",
+         RunFusionInliner},
         {"layout-copies",
          "Copy tuple operands and get-tuple-element results to their declared layouts where they differ",
          RunLayoutCopies},

@@ -12,12 +12,14 @@
 // The three fusion kinds (the `kind=` attribute, as XLA prints it):
 //   kLoop   — the fused computation is elemental ops only; its root is one array, or a tuple of arrays that all have
 //             the root's dimensions (multi-output loop fusion). One loop nest over the output.
-//   kInput  — the root is a reduce (or a tuple of reduces with identical operand dimensions and reduced dimensions:
-//             sibling multi-output fusion) whose reducer is a scalar computation and whose operands and init values
-//             are produced by elemental ops. One pass over the input.
+//   kInput  — the root is a single-operand reduce (or a tuple of such reduces with identical operand dimensions and
+//             reduced dimensions: sibling multi-output fusion) whose reducer is a scalar computation and whose
+//             operands and init values are produced by elemental ops. One pass over the input.
 //   kOutput — the root is produced by elemental ops from exactly one dot or convolution whose operands are
 //             parameters of the fused computation (the epilogue: bias, activation, residual, scaling). The GEMM
-//             writes the fusion's buffer and the epilogue runs over it.
+//             writes the fusion's buffer and the epilogue runs over it, so the root has the dot's dimensions,
+//             element type and layout, and the dot's value reaches it through elementwise ops that read their
+//             array operands at the output index only (no broadcast, transpose or reshape of it).
 #pragma once
 
 #include "ir/instruction.h"
