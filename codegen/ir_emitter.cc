@@ -484,6 +484,8 @@ absl::Status IrEmitter::EmitInstruction(const Instruction& inst) {
       return EmitConditional(inst);
     case Opcode::kReduce:
       return EmitReduce(inst);
+    case Opcode::kFusion:
+      return EmitFusion(inst);
     case Opcode::kDot:
       return EmitDot(inst);
     case Opcode::kConvolution:

@@ -427,6 +427,37 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module, const Buffe
   for (const Node& node : state.nodes) {
     result.slices_[{node.inst->unique_id(), node.index}] = state.set_slices[node.set];
   }
+  // An output fusion's dot or convolution writes the fusion's own buffer and reads its operands' buffers
+  // (codegen/ir_emitter_fusion.cc), so those fused instructions alias the slices: no bytes of their own. Only when
+  // the dot's result has the fusion's shape and layout, and the fused computation has this one caller.
+  for (const Node& node : state.nodes) {
+    const Instruction* fusion = node.inst;
+    if (fusion->opcode() != Opcode::kFusion || !node.index.empty() || fusion->StringAttr("kind") != "kOutput") continue;
+    const Computation* fused = fusion->called_computation(0);
+    const Instruction* gemm = nullptr;
+    int64_t gemms = 0;
+    for (const auto& inst : fused->instructions()) {
+      if (inst->opcode() == Opcode::kDot || inst->opcode() == Opcode::kConvolution) {
+        gemm = inst.get();
+        ++gemms;
+      }
+    }
+    int64_t callers = 0;
+    for (const auto& comp : module.computations()) {
+      for (const auto& inst : comp->instructions()) {
+        for (const Computation* callee : inst->called_computations()) callers += callee == fused ? 1 : 0;
+      }
+    }
+    if (gemms != 1 || callers != 1 || !SameArrayLayout(gemm->shape(), fusion->shape())) continue;
+    for (const Instruction* operand : gemm->operands()) {
+      if (operand->opcode() != Opcode::kParameter) continue;
+      const Instruction* outer = fusion->operand(operand->parameter_number());
+      if (outer->shape().IsArray() && result.HasSlice(outer)) {
+        result.slices_[{operand->unique_id(), {}}] = result.GetSlice(outer);
+      }
+    }
+    result.slices_[{gemm->unique_id(), {}}] = result.GetSlice(fusion);
+  }
   const Instruction* root = module.entry_computation()->root();
   for (const ShapeIndex& index : ArrayLeafIndices(root->shape())) {
     result.entry_result_slices_.push_back(result.GetSlice(root, index));

@@ -13,8 +13,29 @@ namespace {
 
 int64_t AlignUp(int64_t value, int64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
-// One unit per temp set, then in-place merges: an elementwise op whose result set starts at the op may take over
-// an operand's unit when that unit's last use is the op and the shapes and layouts agree.
+// Whether `from` reaches `root` only through ops that read their operands at the index they write.
+bool ReadsAtWrittenIndex(const Instruction* from, const Instruction* root) {
+  if (from == root) return true;
+  for (const Instruction* user : from->users()) {
+    if (!IsInPlaceCapable(*user) || user->shape().dimensions != from->shape().dimensions) return false;
+    if (!ReadsAtWrittenIndex(user, root)) return false;
+  }
+  return true;
+}
+
+// Operand `i` of `inst` may be overwritten by its result: elementwise ops, and loop fusions (codegen computes an
+// element from its operands before storing it) whose fused parameter `i` reaches the root only elementwise.
+bool CanWriteOver(const Instruction& inst, int64_t i) {
+  if (IsInPlaceCapable(inst)) return true;
+  if (inst.opcode() != Opcode::kFusion || inst.StringAttr("kind") != "kLoop" || !inst.shape().IsArray()) return false;
+  const Computation* fused = inst.called_computation(0);
+  if (i >= fused->parameter_count()) return false;
+  return ReadsAtWrittenIndex(fused->parameter(i), fused->root());
+}
+
+// One unit per temp set, then in-place merges: an elementwise op (or loop fusion, CanWriteOver) whose result set
+// starts at the op may take over an operand's unit when that unit's last use is the op and the shapes and layouts
+// agree.
 void FormUnits(State& s) {
   for (int64_t i = 0; i < static_cast<int64_t>(s.sets.size()); ++i) {
     AliasSet& set = s.sets[i];
@@ -29,15 +50,26 @@ void FormUnits(State& s) {
   }
   for (int64_t pos = 0; pos < static_cast<int64_t>(s.schedule.size()); ++pos) {
     const Instruction* inst = s.schedule[pos];
-    if (inst == nullptr || !IsInPlaceCapable(*inst)) continue;
+    if (inst == nullptr || !inst->shape().IsArray() ||
+        !(IsInPlaceCapable(*inst) || inst->opcode() == Opcode::kFusion)) {
+      continue;
+    }
     int64_t result = array_set.at(inst);
     AliasSet& rs = s.sets[result];
     if (rs.kind != AllocationKind::kTemp || rs.start != pos || s.units[rs.unit].sets.size() != 1) continue;
-    for (const Instruction* operand : inst->operands()) {
-      if (!SameArrayLayout(operand->shape(), inst->shape())) continue;
+    for (int64_t i = 0; i < inst->operand_count(); ++i) {
+      const Instruction* operand = inst->operand(i);
+      if (!SameArrayLayout(operand->shape(), inst->shape()) || !CanWriteOver(*inst, i)) continue;
       int64_t source = array_set.at(operand);
       AliasSet& os = s.sets[source];
       if (os.kind != AllocationKind::kTemp || source == result) continue;
+      // Every other operand holding the same data must also be read only where it is written.
+      bool all_same_index = true;
+      for (int64_t j = 0; j < inst->operand_count(); ++j) {
+        auto other = array_set.find(inst->operand(j));
+        if (j != i && other != array_set.end() && other->second == source) all_same_index &= CanWriteOver(*inst, j);
+      }
+      if (!all_same_index) continue;
       Unit& ou = s.units[os.unit];
       if (ou.end != pos || ou.size != rs.size) continue;
       Unit& ru = s.units[rs.unit];

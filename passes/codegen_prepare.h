@@ -2,7 +2,8 @@
 // async-to-sync, fusion-inliner and scan-expander (codegen lowers neither async ops, fusions nor scans; async-to-sync
 // comes first because an async fusion-start/done becomes a fusion; scan-expander's calls of the scan body are inlined
 // next): call-inliner, flatten-call-graph, layout-copies, dce, copy-insertion,
-// verifying after each.
+// verifying after each. Then every output fusion gets a fused computation of its own (buffer assignment aliases the
+// fused dot to the fusion's buffer).
 //
 // Precondition: the module verifies. A failure is an error of the named pass (or a verification failure after it,
 // which is a compiler bug; the verifier's first message is included).

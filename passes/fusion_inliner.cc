@@ -10,10 +10,20 @@
 #include "ir/computation.h"
 #include "ir/status_macros.h"
 #include "passes/alias_util.h"
+#include "passes/fusion/fusible.h"
 
 namespace xlac {
 absl::StatusOr<bool> RunFusionInliner(Module& module) {
   bool changed = false;
+  // Computations codegen emits as scalar code or inside a kernel (reducers, comparators, fused computations): a
+  // fusion there is always inlined. Inlining only copies calls these computations already make, so the set stays valid.
+  absl::flat_hash_set<const Computation*> embedded;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (CallsSequentially(*inst)) continue;
+      for (const Computation* callee : inst->called_computations()) embedded.insert(callee);
+    }
+  }
   std::vector<Computation*> fused;  // callee-first, without duplicates
   absl::flat_hash_set<const Computation*> seen;
   for (Computation* comp : module.MakeComputationPostOrder()) {
@@ -22,6 +32,7 @@ absl::StatusOr<bool> RunFusionInliner(Module& module) {
       if (inst->called_computations().size() != 1) {
         return absl::InvalidArgumentError(absl::StrCat("fusion ", inst->name(), " must call exactly one computation"));
       }
+      if (!embedded.contains(comp) && IsEmittableFusion(*inst)) continue;
       if (seen.insert(inst->called_computation(0)).second) fused.push_back(inst->called_computation(0));
       XLAC_RETURN_IF_ERROR(InlineCalledComputation(module, *comp, inst));
       changed = true;

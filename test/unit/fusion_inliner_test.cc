@@ -45,7 +45,7 @@ fused_inner {
 fused_outer {
   x = f32[4] parameter(0)
   y = f32[4] parameter(1)
-  e = f32[4] fusion(x, y), kind=kLoop, calls=fused_inner
+  e = f32[4] fusion(x, y), kind=kCustom, calls=fused_inner
   z = f32[] constant(0)
   r = f32[] reduce(e, z), dimensions={0}, to_apply=sum
   ROOT t = (f32[], f32[4]) tuple(r, e)
@@ -59,8 +59,8 @@ ENTRY main {
   p = f32[4] parameter(0)
   q = f32[4] parameter(1)
   f = (f32[], f32[4]) fusion(p, q), kind=kInput, calls=fused_outer
-  g = f32[4] fusion(q), kind=kLoop, calls=passthrough
-  h = f32[4] fusion(g, p), kind=kLoop, calls=fused_inner
+  g = f32[4] fusion(q), kind=kCustom, calls=passthrough
+  h = f32[4] fusion(g, p), kind=kCustom, calls=fused_inner
   r = f32[] get-tuple-element(f), index=0
   ROOT out = (f32[], f32[4], f32[4]) tuple(r, h, g)
 }
@@ -90,6 +90,53 @@ TEST(FusionInliner, InlinesNestedFusionsAndKeepsResults) {
   absl::StatusOr<bool> again = RunFusionInliner(*module);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(*again);
+}
+
+// Fusions codegen emits as one kernel (passes/fusion/fusible.h) stay; a kLoop fusion with a non-elemental op
+// (here a dot) is inlined.
+TEST(FusionInliner, KeepsFusionsCodegenEmits) {
+  std::unique_ptr<Module> module = Parse(R"(
+HloModule m
+
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+loop {
+  x = f32[4,4] parameter(0)
+  y = f32[4,4] parameter(1)
+  ROOT m = f32[4,4] multiply(x, y)
+}
+
+input {
+  x = f32[4,4] parameter(0)
+  e = f32[4,4] exponential(x)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(e, z), dimensions={1}, to_apply=sum
+}
+
+not_elemental {
+  x = f32[4,4] parameter(0)
+  ROOT d = f32[4,4] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+
+ENTRY main {
+  p = f32[4,4] parameter(0)
+  f = f32[4,4] fusion(p, p), kind=kLoop, calls=loop
+  g = f32[4] fusion(f), kind=kInput, calls=input
+  h = f32[4,4] fusion(p), kind=kLoop, calls=not_elemental
+  ROOT t = (f32[4], f32[4,4]) tuple(g, h)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = RunFusionInliner(*module);
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(CountOpcode(*module, Opcode::kFusion), 2);
+  EXPECT_EQ(CountOpcode(*module, Opcode::kDot), 1);
+  EXPECT_EQ(module->computations().size(), 4u);  // sum, loop, input, main
 }
 
 }  // namespace
