@@ -188,6 +188,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   codegen::JitOptions jit_options;
   jit_options.compile.opt_level = options.opt_level;
   jit_options.compile.target_cpu = options.target_cpu;
+  jit_options.compile.exact = options.exact;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
   if (options.custom_call_handler) {
@@ -233,6 +234,10 @@ absl::Status Executable::Run(const std::vector<const void*>& parameters, const s
     return absl::InvalidArgumentError("expected " + std::to_string(impl_->results.size()) + " result buffers, got " +
                                       std::to_string(results.size()));
   }
+  if (!impl_->partitioned) {
+    // Straight between the caller's buffers and the executable's reused arena: no literals, no fresh pages.
+    return impl_->jit->RunBuffers(parameters, results);
+  }
   std::vector<Literal> args;
   args.reserve(parameters.size());
   for (size_t i = 0; i < parameters.size(); ++i) {
@@ -247,10 +252,7 @@ absl::Status Executable::Run(const std::vector<const void*>& parameters, const s
   }
   absl::StatusOr<std::vector<Literal>> out;
   Literal assembled;
-  if (!impl_->partitioned) {
-    out = impl_->jit->Run(args);
-    if (!out.ok()) return out.status();
-  } else {
+  {
     // Device d = replica * num_partitions + partition runs on its partition's shards; every replica gets the same.
     const int64_t partitions = impl_->num_partitions;
     std::vector<std::vector<Literal>> device_args(static_cast<size_t>(impl_->jit->num_devices()));
@@ -271,7 +273,7 @@ absl::Status Executable::Run(const std::vector<const void*>& parameters, const s
     assembled = *std::move(global);
   }
   std::vector<const Literal*> leaves;
-  FlattenLiteral(impl_->partitioned ? assembled : (*out)[0], leaves);
+  FlattenLiteral(assembled, leaves);
   if (leaves.size() != results.size()) return absl::InternalError("result leaf count changed");
   for (size_t j = 0; j < results.size(); ++j) {
     int64_t bytes = impl_->results[j].byte_size();

@@ -48,7 +48,8 @@ struct JitOptions {
   InfeedHandler infeed_handler;
 };
 
-// A compiled module. Reusable: every Run gets fresh buffers. Not safe to Run concurrently from several threads.
+// A compiled module. Reusable: its buffers are allocated on the first run and reused by every later one (results
+// are copies, so they stay valid). Not safe to Run concurrently from several threads.
 class JitExecutable {
  public:
   ~JitExecutable();
@@ -67,6 +68,10 @@ class JitExecutable {
   absl::StatusOr<std::vector<Literal>> Run(const std::vector<Literal>& args);
   // Runs device d on `args[d]` (d = replica * num_partitions + partition): the shards of a partitioned program.
   absl::StatusOr<std::vector<Literal>> RunPerDevice(const std::vector<std::vector<Literal>>& args);
+  // Runs every device on the same array parameters given as row-major buffers (parameters[i] holds
+  // parameter_shapes()[i]'s logical dimensions) and writes device 0's result leaves (flattened tuple, row-major)
+  // to `results`. Row-major parameters that are not donated are read in place, without a copy.
+  absl::Status RunBuffers(const std::vector<const void*>& parameters, const std::vector<void*>& results);
 
  private:
   struct Impl;
