@@ -8,6 +8,7 @@
 //    local dot is a partial sum, and one all-reduce over the contracting axes completes it (a row-parallel layer).
 // Padding in uneven contracting dimensions is zeroed first, on both sides (garbage could be inf or NaN).
 #include <algorithm>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -152,6 +153,8 @@ bool ShardedOnAny(const Tiling& t, const std::vector<int64_t>& dims) {
   return std::any_of(dims.begin(), dims.end(), [&](int64_t d) { return t.tiles[d] > 1; });
 }
 
+}  // namespace
+
 // True when `init` is a constant that may be combined into every partial result: the identity of add / multiply,
 // or anything for the idempotent max / min / and / or.
 bool InitIsSafeToRepeat(const Instruction& reduce, const Instruction& init) {
@@ -178,8 +181,6 @@ bool InitIsSafeToRepeat(const Instruction& reduce, const Instruction& init) {
   }
 }
 
-}  // namespace
-
 absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
   if (inst.opcode() != Opcode::kDot || inst.operand_count() != 2) return absl::NotFoundError("");
   DotDims d = DotDimsOf(inst);
@@ -193,10 +194,9 @@ absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst,
   return OutputDrivenDot(b, inst, d, out);
 }
 
-// Spatial dimensions tiled like the output need the `lo` elements before and `hi` after each core's input block:
-// they come from the neighbouring cores by collective-permute (zeros at the edges, which is the convolution's own
-// padding), and the local convolution then runs unpadded on that dimension. Only for stride 1, no dilation, and
-// padding that keeps the size (lo + hi == window - 1), where input and output blocks line up.
+// Windowed dimensions tiled like the output need the `lo` elements before and `hi` after each core's input block:
+// they come from the neighbouring cores by collective-permute, one per neighbour a halo reaches into (`fill` at the
+// edges; zeros, the convolution's own padding, when null), and the local op then runs unpadded on that dimension.
 
 absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruction& conv, Instruction* input,
                                            const Tiling& input_tiling, int64_t dim, int64_t lo, int64_t hi,
@@ -204,9 +204,14 @@ absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruct
   PrimitiveType type = input->shape().element_type;
   Instruction* x = input;
   const std::vector<int64_t> dims = x->shape().dimensions;
-  std::vector<Instruction*> pieces;
+  const int64_t shard = dims[dim];
   std::vector<std::vector<int64_t>> groups = GroupsAlongAxes(input_tiling, {dim});
-  auto edge = [&](int64_t start, int64_t size, bool to_next) {
+  const int64_t group_size = static_cast<int64_t>(groups.at(0).size());
+  if (shard <= 0 || lo > shard * (group_size - 1) || hi > shard * (group_size - 1)) {
+    return absl::InternalError("halo wider than the other blocks together");
+  }
+  // The elements [start, start + size) of the block `hops` cores before (to_next) or after this one.
+  auto piece = [&](int64_t start, int64_t size, int64_t hops, bool to_next) {
     std::vector<SliceRange> ranges;
     std::vector<int64_t> out = dims;
     for (size_t d = 0; d < dims.size(); ++d) ranges.push_back(SliceRange{0, dims[d], 1});
@@ -216,24 +221,33 @@ absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruct
     slice->SetAttr("slice", AttrValue::Of(std::move(ranges)));
     std::vector<std::pair<int64_t, int64_t>> pairs;
     for (const std::vector<int64_t>& g : groups) {
-      for (size_t k = 0; k + 1 < g.size(); ++k) {
-        pairs.push_back(to_next ? std::make_pair(g[k], g[k + 1]) : std::make_pair(g[k + 1], g[k]));
+      for (size_t k = 0; k + hops < g.size(); ++k) {
+        pairs.push_back(to_next ? std::make_pair(g[k], g[k + hops]) : std::make_pair(g[k + hops], g[k]));
       }
     }
     Instruction* halo = b.CollectivePermute(slice, pairs, conv);
     if (fill == nullptr) return halo;
-    // The core at the edge of the dimension received nothing: it sees the padding value instead.
+    // The cores within `hops` of the dimension's edge received nothing: they see the padding value instead.
     std::vector<int64_t> at_edge(static_cast<size_t>(b.num_devices()), 0);
-    for (const std::vector<int64_t>& g : groups) at_edge[to_next ? g.front() : g.back()] = 1;
+    for (const std::vector<int64_t>& g : groups) {
+      for (int64_t k = 0; k < hops; ++k) at_edge[to_next ? g[k] : g[g.size() - 1 - k]] = 1;
+    }
     Instruction* flag = b.TableLookup(at_edge);
     Instruction* is_edge = b.Add(Opcode::kCompare, Shape::Scalar(PrimitiveType::kPred), {flag, b.ConstantS32(1)});
     is_edge->SetAttr("direction", AttrValue::Enum("EQ"));
     return b.Add(Opcode::kSelect, halo->shape(),
                  {b.Broadcast(is_edge, halo->shape()), b.Broadcast(fill, halo->shape()), halo});
   };
-  if (lo > 0) pieces.push_back(edge(dims[dim] - lo, lo, /*to_next=*/true));
+  std::vector<Instruction*> pieces;
+  // Before the block: the farthest neighbour's part first.
+  for (int64_t hops = (lo + shard - 1) / shard; hops >= 1; --hops) {
+    int64_t size = std::min(shard, lo - (hops - 1) * shard);
+    pieces.push_back(piece(shard - size, size, hops, /*to_next=*/true));
+  }
   pieces.push_back(x);
-  if (hi > 0) pieces.push_back(edge(0, hi, /*to_next=*/false));
+  for (int64_t hops = 1; (hops - 1) * shard < hi; ++hops) {
+    pieces.push_back(piece(0, std::min(shard, hi - (hops - 1) * shard), hops, /*to_next=*/false));
+  }
   if (pieces.size() == 1) return x;
   std::vector<int64_t> out = dims;
   out[dim] = dims[dim] + lo + hi;
@@ -287,16 +301,26 @@ absl::StatusOr<PValue> HandleConvolutionImpl(ComputationBuilder& b, const Instru
     }
   }
   std::vector<int64_t> halo_dims;  // indices into the spatial dimension lists
+  std::vector<WindowPlan> plans;
   for (size_t i = 0; i < dn.output_spatial_dimensions.size(); ++i) {
     if (out.tiles[dn.output_spatial_dimensions[i]] == 1) continue;
     if (i >= window.dimensions.size()) return absl::NotFoundError("");
     const WindowDimension& w = window.dimensions[i];
-    bool aligned = w.stride == 1 && w.window_dilation == 1 && w.base_dilation == 1 && w.padding_low >= 0 &&
-                   w.padding_high >= 0 && w.padding_low + w.padding_high == w.size - 1 &&
-                   lhs_shape.dimensions[dn.input_spatial_dimensions[i]] ==
-                       inst.shape().dimensions[dn.output_spatial_dimensions[i]];
-    if (!aligned) return absl::NotFoundError("");
+    if (w.base_dilation != 1 || w.stride < 1 || w.window_dilation < 1) return absl::NotFoundError("");
+    // Each core computes the output windows of its block (a block wholly past the end computes padding).
+    const int64_t tiles = out.tiles[dn.output_spatial_dimensions[i]];
+    const int64_t out_size = inst.shape().dimensions[dn.output_spatial_dimensions[i]];
+    const int64_t out_shard = (out_size + tiles - 1) / tiles;
+    std::vector<int64_t> first(static_cast<size_t>(tiles), -1);
+    for (int64_t t = 0; t < tiles; ++t) {
+      if (t * out_shard < out_size) first[t] = t * out_shard;
+    }
+    std::optional<WindowPlan> plan =
+        PlanWindows(lhs_shape.dimensions[dn.input_spatial_dimensions[i]], tiles, std::move(first), out_shard, w.stride,
+                    (w.size - 1) * w.window_dilation + 1, w.padding_low);
+    if (!plan) return absl::NotFoundError("");
     halo_dims.push_back(static_cast<int64_t>(i));
+    plans.push_back(*std::move(plan));
   }
   std::vector<std::vector<int64_t>> lhs_axes(lhs_shape.rank()), rhs_axes(inst.operand(1)->shape().rank());
   lhs_axes[dn.input_batch_dimension] = {dn.output_batch_dimension};
@@ -308,13 +332,13 @@ absl::StatusOr<PValue> HandleConvolutionImpl(ComputationBuilder& b, const Instru
   // Garbage past the end of an uneven last shard must read as the zero padding it stands for.
   std::vector<int64_t> spatial_tiled;
   for (int64_t i : halo_dims) spatial_tiled.push_back(dn.input_spatial_dimensions[i]);
-  Instruction* input = b.MaskPadding(lhs.hlo, lhs_shape, lhs_tiling, spatial_tiled, b.Zero(lhs_shape.element_type));
-  for (int64_t i : halo_dims) {
-    const WindowDimension& w = window.dimensions[i];
-    int64_t shard = input->shape().dimensions[dn.input_spatial_dimensions[i]];
-    if (w.padding_low > shard || w.padding_high > shard) return absl::NotFoundError("");
-    XLAC_ASSIGN_OR_RETURN(input, ExchangeHalos(b, inst, input, lhs_tiling, dn.input_spatial_dimensions[i],
-                                               w.padding_low, w.padding_high, /*fill=*/nullptr));
+  Instruction* zero = b.Zero(lhs_shape.element_type);
+  Instruction* input = b.MaskPadding(lhs.hlo, lhs_shape, lhs_tiling, spatial_tiled, zero);
+  for (size_t k = 0; k < halo_dims.size(); ++k) {
+    const int64_t i = halo_dims[k];
+    XLAC_ASSIGN_OR_RETURN(WindowedBlock block,
+                          WindowedInput(b, inst, input, lhs_tiling, dn.input_spatial_dimensions[i], plans[k], zero));
+    input = block.value;
     window.dimensions[i].padding_low = 0;
     window.dimensions[i].padding_high = 0;
   }
@@ -329,10 +353,37 @@ absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instructio
   return HandleConvolutionImpl(b, inst, target);
 }
 
-absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
-  if (inst.opcode() != Opcode::kReduce || inst.operand_count() != 2 || !inst.shape().IsArray()) {
-    return absl::NotFoundError("");
+namespace {
+
+// The reducer's root opcode when it is add or multiply of its two parameters (nullopt otherwise).
+std::optional<Opcode> AddOrMultiply(const Instruction& reduce) {
+  const Computation* reducer = reduce.called_computation(0);
+  const Instruction* root = reducer->root();
+  if (reducer->parameter_count() != 2 || root->operand_count() != 2) return std::nullopt;
+  if (root->operand(0)->opcode() != Opcode::kParameter || root->operand(1)->opcode() != Opcode::kParameter ||
+      root->operand(0) == root->operand(1)) {
+    return std::nullopt;
   }
+  if (root->opcode() != Opcode::kAdd && root->opcode() != Opcode::kMultiply) return std::nullopt;
+  return root->opcode();
+}
+
+}  // namespace
+
+// reduce (also variadic, e.g. argmax). Reduced dimensions not tiled: the inputs are sliced like the result and
+// reduced locally. Tiled: padding is masked, each core reduces its block, and the partial results are combined
+// across the reduced dimensions' tile axes:
+//  - one input, an init value that may be repeated (0 for add, 1 for multiply, anything for max/min/and/or): one
+//    all-reduce with the reducer;
+//  - one input, add or multiply with another init value: the partial results start from the identity and the
+//    init value is applied once after the all-reduce (init + sum, which only reassociates);
+//  - several inputs: the partial results are all-gathered along a new leading dimension and reduced again with the
+//    same reducer and init values (GSPMD's form: each partial starts from the init values, so they must be neutral
+//    for the reducer, as for argmax's (-inf, 0)).
+absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  const int64_t k = inst.operand_count() / 2;
+  if (inst.opcode() != Opcode::kReduce || k < 1 || inst.operand_count() != 2 * k) return absl::NotFoundError("");
+  if (k == 1 ? !inst.shape().IsArray() : !inst.shape().IsTuple()) return absl::NotFoundError("");
   const Instruction* input = inst.operand(0);
   const int64_t rank = input->shape().rank();
   const std::vector<int64_t>& reduced = inst.dimensions();
@@ -340,35 +391,84 @@ absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& in
   for (int64_t i = 0; i < rank; ++i) {
     if (std::find(reduced.begin(), reduced.end(), i) == reduced.end()) kept.push_back(i);
   }
+  for (int64_t i = 0; i < k; ++i) {
+    if (!inst.operand(i)->shape().IsArray() || inst.operand(i)->shape().rank() != rank) {
+      return absl::NotFoundError("");
+    }
+  }
   PValue value = b.Get(input);
   XLAC_ASSIGN_OR_RETURN(Tiling in, TilingOf(value.sharding, rank, b.num_devices()));
-  if (!ShardedOnAny(in, reduced)) {
+  const bool sharded = ShardedOnAny(in, reduced);
+  std::optional<Opcode> add_or_multiply;
+  if (!sharded) {
     // Nothing to combine across cores: shard the input like the result first, so each core reduces only its part.
-    XLAC_ASSIGN_OR_RETURN(Tiling out, TilingOf(target, inst.shape().rank(), b.num_devices()));
+    Sharding element_target = target.IsTuple() ? target.tuple_elements.at(0) : target;
+    XLAC_ASSIGN_OR_RETURN(Tiling out, TilingOf(element_target, static_cast<int64_t>(kept.size()), b.num_devices()));
     std::vector<std::vector<int64_t>> axes(static_cast<size_t>(rank));
-    for (size_t k = 0; k < kept.size(); ++k) axes[kept[k]] = {static_cast<int64_t>(k)};
+    for (size_t j = 0; j < kept.size(); ++j) axes[kept[j]] = {static_cast<int64_t>(j)};
     in = RegroupAxes(out, axes);
-    XLAC_ASSIGN_OR_RETURN(value, b.ReshardToTiling(value, in, inst));
-  } else if (!InitIsSafeToRepeat(inst, *inst.operand(1))) {
-    return absl::NotFoundError("");
+  } else if (k == 1 && !InitIsSafeToRepeat(inst, *inst.operand(1))) {
+    add_or_multiply = AddOrMultiply(inst);
+    if (!add_or_multiply) return absl::NotFoundError("");
   }
-  XLAC_ASSIGN_OR_RETURN(PValue init, b.Reshard(b.Get(inst.operand(1)), Sharding::Replicated(), inst));
-  Instruction* masked = b.MaskPadding(value.hlo, value.base, in, reduced, init.hlo);
+  std::vector<Instruction*> inputs, inits;
+  for (int64_t i = 0; i < k; ++i) {
+    XLAC_ASSIGN_OR_RETURN(PValue v, b.ReshardToTiling(b.Get(inst.operand(i)), in, inst));
+    XLAC_ASSIGN_OR_RETURN(PValue init, b.Reshard(b.Get(inst.operand(k + i)), Sharding::Replicated(), inst));
+    inputs.push_back(v.hlo);
+    inits.push_back(init.hlo);
+  }
+  // With a non-neutral init value, partial results start from the identity instead.
+  std::vector<Instruction*> local_inits = inits;
+  if (add_or_multiply) {
+    Literal one(Shape::Scalar(inst.shape().element_type));
+    one.SetFromInt64(0, 1);
+    local_inits[0] = *add_or_multiply == Opcode::kAdd ? b.Zero(inst.shape().element_type) : b.ScalarConstant(one);
+  }
   std::vector<int64_t> dims;
-  for (int64_t k : kept) dims.push_back(masked->shape().dimensions[k]);
-  Shape shape = inst.shape();
-  shape.dimensions = dims;
-  Instruction* local = b.Clone(inst, shape, {masked, init.hlo});
+  for (int64_t j : kept) dims.push_back(ShardDims(input->shape().dimensions, in)[j]);
+  std::vector<Shape> local_shapes;
+  std::vector<Instruction*> operands;
+  for (int64_t i = 0; i < k; ++i) {
+    operands.push_back(b.MaskPadding(inputs[i], inst.operand(i)->shape(), in, reduced, local_inits[i]));
+    Shape shape = k == 1 ? inst.shape() : inst.shape().tuple_shapes[i];
+    shape.dimensions = dims;
+    local_shapes.push_back(shape);
+  }
+  operands.insert(operands.end(), local_inits.begin(), local_inits.end());
+  Instruction* local = b.Clone(inst, k == 1 ? local_shapes[0] : Shape::Tuple(local_shapes), operands);
   std::vector<int64_t> sharded_reduced;
   for (int64_t r : reduced) {
     if (in.tiles[r] > 1) sharded_reduced.push_back(r);
   }
-  if (!sharded_reduced.empty()) {
-    local = b.AllReduce(local, inst.called_computation(0), GroupsAlongAxes(in, sharded_reduced), inst);
-  }
   std::vector<std::vector<int64_t>> out_axes;
-  for (int64_t k : kept) out_axes.push_back({k});
-  return PValue{local, ToSharding(RegroupAxes(in, out_axes)), inst.shape()};
+  for (int64_t j : kept) out_axes.push_back({j});
+  Sharding result_sharding = ToSharding(RegroupAxes(in, out_axes));
+  if (k > 1) result_sharding = Sharding::Tuple(std::vector<Sharding>(static_cast<size_t>(k), result_sharding));
+  if (sharded_reduced.empty()) return PValue{local, result_sharding, inst.shape()};
+  std::vector<std::vector<int64_t>> groups = GroupsAlongAxes(in, sharded_reduced);
+  if (k == 1) {
+    local = b.AllReduce(local, inst.called_computation(0), groups, inst);
+    if (add_or_multiply) {
+      local = b.Add(*add_or_multiply, local->shape(), {b.Broadcast(inits[0], local->shape()), local});
+    }
+    return PValue{local, result_sharding, inst.shape()};
+  }
+  // Variadic: the partial results of the group side by side along a new leading dimension, reduced again.
+  std::vector<Instruction*> gathered;
+  for (int64_t i = 0; i < k; ++i) {
+    Instruction* part = b.Gte(local, i);
+    std::vector<int64_t> one_more = {1};
+    one_more.insert(one_more.end(), dims.begin(), dims.end());
+    Shape reshaped = Shape::Array(part->shape().element_type, one_more);
+    Instruction* r = b.Add(Opcode::kReshape, reshaped, {part});
+    gathered.push_back(b.AllGather(r, 0, groups, inst));
+  }
+  std::vector<Instruction*> final_operands = gathered;
+  final_operands.insert(final_operands.end(), inits.begin(), inits.end());
+  Instruction* combined = b.Clone(inst, local->shape(), final_operands);
+  combined->SetAttr("dimensions", AttrValue::IntList({0}));
+  return PValue{combined, result_sharding, inst.shape()};
 }
 
 }  // namespace xlac::spmd

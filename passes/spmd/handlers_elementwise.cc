@@ -49,15 +49,19 @@ absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instructio
   switch (inst.opcode()) {
     case Opcode::kTuple: {
       std::vector<Instruction*> elements;
+      Sharding produced = target;
       for (int64_t i = 0; i < inst.operand_count(); ++i) {
-        XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(b.Get(inst.operand(i)), target.tuple_elements[i], inst));
+        // Manual leaves cannot move; the driver decides whether the result may keep them.
+        const PValue& operand = b.Get(inst.operand(i));
+        produced.tuple_elements[i] = KeepManualLeaves(operand.sharding, target.tuple_elements[i], operand.base);
+        XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(operand, produced.tuple_elements[i], inst));
         elements.push_back(moved.hlo);
       }
       Instruction* tuple = b.Clone(inst, Shape(), elements);
       std::vector<Shape> shapes;
       for (Instruction* e : elements) shapes.push_back(e->shape());
       tuple->set_shape(Shape::Tuple(std::move(shapes)));
-      return PValue{tuple, target, inst.shape()};
+      return PValue{tuple, produced, inst.shape()};
     }
     case Opcode::kGetTupleElement: {
       const PValue& tuple = b.Get(inst.operand(0));
@@ -65,6 +69,20 @@ absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instructio
       Sharding expanded = ExpandTupleSharding(tuple.sharding, tuple.base);
       Instruction* gte = b.Clone(inst, tuple.hlo->shape().tuple_shapes.at(index), {tuple.hlo});
       return PValue{gte, expanded.tuple_elements.at(index), inst.shape()};
+    }
+    case Opcode::kCopy: {
+      if (!inst.shape().IsTuple()) return absl::NotFoundError("");
+      // Manual leaves cannot move; the driver decides whether the result may keep them.
+      const PValue& operand = b.Get(inst.operand(0));
+      Sharding want = KeepManualLeaves(operand.sharding, target, inst.shape());
+      XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(operand, want, inst));
+      // Copied leaf by leaf (a flat tuple), which is what code generation handles.
+      std::vector<Instruction*> leaves;
+      for (size_t i = 0; i < inst.shape().tuple_shapes.size(); ++i) {
+        Instruction* leaf = b.Gte(moved.hlo, static_cast<int64_t>(i));
+        leaves.push_back(leaf->shape().IsArray() ? b.Add(Opcode::kCopy, leaf->shape(), {leaf}) : leaf);
+      }
+      return PValue{b.Tuple(leaves), want, inst.shape()};
     }
     case Opcode::kOptimizationBarrier: {
       XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(b.Get(inst.operand(0)), target, inst));

@@ -185,13 +185,16 @@ absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, 
       return HandleManualBoundary(b, inst, target);
     }
   }
+  // Tuples are assembled and taken apart leaf by leaf: a tuple mixing manual and tiled leaves stays mixed.
   bool manual = IsManual(target);
+  bool leafwise = !manual && (inst.opcode() == Opcode::kTuple || inst.opcode() == Opcode::kGetTupleElement ||
+                              (inst.opcode() == Opcode::kCopy && inst.shape().IsTuple()));
   for (const Instruction* operand : inst.operands()) manual |= IsManual(b.Get(operand).sharding);
-  if (manual) return HandleManual(b, inst);
+  if (manual && !leafwise) return HandleManual(b, inst);
 
   using Handler = absl::StatusOr<PValue> (*)(ComputationBuilder&, const Instruction&, const Sharding&);
   for (Handler handler : {&HandleElementwise, &HandleDot, &HandleConvolution, &HandleReduce, &HandleReduceWindow,
-                          &HandleGatherScatter, &HandleShapeOp, &HandleControlFlow}) {
+                          &HandleSelectAndScatter, &HandleGatherScatter, &HandleShapeOp, &HandleControlFlow}) {
     absl::StatusOr<PValue> value = handler(b, inst, target);
     if (value.ok() || !absl::IsNotFound(value.status())) return value;
   }
@@ -199,6 +202,19 @@ absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, 
 }
 
 }  // namespace
+
+Sharding KeepManualLeaves(const Sharding& produced, const Sharding& target, const Shape& shape) {
+  if (shape.IsTuple()) {
+    Sharding from = ExpandTupleSharding(produced, shape);
+    Sharding to = ExpandTupleSharding(target, shape);
+    for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
+      to.tuple_elements[i] = KeepManualLeaves(from.tuple_elements[i], to.tuple_elements[i], shape.tuple_shapes[i]);
+    }
+    return to;
+  }
+  if (produced.kind == Sharding::Kind::kManual && target.kind == Sharding::Kind::kReplicated) return produced;
+  return target;
+}
 
 // The whole value on every core: replicated, or — for a value manual on a subgroup — whole within each manual group.
 absl::StatusOr<Sharding> WholeSharding(const Sharding& sharding, const Shape& base, int64_t num_devices) {
@@ -283,6 +299,12 @@ absl::StatusOr<Computation*> Partitioner::PartitionComputation(const Computation
     } else {
       Sharding target = inst == original.root() ? root_sharding : TargetSharding(*inst);
       absl::StatusOr<PValue> produced = Dispatch(b, *inst, target);
+      if (produced.ok() && inst == original.root() && &original == module_.entry_computation()) {
+        // A manual value cannot be resharded; as the entry's result it is read from core 0 just like a replicated
+        // one, so a leaf the program leaves manual stays manual where the result was merely defaulted to replicated.
+        target = KeepManualLeaves(produced->sharding, target, inst->shape());
+        entry_root_sharding_ = target;
+      }
       if (produced.ok()) produced = b.Reshard(*produced, target, *inst);
       if (!produced.ok()) {
         std::string message(produced.status().message());
@@ -361,7 +383,7 @@ absl::StatusOr<bool> RunSpmdPartitioner(Module& module, const SpmdOptions& optio
   // Masks and tables that turned out not to be needed leave dead constants behind.
   XLAC_RETURN_IF_ERROR(RunDce(module).status());
   report->parameter_shardings = param_shardings;
-  report->result_sharding = root_sharding;
+  report->result_sharding = partitioner.entry_root_sharding().value_or(root_sharding);
   ModuleConfig& config = module.mutable_config();
   if (config.entry_computation_layout.has_value()) {
     ComputationLayout layout;

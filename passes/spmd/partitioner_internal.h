@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,8 @@ class Partitioner {
   const std::vector<std::pair<Computation*, std::string>>& kept_computation_names() const { return comp_names_; }
   // The inserted collectives, parallel to report()->collectives.
   const std::vector<const Instruction*>& collectives() const { return collectives_; }
+  // The entry result's sharding when the partitioned program changed it (manual leaves kept manual).
+  const std::optional<Sharding>& entry_root_sharding() const { return entry_root_sharding_; }
 
  private:
   Module& module_;
@@ -144,7 +147,11 @@ class Partitioner {
   std::vector<const Computation*> replaced_;
   std::vector<const Instruction*> collectives_;
   std::vector<std::pair<Computation*, std::string>> comp_names_;
+  std::optional<Sharding> entry_root_sharding_;
 };
+
+// `target` with the leaves that are manual in `produced` and merely replicated in `target` made manual.
+Sharding KeepManualLeaves(const Sharding& produced, const Sharding& target, const Shape& shape);
 
 // Shape of a value's shard (tuples recursively). The sharding must fit the shape.
 absl::StatusOr<Shape> ShardShapeOf(const Shape& base, const Sharding& sharding, int64_t num_devices);
@@ -164,6 +171,33 @@ absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instructio
 absl::StatusOr<PValue> HandleReplicated(ComputationBuilder& b, const Instruction& inst);
 
 absl::StatusOr<PValue> HandleReduceWindow(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+absl::StatusOr<PValue> HandleSelectAndScatter(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+
+// Along one tiled dimension (global length `global_size`, `tiles` tiles), tile t needs the windows
+// [first[t], first[t] + count) (first[t] < 0: none), which read the input elements
+// [first[t] * stride - pad_lo, + (count - 1) * stride + size). The plan: the halos every block needs.
+struct WindowPlan {
+  std::vector<int64_t> first;
+  int64_t count = 0, stride = 1, size = 1, pad_lo = 0, global_size = 0, shard = 0;
+  int64_t lo = 0, hi = 0;  // halo lengths before / after each block
+};
+// nullopt when no tile needs a window or a halo would be wider than the other tiles' blocks together.
+std::optional<WindowPlan> PlanWindows(int64_t global_size, int64_t tiles, std::vector<int64_t> first, int64_t count,
+                                      int64_t stride, int64_t size, int64_t pad_lo);
+
+// This core's input range for its windows, cut out of its block extended by halos.
+struct WindowedBlock {
+  Instruction* value = nullptr;  // the range: (count - 1) * stride + size elements along the dimension
+  Instruction* base = nullptr;   // s32 scalar: where the range starts in the extended block
+  int64_t lo = 0;                // elements before this core's own block in the extended block
+  int64_t extended = 0;          // length of the extended block
+  bool whole = false;            // the range is the whole extended block on every core
+};
+// Extends every core's block of `input` along `dim` by the plan's halos from its neighbours (`fill` beyond the
+// array's ends; the caller masks the padding of uneven shards) and slices each core's range at its offset.
+absl::StatusOr<WindowedBlock> WindowedInput(ComputationBuilder& b, const Instruction& source, Instruction* input,
+                                            const Tiling& tiling, int64_t dim, const WindowPlan& plan,
+                                            Instruction* fill);
 
 // Extends this core's block of `input` (tiled by `input_tiling`) along `dim` by the `lo` elements before it and the
 // `hi` after it, fetched from the neighbouring cores by collective-permute. The cores at either end get `fill`
@@ -171,6 +205,10 @@ absl::StatusOr<PValue> HandleReduceWindow(ComputationBuilder& b, const Instructi
 absl::StatusOr<Instruction*> ExchangeHalos(ComputationBuilder& b, const Instruction& source, Instruction* input,
                                            const Tiling& input_tiling, int64_t dim, int64_t lo, int64_t hi,
                                            Instruction* fill);
+
+// True when the init value of `reduce` (a reduce or reduce-window) is a constant that may be combined into a result
+// any number of times: the identity of add / multiply, or anything for the idempotent max / min / and / or.
+bool InitIsSafeToRepeat(const Instruction& reduce, const Instruction& init);
 
 // True if the handler family recognizes the opcode (the driver tries them in order).
 bool IsElementwiseOp(const Instruction& inst);

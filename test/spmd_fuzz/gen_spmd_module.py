@@ -185,7 +185,7 @@ class Program:
 
     def add_comp(self, name, text):
         if name not in self.comps:
-            calls = re.findall(r"(?:to_apply|condition|body|true_computation|false_computation)=%([\w.\-]+)", text)
+            calls = re.findall(r"(?:to_apply|condition|body|true_computation|false_computation|select|scatter)=%([\w.\-]+)", text)
             self.comps[name] = (text, sorted(set(calls)))
             self.comp_order.append(name)
         return name
@@ -416,8 +416,8 @@ class Generator:
                         "  %%%s.b = %s[] parameter(1)\n"
                         "  ROOT %%%s.r = %s[] %s(%s[] %%%s.a, %s[] %%%s.b)\n}") % (
                     name, dtype, dtype, dtype, name, dtype, name, dtype, name, dtype, op, dtype, name, dtype, name)
-            else:  # comparator: lt / gt
-                d = "LT" if kind == "lt" else "GT"
+            else:  # comparator: lt / gt / le / ge
+                d = kind.upper()
                 text = ("%%%s (a: %s[], b: %s[]) -> pred[] {\n"
                         "  %%%s.a = %s[] parameter(0)\n"
                         "  %%%s.b = %s[] parameter(1)\n"
@@ -890,6 +890,44 @@ class Generator:
             self.maybe_shard(rw)
         return rw
 
+    def op_select_and_scatter(self, cur):
+        """A max-pool-gradient-like select-and-scatter: a GE/GT/LE/LT select, an add scatter; windowed dimensions
+        are often tiled (the partitioner's halo case)."""
+        rng = self.rng
+        x = self.pick(cur, lambda v: len(v.ty[1]) >= 1 and v.ty[0] in ("f32", "s32"))
+        dtype, dims = x.ty
+        sizes, strides, pads, out = [], [], [], []
+        for d in dims:
+            while True:
+                w = rng.randint(1, 3)
+                st = rng.choice([1, 1, 2, 3])
+                lo, hi = rng.randint(0, w - 1), rng.randint(0, w - 1)
+                if d + lo + hi >= w:
+                    break
+            sizes.append(w)
+            strides.append(st)
+            pads.append("%d_%d" % (lo, hi))
+            out.append((d + lo + hi - w) // st + 1)
+        src = self.value_of((dtype, tuple(out)), avoid=x)
+        window = "size=" + "x".join(map(str, sizes))
+        if any(st != 1 for st in strides):
+            window += " stride=" + "x".join(map(str, strides))
+        if any(p != "0_0" for p in pads):
+            window += " pad=" + "x".join(pads)
+        select = self.scalar_comp(rng.choice(["ge", "gt", "le", "lt"]), dtype)
+        scatter = self.scalar_comp("add", dtype)
+        init = self.reduce_init("add", dtype)
+        overlap = num_elements([-(-w // st) for w, st in zip(sizes, strides)])
+        sas = self.emit("select-and-scatter", x.ty, "select-and-scatter", [x.name, src.name, init.name],
+                        attrs=", window={%s}, select=%%%s, scatter=%%%s" % (window, select, scatter),
+                        mag=src.mag * overlap, comps=[select, scatter], shard=False)
+        windowed = [i for i, w in enumerate(sizes) if w > 1 or strides[i] > 1]
+        if windowed and rng.random() < 0.7:
+            sas.sharding = sharding_tiling_dim(rng, sas.ty, rng.choice(windowed), self.n)
+        else:
+            self.maybe_shard(sas)
+        return sas
+
     def op_convolution(self, cur):
         rng = self.rng
         x = self.pick(cur, lambda v: v.ty[0] == "f32" and len(v.ty[1]) in (3, 4))
@@ -1260,7 +1298,7 @@ class Generator:
            ("iota_or_constant", 4), ("dynamic_slice", 4), ("convert", 4), ("sort", 3), ("while", 3), ("call", 3),
            ("clamp", 2), ("dynamic_update_slice", 3), ("gather", 3), ("scatter", 2), ("reduce_window", 3),
            ("convolution", 4),
-           ("conditional", 2), ("sharding_custom_call", 2), ("sort2", 1), ("argmax", 1)]
+           ("conditional", 2), ("sharding_custom_call", 2), ("sort2", 1), ("argmax", 1), ("select_and_scatter", 2)]
 
     # -- chains and nested computations --
     def snapshot(self):

@@ -36,6 +36,13 @@ TEST(InterpreterDataMovement, Broadcast) {
             (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
 }
 
+TEST(InterpreterDataMovement, TupleCopyCopiesLeaves) {
+  EXPECT_EQ(Eval("  x = s32[3] parameter(0)\n  t = (s32[3], s32[3]) tuple(x, x)\n"
+                 "  c = (s32[3], s32[3]) copy(t)\n  ROOT g = s32[3] get-tuple-element(c), index=1",
+                 {Iota({3})}),
+            (std::vector<int64_t>{0, 1, 2}));
+}
+
 TEST(InterpreterDataMovement, ReshapeTransposeReverse) {
   EXPECT_EQ(Eval("  x = s32[2,3] parameter(0)\n  ROOT r = s32[3,2] reshape(x)", {Iota({2, 3})}),
             (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
