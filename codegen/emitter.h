@@ -5,9 +5,12 @@
 // are supplied by the caller; constant allocations are globals of the module and their buffers[i] is ignored).
 // Embedded computations (reducers, comparators) are emitted inline as scalar code.
 //
-// Numerics follow the reference interpreter exactly (runtime/interpreter/interpreter.h): narrow floats compute in
-// f32 and round after every op, transcendental functions call the same libm entry points, reductions and dot
-// products accumulate sequentially in row-major order, and no floating-point reassociation or contraction happens.
+// Numerics (docs/numerics.md): with CodegenOptions::exact they follow the reference interpreter bit for bit
+// (runtime/interpreter/interpreter.h): narrow floats compute in f32 and round after every op, transcendental
+// functions call the same libm entry points, reductions and dot products accumulate sequentially in row-major order,
+// and no floating-point reassociation or contraction happens. The default mode keeps the per-op rounding but inlines
+// vectorizable approximations (codegen/fast_math.h), reassociates reductions and uses FMA in the GEMM, within the
+// documented bounds.
 //
 // Ops that are not lowered yet fail with absl::UnimplementedError naming the opcode (never a crash).
 #pragma once

@@ -109,7 +109,9 @@ class Executable {
   // results()[j].byte_size() writable bytes. Unpartitioned with several devices, every device gets the same
   // parameters and the results are device 0's. Partitioned, every partition gets its shards of the parameters
   // (every replica the same shards) and the results are assembled from replica 0's partitions. Not safe to call
-  // concurrently on one Executable; reuse it across calls freely.
+  // concurrently on one Executable; reuse it across calls freely. The executable allocates its working buffers on
+  // the first Run and keeps them until it is destroyed (no allocation or page faults per run); results are always
+  // copied into `results`, so they never alias that memory.
   absl::Status Run(const std::vector<const void*>& parameters, const std::vector<void*>& results);
 
  private:
