@@ -43,6 +43,9 @@ struct CodegenOptions {
   // no FMA contraction or reassociation. The default may reassociate and approximate within the bounds written in
   // docs/numerics.md.
   bool exact = false;
+  // Large loop nests, GEMMs and convolutions run on the device's threads (xlac_rt_device_parallel_for); how many
+  // is the runtime's choice and never changes a result. false emits every loop inline.
+  bool parallel = true;
 };
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,

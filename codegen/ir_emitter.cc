@@ -311,6 +311,7 @@ absl::Status IrEmitter::EmitConstantGlobals() {
 absl::Status IrEmitter::EmitEntry() {
   llvm::FunctionType* type = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy()}, false);
   function_ = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, options_.entry_name, llvm_module_);
+  entry_function_ = function_;
   function_->getArg(0)->setName("buffers");
   function_->getArg(1)->setName("dev");
   function_->addFnAttr(llvm::Attribute::NoUnwind);

@@ -371,19 +371,24 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
     spec.b_times_a = true;
   }
   llvm::Function* gemm = EmitGemmFunction(llvm_module_, "xlac.conv.gemm." + inst.name(), spec, options_.target);
+  absl::Status status;
   auto tiled = [&] {
     // bf16/f16 accumulate in an f32 copy of the output (same layout) and round once at the end.
     int64_t elements = 1;
     for (int64_t d : od) elements *= d;
     llvm::Value* c_base = narrow ? AllocTemp(elements * 4) : out.base;
-    LoopNest({batch_count, groups}, {0, 1}, [&](const Index& bg) {
-      llvm::Value* c_off = b_.CreateNSWMul(bg[1], I64(out_group * out.strides[out_feature]));
-      if (!direct) c_off = b_.CreateNSWAdd(c_off, b_.CreateNSWMul(bg[0], I64(out.strides[out_batch])));
-      llvm::Value* arg = direct ? bg[1] : b_.CreateNSWAdd(b_.CreateNSWMul(bg[0], I64(groups)), bg[1]);
+    // Problem p is (batch element p / groups, group p % groups).
+    status = EmitGemmCalls(gemm, spec, batch_count * groups, [&](llvm::Value* p) {
+      llvm::Value* bg0 = b_.CreateUDiv(p, I64(groups));
+      llvm::Value* bg1 = b_.CreateURem(p, I64(groups));
+      llvm::Value* c_off = b_.CreateNSWMul(bg1, I64(out_group * out.strides[out_feature]));
+      if (!direct) c_off = b_.CreateNSWAdd(c_off, b_.CreateNSWMul(bg0, I64(out.strides[out_batch])));
+      llvm::Value* arg = direct ? bg1 : p;
       llvm::Value* a_ptr = direct ? lhs.base : rhs.base;
       llvm::Value* b_ptr = direct ? rhs.base : lhs.base;
-      b_.CreateCall(gemm, {a_ptr, b_ptr, b_.CreateInBoundsGEP(ct, c_base, c_off), arg});
+      return GemmOperands{a_ptr, b_ptr, b_.CreateInBoundsGEP(ct, c_base, c_off), arg};
     });
+    if (!status.ok()) return;
     if (narrow) {
       ShapeLoop(out.shape, [&](const Index& index) {
         llvm::Value* sum = b_.CreateAlignedLoad(ct, b_.CreateInBoundsGEP(ct, c_base, LinearIndex(out, index)), align);
@@ -394,6 +399,7 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
   };
   if (taps_valid) {
     tiled();
+    XLAC_RETURN_IF_ERROR(status);
     return true;
   }
   // Some taps are skipped by the interpreter: the packed zeros are only exact for finite weights.
@@ -409,8 +415,10 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
     llvm::Value* is_finite = b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, w), infinity);
     b_.CreateStore(b_.CreateAnd(b_.CreateLoad(b_.getInt1Ty(), finite), is_finite), finite);
   });
-  absl::Status status;
-  GemmIf(b_, b_.CreateLoad(b_.getInt1Ty(), finite), tiled, [&] { status = EmitConvolutionLoops(inst); });
+  GemmIf(b_, b_.CreateLoad(b_.getInt1Ty(), finite), tiled, [&] {
+    absl::Status loops = EmitConvolutionLoops(inst);
+    if (status.ok()) status = loops;
+  });
   XLAC_RETURN_IF_ERROR(status);
   return true;
 }

@@ -130,24 +130,25 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
         c_base = AllocTemp(elements * 4);
       }
       llvm::Function* gemm = EmitGemmFunction(llvm_module_, "xlac.gemm." + inst.name(), spec, options_.target);
-      std::vector<int64_t> batch_dims(dims.begin(), dims.begin() + static_cast<int64_t>(nb)), batch_order;
-      for (size_t i = 0; i < nb; ++i) batch_order.push_back(static_cast<int64_t>(i));
-      LoopNest(batch_dims, batch_order, [&](const Index& bi) {
+      // Problem p's batch index, row-major over the batch dimensions.
+      XLAC_RETURN_IF_ERROR(EmitGemmCalls(gemm, spec, batch, [&](llvm::Value* p) {
         llvm::Value* a_off = I64(0);
         llvm::Value* b_off = I64(0);
         llvm::Value* c_off = I64(0);
-        for (size_t i = 0; i < nb; ++i) {
-          a_off = b_.CreateNSWAdd(a_off, b_.CreateNSWMul(bi[i], I64(lhs.strides[lb[i]])));
-          b_off = b_.CreateNSWAdd(b_off, b_.CreateNSWMul(bi[i], I64(rhs.strides[rb[i]])));
-          c_off = b_.CreateNSWAdd(c_off, b_.CreateNSWMul(bi[i], I64(out.strides[i])));
+        llvm::Value* rest = p;
+        for (size_t i = nb; i-- > 0;) {
+          llvm::Value* bi = i == 0 ? rest : b_.CreateURem(rest, I64(dims[i]));
+          if (i > 0) rest = b_.CreateUDiv(rest, I64(dims[i]));
+          a_off = b_.CreateNSWAdd(a_off, b_.CreateNSWMul(bi, I64(lhs.strides[lb[i]])));
+          b_off = b_.CreateNSWAdd(b_off, b_.CreateNSWMul(bi, I64(rhs.strides[rb[i]])));
+          c_off = b_.CreateNSWAdd(c_off, b_.CreateNSWMul(bi, I64(out.strides[i])));
         }
         llvm::Type* storage = narrow_gemm ? b_.getInt16Ty() : ct;
-        llvm::Value* a_ptr = b_.CreateInBoundsGEP(storage, lhs.base, a_off);
-        llvm::Value* b_ptr = b_.CreateInBoundsGEP(storage, rhs.base, b_off);
-        llvm::Value* c_ptr = b_.CreateInBoundsGEP(ct, c_base, c_off);
-        if (swap) std::swap(a_ptr, b_ptr);
-        b_.CreateCall(gemm, {a_ptr, b_ptr, c_ptr, I64(0)});
-      });
+        GemmOperands ops{b_.CreateInBoundsGEP(storage, lhs.base, a_off), b_.CreateInBoundsGEP(storage, rhs.base, b_off),
+                         b_.CreateInBoundsGEP(ct, c_base, c_off), I64(0)};
+        if (swap) std::swap(ops.a, ops.b);
+        return ops;
+      }));
       if (narrow_gemm) {
         ShapeLoop(out.shape, [&](const Index& index) {
           StoreCompute(

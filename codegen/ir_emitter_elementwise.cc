@@ -434,18 +434,17 @@ absl::Status IrEmitter::EmitElementwise(const Instruction& inst) {
   for (const Instruction* operand : inst.operands()) operands.push_back(ArrayFor(operand));
   if (inst.opcode() == Opcode::kSelect) {
     // Moves bits, as the interpreter does.
-    ShapeLoop(out, [&](const Index& index) {
+    return ParallelShapeLoop(out, inst.name(), [&](const Index& index) {
       auto at = [&](const IrArray& a) { return a.shape.dimensions.empty() ? Index{} : index; };
       llvm::Value* p = LoadCompute(operands[0], at(operands[0]));
       llvm::Value* v = b_.CreateSelect(p, LoadRaw(operands[1], at(operands[1])), LoadRaw(operands[2], at(operands[2])));
       StoreRaw(result, index, v);
     });
-    return absl::OkStatus();
   }
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, type));
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, out.element_type));
   absl::Status status;
-  ShapeLoop(out, [&](const Index& index) {
+  XLAC_RETURN_IF_ERROR(ParallelShapeLoop(out, inst.name(), [&](const Index& index) {
     if (!status.ok()) return;
     std::vector<llvm::Value*> values;
     for (const IrArray& a : operands) values.push_back(LoadCompute(a, a.shape.dimensions.empty() ? Index{} : index));
@@ -455,7 +454,7 @@ absl::Status IrEmitter::EmitElementwise(const Instruction& inst) {
       return;
     }
     StoreCompute(result, index, *v);
-  });
+  }));
   return status;
 }
 

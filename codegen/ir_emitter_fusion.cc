@@ -30,20 +30,30 @@ Outputs LoopOutputs(IrEmitter& e, const Instruction& fusion) {
   return out;
 }
 
-// Marks the loads and stores of the blocks from `first` on: stores write the fusion's outputs, loads read its operands
-// (or, in place, the output element about to be written), so they never alias across elements. Without this LLVM
-// cannot vectorize a loop that reloads a broadcast operand from the same arena the output lives in.
-void MarkOutputsDisjoint(IrEmitter& e, llvm::Function& fn, size_t first) {
+// Marks the loads and stores of `fn`'s blocks from `first` on, and of the parallel loops outlined after `last`:
+// stores write the fusion's outputs, loads read its operands (or, in place, the output element about to be
+// written), so they never alias across elements. Without this LLVM cannot vectorize a loop that reloads a broadcast
+// operand from the same arena the output lives in.
+void MarkOutputsDisjoint(IrEmitter& e, llvm::Function& fn, size_t first, llvm::Function* last) {
   llvm::MDBuilder md(e.ctx());
   llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("xlac.fusion");
   llvm::MDNode* scope = md.createAnonymousAliasScope(domain, "outputs");
   llvm::MDNode* scopes = llvm::MDNode::get(e.ctx(), {scope});
-  size_t index = 0;
-  for (llvm::BasicBlock& block : fn) {
-    if (index++ < first) continue;
+  auto mark = [&](llvm::BasicBlock& block) {
     for (llvm::Instruction& inst : block) {
       if (llvm::isa<llvm::StoreInst>(inst)) inst.setMetadata(llvm::LLVMContext::MD_alias_scope, scopes);
       if (llvm::isa<llvm::LoadInst>(inst)) inst.setMetadata(llvm::LLVMContext::MD_noalias, scopes);
+    }
+  };
+  size_t index = 0;
+  for (llvm::BasicBlock& block : fn) {
+    if (index++ >= first) mark(block);
+  }
+  for (auto it = std::next(last->getIterator()); it != e.llvm_module().end(); ++it) {
+    if (!it->getName().starts_with("xlac.par.")) continue;
+    // The captures frame is read-only and distinct from every buffer.
+    for (llvm::BasicBlock& block : *it) {
+      if (&block != &it->getEntryBlock()) mark(block);
     }
   }
 }
@@ -59,7 +69,9 @@ absl::Status EmitElementalLoop(IrEmitter& e, const Instruction& fusion, const Ou
   absl::Status status;
   llvm::Function& fn = *e.b().GetInsertBlock()->getParent();
   size_t first_block = fn.size();
-  e.ShapeLoop(out.arrays[0].shape, [&](const Index& index) {
+  llvm::Function* last = &e.llvm_module().getFunctionList().back();
+  const Shape& shape = out.arrays[0].shape;
+  XLAC_RETURN_IF_ERROR(e.ParallelShapeLoop(shape, fusion.name(), [&](const Index& index) {
     if (!status.ok()) return;
     elemental.Reset();
     std::vector<llvm::Value*> values;
@@ -73,8 +85,8 @@ absl::Status EmitElementalLoop(IrEmitter& e, const Instruction& fusion, const Ou
     }
     // Stores after every value: an output written early must not change what a later value reads.
     for (size_t k = 0; k < values.size(); ++k) e.StoreCompute(out.arrays[k], index, values[k]);
-  });
-  if (status.ok()) MarkOutputsDisjoint(e, fn, first_block);
+  }));
+  if (status.ok()) MarkOutputsDisjoint(e, fn, first_block, last);
   return status;
 }
 

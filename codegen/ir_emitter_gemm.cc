@@ -261,7 +261,8 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type* ptr = b.getPtrTy();
-  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, b.getInt64Ty()}, false);
+  llvm::Type* i64t = b.getInt64Ty();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64t, i64t, i64t, i64t, i64t}, false);
   llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   // The packing buffers are static allocas (up to 1 MiB): inlined into its caller, each GEMM's buffers would occupy
@@ -272,6 +273,10 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   llvm::Value* bm = fn->getArg(1);
   llvm::Value* c = fn->getArg(2);
   llvm::Value* batch = fn->getArg(3);
+  llvm::Value* m_begin = fn->getArg(4);
+  llvm::Value* m_end = fn->getArg(5);
+  llvm::Value* n_begin = fn->getArg(6);
+  llvm::Value* n_end = fn->getArg(7);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   auto buffer = [&](int64_t elements, const char* what) {
     llvm::AllocaInst* alloca = b.CreateAlloca(element, b.getInt64(elements), what);
@@ -290,9 +295,9 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   GemmPacker pack_a = spec.pack_a ? spec.pack_a : StridedGemmPacker(element, spec.a_m, spec.a_k);
   GemmPacker pack_b = spec.pack_b ? spec.pack_b : StridedGemmPacker(element, spec.b_n, spec.b_k);
   GemmLoop(
-      b, i64(0), i64(spec.n), nc_max,
+      b, n_begin, n_end, nc_max,
       [&](llvm::Value* jc) {
-        llvm::Value* nc = Min(b, i64(nc_max), b.CreateNSWSub(i64(spec.n), jc));
+        llvm::Value* nc = Min(b, i64(nc_max), b.CreateNSWSub(n_end, jc));
         GemmLoop(
             b, i64(0), i64(spec.k), kc_max,
             [&](llvm::Value* pc) {
@@ -307,9 +312,9 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
                   },
                   "pack.b");
               GemmLoop(
-                  b, i64(0), i64(spec.m), mc_max,
+                  b, m_begin, m_end, mc_max,
                   [&](llvm::Value* ic) {
-                    llvm::Value* mc = Min(b, i64(mc_max), b.CreateNSWSub(i64(spec.m), ic));
+                    llvm::Value* mc = Min(b, i64(mc_max), b.CreateNSWSub(m_end, ic));
                     // A[ic:ic+mc, pc:pc+kc] -> panels of mr rows, k-major within a panel, zero past row mc.
                     GemmLoop(
                         b, i64(0), mc, t.mr,

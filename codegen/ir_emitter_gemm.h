@@ -59,8 +59,11 @@ struct GemmTiling {
 };
 GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target);
 
-// Defines `void name(ptr a, ptr b, ptr c, i64 batch)` computing `spec` (shapes and strides are constants in its
-// body); `batch` only reaches the packers.
+// Defines `void name(ptr a, ptr b, ptr c, i64 batch, i64 m_begin, i64 m_end, i64 n_begin, i64 n_end)` computing the
+// rows [m_begin, m_end) and columns [n_begin, n_end) of `spec`'s C (shapes and strides are constants in its body;
+// IrEmitter::EmitGemmCalls splits C across threads by these ranges); `batch` only reaches the packers. Ranges start
+// at multiples of the register tile (or cover the whole extent), so every C element sees the same k blocks in the
+// same order whatever the split.
 llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, const GemmSpec& spec,
                                  const TargetInfo& target);
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -49,6 +50,16 @@ struct WindowTap {
 };
 WindowTap EmitWindowTap(llvm::IRBuilder<>& b, const WindowDimension& wd, int64_t operand_size, int64_t output_size,
                         llvm::Value* o, llvm::Value* w);
+
+struct GemmSpec;  // codegen/ir_emitter_gemm.h
+
+// Arguments of one call of a GEMM function (EmitGemmFunction): operand and result bases and the packers' batch.
+struct GemmOperands {
+  llvm::Value* a = nullptr;
+  llvm::Value* b = nullptr;
+  llvm::Value* c = nullptr;
+  llvm::Value* batch = nullptr;
+};
 
 template <typename... Args>
 absl::Status Unimplemented(const Instruction& inst, fmt::format_string<Args...> format, Args&&... args) {
@@ -115,6 +126,35 @@ class IrEmitter {
   void ShapeLoop(const Shape& shape, const std::function<void(const Index&)>& body);
   void MemCopy(llvm::Value* dst, llvm::Value* src, int64_t bytes);
 
+  // ---- parallel loops inside a device (ir_emitter_parallel.cc) ----
+  // for (iv = start; iv < end; ++iv) body(iv) with bounds known at run time.
+  void ForRange(llvm::Value* start, llvm::Value* end, const std::function<void(llvm::Value*)>& body);
+  // Whether a loop doing `work` elements (or multiply-adds) should run on the device's threads: parallel codegen
+  // is on, the loop is large enough, and it is not already inside a parallel loop or helper function.
+  bool CanParallelize(int64_t work) const;
+  // body(begin, end) for disjoint ranges covering [0, n), emitted once into an outlined function that the device's
+  // threads run through xlac_rt_device_parallel_for; values of the enclosing function it uses are passed by value.
+  // Inline (body(0, n) in place) inside another parallel loop or helper function. The body must create its own
+  // stack slots (allocas in the current function's entry block are fine) and must not call the runtime with the
+  // device (function_->getArg(1) is not the device there).
+  absl::Status ParallelFor(int64_t n, std::string_view name,
+                           const std::function<absl::Status(llvm::Value* begin, llvm::Value* end)>& body);
+  // LoopNest(dims, order, body) whose outermost `splittable` dimensions run in parallel when `work` is large enough
+  // (CanParallelize). Only splittable dimensions move outward; the others keep their order inside each thread's
+  // part, so a reduction over them sees its elements in the same order.
+  absl::Status ParallelLoopNest(const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
+                                const std::vector<bool>& splittable, int64_t work, std::string_view name,
+                                const std::function<void(const Index&)>& body);
+  // ParallelLoopNest over every index of `shape` in memory order, any dimension splittable, one unit of work per
+  // element.
+  absl::Status ParallelShapeLoop(const Shape& shape, std::string_view name,
+                                 const std::function<void(const Index&)>& body);
+  // Calls `gemm` (EmitGemmFunction of `spec`) for `problems` independent GEMMs, operands(p) giving problem p's
+  // arguments: problems in parallel when there are enough, otherwise each problem's C split into row or column
+  // ranges of whole register tiles. Every C element is computed by one thread exactly as in one call.
+  absl::Status EmitGemmCalls(llvm::Function* gemm, const GemmSpec& spec, int64_t problems,
+                             const std::function<GemmOperands(llvm::Value* problem)>& operands);
+
   // ---- scalar semantics (ir_emitter_elementwise.cc) ----
   // Result of elementwise `inst` on compute values of operand type `type`, in the compute type of the result type.
   absl::StatusOr<llvm::Value*> EmitScalarOp(const Instruction& inst, PrimitiveType type,
@@ -158,16 +198,16 @@ class IrEmitter {
   // A fusion instruction the fusion pass made (passes/fusion/fusible.h says which): one loop nest, one reduction
   // with an elemental input, or a dot/convolution with its epilogue (ir_emitter_fusion*.cc).
   absl::Status EmitFusion(const Instruction& inst);
-  absl::Status EmitSort(const Instruction& inst);                      // ir_emitter_sort.cc
-  absl::Status EmitRngBitGenerator(const Instruction& inst);           // ir_emitter_rng.cc
-  absl::Status EmitTopK(const Instruction& inst);                      // ir_emitter_rng.cc
-  absl::Status EmitRng(const Instruction& inst);        // ir_emitter_rng.cc (also rng-get-and-update-state)
-  llvm::Value* RngCounterSlot();                        // ir_emitter_rng.cc
-  absl::Status EmitMiscOp(const Instruction& inst);     // ir_emitter_misc.cc
-  static bool IsMiscOp(Opcode op);                      // ir_emitter_misc.cc
-  absl::Status EmitBatchNorm(const Instruction& inst);  // ir_emitter_misc.cc
-  llvm::Value* FloatRoundedToOdd(llvm::Value* d);       // ir_emitter_misc.cc: f64 -> f32 rounded to odd
-  absl::Status EmitRaggedDot(const Instruction& inst);  // ir_emitter_misc.cc
+  absl::Status EmitSort(const Instruction& inst);             // ir_emitter_sort.cc
+  absl::Status EmitRngBitGenerator(const Instruction& inst);  // ir_emitter_rng.cc
+  absl::Status EmitTopK(const Instruction& inst);             // ir_emitter_rng.cc
+  absl::Status EmitRng(const Instruction& inst);              // ir_emitter_rng.cc (also rng-get-and-update-state)
+  llvm::Value* RngCounterSlot();                              // ir_emitter_rng.cc
+  absl::Status EmitMiscOp(const Instruction& inst);           // ir_emitter_misc.cc
+  static bool IsMiscOp(Opcode op);                            // ir_emitter_misc.cc
+  absl::Status EmitBatchNorm(const Instruction& inst);        // ir_emitter_misc.cc
+  llvm::Value* FloatRoundedToOdd(llvm::Value* d);             // ir_emitter_misc.cc: f64 -> f32 rounded to odd
+  absl::Status EmitRaggedDot(const Instruction& inst);        // ir_emitter_misc.cc
   static bool IsDataMovement(Opcode op);
   // ---- collectives and custom-calls through the runtime (ir_emitter_collectives.cc, ir_emitter_custom_call.cc) ----
   absl::Status EmitCollective(const Instruction& inst);
@@ -203,7 +243,8 @@ class IrEmitter {
   llvm::Module& llvm_module_;
   const CodegenOptions& options_;
   llvm::IRBuilder<> b_;
-  llvm::Function* function_ = nullptr;
+  llvm::Function* function_ = nullptr;  // the function being emitted into
+  llvm::Function* entry_function_ = nullptr;
   std::vector<llvm::Value*> allocation_bases_;
 };
 

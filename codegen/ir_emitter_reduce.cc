@@ -142,6 +142,8 @@ absl::Status EmitReduction(IrEmitter& e, const Shape& input_shape, const std::ve
   bool order_preserved = std::is_sorted(reduced_physical.begin(), reduced_physical.end());
   int64_t output_elements = 1;
   for (int64_t d : kept) output_elements *= in_dims[d];
+  int64_t input_elements = 1;
+  for (int64_t d : in_dims) input_elements *= d;
 
   // One reducer step on compute values: accumulators first, then inputs, for every group.
   auto step = [&](size_t group, std::vector<llvm::Value*> args) -> absl::StatusOr<std::vector<llvm::Value*>> {
@@ -187,7 +189,7 @@ absl::Status EmitReduction(IrEmitter& e, const Shape& input_shape, const std::ve
   if (column) {
     // The output rows are the accumulators: initialize them, then walk the input in memory order, so the minor
     // (kept) dimension is the vectorizable inner loop and every output element still sees its inputs in order.
-    e.ShapeLoop(out_shape, [&](const Index& out_index) {
+    XLAC_RETURN_IF_ERROR(e.ParallelShapeLoop(out_shape, "reduce.init", [&](const Index& out_index) {
       if (!status.ok()) return;
       absl::StatusOr<std::vector<llvm::Value*>> init = inits({});
       if (!init.ok()) return fail(init.status());
@@ -195,23 +197,27 @@ absl::Status EmitReduction(IrEmitter& e, const Shape& input_shape, const std::ve
         std::vector<llvm::Value*> v = split(*init, g);
         for (size_t i = 0; i < v.size(); ++i) e.StoreCompute(groups[g].outputs[i], out_index, v[i]);
       }
-    });
-    e.LoopNest(in_dims, physical, [&](const Index& in_index) {
-      if (!status.ok()) return;
-      Index out_index;
-      for (int64_t d : kept) out_index.push_back(in_index[d]);
-      absl::StatusOr<std::vector<llvm::Value*>> in = inputs(in_index);
-      if (!in.ok()) return fail(in.status());
-      for (size_t g = 0; g < groups.size(); ++g) {
-        std::vector<llvm::Value*> args;
-        for (const IrArray& out : groups[g].outputs) args.push_back(e.LoadCompute(out, out_index));
-        std::vector<llvm::Value*> v = split(*in, g);
-        args.insert(args.end(), v.begin(), v.end());
-        absl::StatusOr<std::vector<llvm::Value*>> r = step(g, args);
-        if (!r.ok()) return fail(r.status());
-        for (size_t i = 0; i < r->size(); ++i) e.StoreCompute(groups[g].outputs[i], out_index, (*r)[i]);
-      }
-    });
+    }));
+    // Threads split the kept dimensions only: every output element still sees its inputs in the same order.
+    std::vector<bool> splittable(in_dims.size());
+    for (int64_t d : kept) splittable[static_cast<size_t>(d)] = true;
+    XLAC_RETURN_IF_ERROR(
+        e.ParallelLoopNest(in_dims, physical, splittable, input_elements, "reduce", [&](const Index& in_index) {
+          if (!status.ok()) return;
+          Index out_index;
+          for (int64_t d : kept) out_index.push_back(in_index[d]);
+          absl::StatusOr<std::vector<llvm::Value*>> in = inputs(in_index);
+          if (!in.ok()) return fail(in.status());
+          for (size_t g = 0; g < groups.size(); ++g) {
+            std::vector<llvm::Value*> args;
+            for (const IrArray& out : groups[g].outputs) args.push_back(e.LoadCompute(out, out_index));
+            std::vector<llvm::Value*> v = split(*in, g);
+            args.insert(args.end(), v.begin(), v.end());
+            absl::StatusOr<std::vector<llvm::Value*>> r = step(g, args);
+            if (!r.ok()) return fail(r.status());
+            for (size_t i = 0; i < r->size(); ++i) e.StoreCompute(groups[g].outputs[i], out_index, (*r)[i]);
+          }
+        }));
     return status;
   }
 
@@ -219,52 +225,55 @@ absl::Status EmitReduction(IrEmitter& e, const Shape& input_shape, const std::ve
   // the reduced elements: in row-major order when the order matters, in memory order (minor innermost, contiguous)
   // when it does not.
   std::vector<llvm::AllocaInst*> accs;
-  {
-    llvm::Function* fn = b.GetInsertBlock()->getParent();
-    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-    for (const ReduceGroup& g : groups) {
-      for (const IrArray& out : g.outputs) accs.push_back(entry.CreateAlloca(e.ComputeType(out.shape.element_type)));
-    }
-  }
   std::vector<int64_t> sizes;
   for (int64_t d : reduced) sizes.push_back(in_dims[d]);
   std::vector<int64_t> red_order;
   for (int64_t d : reorder ? reduced_physical : reduced) {
     red_order.push_back(std::lower_bound(reduced.begin(), reduced.end(), d) - reduced.begin());
   }
-  e.ShapeLoop(out_shape, [&](const Index& out_index) {
-    if (!status.ok()) return;
-    absl::StatusOr<std::vector<llvm::Value*>> init = inits({});
-    if (!init.ok()) return fail(init.status());
-    for (size_t i = 0; i < accs.size(); ++i) b.CreateStore((*init)[i], accs[i]);
-    e.LoopNest(sizes, red_order, [&](const Index& red_index) {
-      if (!status.ok()) return;
-      Index in_index(in_dims.size());
-      for (size_t k = 0; k < kept.size(); ++k) in_index[kept[k]] = out_index[k];
-      for (size_t k = 0; k < reduced.size(); ++k) in_index[reduced[k]] = red_index[k];
-      absl::StatusOr<std::vector<llvm::Value*>> in = inputs(in_index);
-      if (!in.ok()) return fail(in.status());
-      size_t first = 0;
-      for (size_t g = 0; g < groups.size(); ++g) {
-        size_t n = groups[g].outputs.size();
-        std::vector<llvm::Value*> args;
-        for (size_t i = 0; i < n; ++i)
-          args.push_back(b.CreateLoad(accs[first + i]->getAllocatedType(), accs[first + i]));
-        std::vector<llvm::Value*> v = split(*in, g);
-        args.insert(args.end(), v.begin(), v.end());
-        absl::StatusOr<std::vector<llvm::Value*>> r = step(g, args);
-        if (!r.ok()) return fail(r.status());
-        for (size_t i = 0; i < n; ++i) b.CreateStore((*r)[i], accs[first + i]);
-        first += n;
-      }
-    });
-    size_t first = 0;
-    for (const ReduceGroup& g : groups) {
-      for (size_t i = 0; i < g.outputs.size(); ++i, ++first) {
-        e.StoreCompute(g.outputs[i], out_index, b.CreateLoad(accs[first]->getAllocatedType(), accs[first]));
-      }
-    }
-  });
+  // Threads split the output elements; each thread has its own accumulators (in the function the body is emitted
+  // into: the loop may be outlined).
+  XLAC_RETURN_IF_ERROR(e.ParallelLoopNest(
+      out_shape.dimensions, MajorToMinor(out_shape), std::vector<bool>(out_shape.dimensions.size(), true),
+      input_elements, "reduce", [&](const Index& out_index) {
+        if (!status.ok()) return;
+        llvm::Function* fn = b.GetInsertBlock()->getParent();
+        llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+        for (const ReduceGroup& g : groups) {
+          for (const IrArray& out : g.outputs)
+            accs.push_back(entry.CreateAlloca(e.ComputeType(out.shape.element_type)));
+        }
+        absl::StatusOr<std::vector<llvm::Value*>> init = inits({});
+        if (!init.ok()) return fail(init.status());
+        for (size_t i = 0; i < accs.size(); ++i) b.CreateStore((*init)[i], accs[i]);
+        e.LoopNest(sizes, red_order, [&](const Index& red_index) {
+          if (!status.ok()) return;
+          Index in_index(in_dims.size());
+          for (size_t k = 0; k < kept.size(); ++k) in_index[kept[k]] = out_index[k];
+          for (size_t k = 0; k < reduced.size(); ++k) in_index[reduced[k]] = red_index[k];
+          absl::StatusOr<std::vector<llvm::Value*>> in = inputs(in_index);
+          if (!in.ok()) return fail(in.status());
+          size_t first = 0;
+          for (size_t g = 0; g < groups.size(); ++g) {
+            size_t n = groups[g].outputs.size();
+            std::vector<llvm::Value*> args;
+            for (size_t i = 0; i < n; ++i)
+              args.push_back(b.CreateLoad(accs[first + i]->getAllocatedType(), accs[first + i]));
+            std::vector<llvm::Value*> v = split(*in, g);
+            args.insert(args.end(), v.begin(), v.end());
+            absl::StatusOr<std::vector<llvm::Value*>> r = step(g, args);
+            if (!r.ok()) return fail(r.status());
+            for (size_t i = 0; i < n; ++i) b.CreateStore((*r)[i], accs[first + i]);
+            first += n;
+          }
+        });
+        size_t first = 0;
+        for (const ReduceGroup& g : groups) {
+          for (size_t i = 0; i < g.outputs.size(); ++i, ++first) {
+            e.StoreCompute(g.outputs[i], out_index, b.CreateLoad(accs[first]->getAllocatedType(), accs[first]));
+          }
+        }
+      }));
   return status;
 }
 

@@ -178,6 +178,7 @@ struct JitExecutable::Impl {
   Shape result_shape;
   int64_t replicas = 1, partitions = 1;
   int64_t timeout_ms = 30000;
+  int threads = 0;  // JitOptions::threads
   std::string llvm_ir;
   CustomCalls custom_calls;
   Infeeds infeeds;
@@ -348,6 +349,12 @@ absl::Status JitExecutable::Impl::Execute(const std::vector<void* const*>& table
   XlacRtStatus status;
   XlacRtGroup* group = xlac_rt_group_create(replicas, partitions, timeout_ms, &status);
   if (group == nullptr) return absl::InternalError(fmt::format("cannot create devices: {}", status.message));
+  int total = threads > 0 ? threads : xlac_rt_available_cpus();
+  int64_t per_device = std::max<int64_t>(1, total / devices);
+  if (per_device > 1) {
+    xlac_rt_group_set_thread_pool(group, xlac_rt_shared_thread_pool(static_cast<int>(per_device * devices)));
+    xlac_rt_group_set_threads_per_device(group, per_device);
+  }
   if (custom_calls.handler) xlac_rt_group_set_custom_call_handler(group, &RunCustomCall, &custom_calls);
   if (infeeds.handler) {
     infeeds.counts.assign(static_cast<size_t>(devices), std::vector<uint64_t>(infeeds.origins.size()));
@@ -390,6 +397,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   impl->partitions =
       options.num_partitions > 0 ? options.num_partitions : std::max<int64_t>(1, module.config().num_partitions);
   impl->timeout_ms = options.collective_timeout_ms;
+  impl->threads = options.threads;
   impl->custom_calls.handler = options.custom_call_handler;
   if (!options.custom_call_handler) {
     // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
@@ -456,6 +464,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   bind("xlac_rt_failed", reinterpret_cast<void*>(&xlac_rt_failed));
   bind("xlac_rt_aligned_alloc", reinterpret_cast<void*>(&xlac_rt_aligned_alloc));
   bind("xlac_rt_free", reinterpret_cast<void*>(&xlac_rt_free));
+  bind("xlac_rt_device_parallel_for", reinterpret_cast<void*>(&xlac_rt_device_parallel_for));
   bind("xlac_rt_all_reduce", reinterpret_cast<void*>(&xlac_rt_all_reduce));
   bind("xlac_rt_all_gather", reinterpret_cast<void*>(&xlac_rt_all_gather));
   bind("xlac_rt_reduce_scatter", reinterpret_cast<void*>(&xlac_rt_reduce_scatter));

@@ -41,6 +41,10 @@ struct JitOptions {
   int64_t num_replicas = 0;
   int64_t num_partitions = 0;
   int64_t collective_timeout_ms = 30000;
+  // Threads for the whole run, device threads included: each of the D devices runs its parallel loops on
+  // max(1, threads / D) threads of the process-wide pool. 0 takes the CPUs of the process's affinity mask. Results
+  // never depend on it.
+  int threads = 0;
   bool keep_llvm_ir = false;  // keep the optimized IR text for llvm_ir()
   // Custom-calls other than "Sharding" call this; without it they fail with "unsupported custom call target".
   CustomCallHandler custom_call_handler;

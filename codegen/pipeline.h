@@ -28,6 +28,7 @@ struct CompileOptions {
   bool tiled_dot = true;          // CodegenOptions::tiled_dot
   bool tiled_convolution = true;  // CodegenOptions::tiled_convolution
   bool exact = false;             // CodegenOptions::exact (docs/numerics.md)
+  bool parallel = true;           // CodegenOptions::parallel
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.

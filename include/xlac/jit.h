@@ -82,6 +82,10 @@ struct CompileOptions {
   // FMA contraction). The default inlines vectorizable approximations and may reassociate within the bounds of
   // docs/numerics.md.
   bool exact = false;
+  // Threads for a run, device threads included: each of the D devices runs its large loops, GEMMs and convolutions
+  // on max(1, threads / D) threads of one process-wide pool. 0 takes the CPUs of the process's affinity mask
+  // (`taskset -c 0` means one). Results never depend on it.
+  int threads = 0;
 };
 
 class Executable {

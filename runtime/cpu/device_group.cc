@@ -1,4 +1,5 @@
 // Device groups: creation, running an entry on one thread per device, device queries and custom calls.
+#include <algorithm>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -114,6 +115,15 @@ int64_t xlac_rt_num_partitions(XlacRtDevice* dev) { return dev->group->num_parti
 
 void xlac_rt_group_set_thread_pool(XlacRtGroup* group, XlacRtThreadPool* pool) { group->pool = pool; }
 XlacRtThreadPool* xlac_rt_device_thread_pool(XlacRtDevice* dev) { return dev->group->pool; }
+void xlac_rt_group_set_threads_per_device(XlacRtGroup* group, int64_t threads) {
+  group->threads_per_device = std::max<int64_t>(0, threads);
+}
+int64_t xlac_rt_device_threads(XlacRtDevice* dev) {
+  XlacRtGroup* group = dev->group;
+  if (group->pool == nullptr) return 1;
+  if (group->threads_per_device > 0) return group->threads_per_device;
+  return std::max<int64_t>(1, xlac_rt_thread_pool_threads(group->pool) / static_cast<int64_t>(group->devices.size()));
+}
 
 void xlac_rt_group_set_custom_call_handler(XlacRtGroup* group, XlacRtCustomCallFn fn, void* user) {
   group->custom_call = fn;

@@ -71,6 +71,7 @@ struct XlacRtGroup {
   std::chrono::milliseconds timeout{30000};
   std::vector<std::unique_ptr<XlacRtDevice>> devices;
   XlacRtThreadPool* pool = nullptr;
+  int64_t threads_per_device = 0;  // 0: the pool's threads shared evenly
   XlacRtCustomCallFn custom_call = nullptr;
   void* custom_call_user = nullptr;
   XlacRtInfeedFn infeed = nullptr;

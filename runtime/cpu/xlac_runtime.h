@@ -150,14 +150,31 @@ void xlac_rt_free(void* ptr);
  * several threads at once; parallel_for calls from inside a task are fine too (the caller helps). */
 XlacRtThreadPool* xlac_rt_thread_pool_create(int threads);
 void xlac_rt_thread_pool_destroy(XlacRtThreadPool* pool);
-/* Calls fn on disjoint ranges covering [0, n) and returns when all are done. pool may be NULL: runs inline. */
+/* Workers plus the calling thread (1 for NULL). */
+int xlac_rt_thread_pool_threads(XlacRtThreadPool* pool);
+/* The process-wide pool every executable shares, grown to at least `threads` threads in total (it never shrinks and
+ * is never destroyed). One pool per process keeps several executables and devices from oversubscribing the CPUs. */
+XlacRtThreadPool* xlac_rt_shared_thread_pool(int threads);
+/* The CPUs this process may run on (its affinity mask: `taskset -c 0` gives 1). */
+int xlac_rt_available_cpus(void);
+/* Calls fn on disjoint contiguous ranges covering [0, n) and returns when all are done. pool may be NULL: runs
+ * inline. */
 void xlac_rt_parallel_for(XlacRtThreadPool* pool, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
                           void* ctx);
 /* Gives the group's devices a pool for parallel loops (not owned; NULL removes it). Device threads themselves are
  * never pool threads: collectives need every device to run at once. */
 void xlac_rt_group_set_thread_pool(XlacRtGroup* group, XlacRtThreadPool* pool);
+/* The threads one device's parallel loops may use, its own included. 0 (the default) shares the pool evenly:
+ * max(1, pool threads / devices), so D devices on C cores never run more than C threads. */
+void xlac_rt_group_set_threads_per_device(XlacRtGroup* group, int64_t threads);
 /* The group's pool, or NULL (xlac_rt_parallel_for then runs inline). */
 XlacRtThreadPool* xlac_rt_device_thread_pool(XlacRtDevice* dev);
+int64_t xlac_rt_device_threads(XlacRtDevice* dev);
+/* What compiled code calls for a parallel loop: xlac_rt_parallel_for on the device's pool with at most
+ * xlac_rt_device_threads(dev) threads (inline without a pool). Which ranges run on which thread never changes a
+ * result: compiled loops split only over independent outputs. */
+void xlac_rt_device_parallel_for(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
+                                 void* ctx);
 
 /* ---- custom calls ---- */
 

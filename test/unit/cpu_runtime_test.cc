@@ -9,7 +9,9 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -705,6 +707,75 @@ TEST(CpuRuntime, ParallelForNestedAndFromDeviceThreads) {
   }
   xlac_rt_group_set_thread_pool(g.get(), nullptr);
   xlac_rt_thread_pool_destroy(pool);
+}
+
+// Counts the distinct threads that ran parts of a loop (each range records its thread once).
+struct ThreadCounter {
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  std::vector<std::atomic<int>>* hits;
+};
+
+void CountThreads(int64_t begin, int64_t end, void* ctx) {
+  auto* c = static_cast<ThreadCounter*>(ctx);
+  for (int64_t i = begin; i < end; ++i) (*c->hits)[static_cast<size_t>(i)]++;
+  // Long enough that an idle worker joins before the caller finishes alone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::lock_guard<std::mutex> lock(c->mu);
+  c->ids.insert(std::this_thread::get_id());
+}
+
+TEST(CpuRuntime, DeviceParallelForSharesThePoolEvenly) {
+  XlacRtThreadPool* pool = xlac_rt_thread_pool_create(4);
+  EXPECT_EQ(xlac_rt_thread_pool_threads(pool), 4);
+  EXPECT_EQ(xlac_rt_thread_pool_threads(nullptr), 1);
+  for (int64_t devices : {1, 2, 4, 8}) {
+    GroupPtr g = MakeGroup(devices);
+    xlac_rt_group_set_thread_pool(g.get(), pool);
+    std::vector<ThreadCounter> counters(static_cast<size_t>(devices));
+    std::vector<std::vector<std::atomic<int>>> hits(static_cast<size_t>(devices));
+    for (int64_t d = 0; d < devices; ++d) {
+      hits[d] = std::vector<std::atomic<int>>(64);
+      counters[d].hits = &hits[d];
+    }
+    RunAll(g.get(), [&](XlacRtDevice* dev, int64_t d) {
+      EXPECT_EQ(xlac_rt_device_threads(dev), std::max<int64_t>(1, 4 / devices));
+      xlac_rt_device_parallel_for(dev, 64, CountThreads, &counters[d]);
+    });
+    for (int64_t d = 0; d < devices; ++d) {
+      for (auto& h : hits[d]) ASSERT_EQ(h.load(), 1);
+      // Never more threads than the device's share (its own thread included).
+      EXPECT_LE(static_cast<int64_t>(counters[d].ids.size()), std::max<int64_t>(1, 4 / devices)) << devices;
+    }
+    xlac_rt_group_set_threads_per_device(g.get(), 1);
+    RunAll(g.get(), [&](XlacRtDevice* dev, int64_t) { EXPECT_EQ(xlac_rt_device_threads(dev), 1); });
+    xlac_rt_group_set_thread_pool(g.get(), nullptr);
+  }
+  xlac_rt_thread_pool_destroy(pool);
+}
+
+TEST(CpuRuntime, DeviceParallelForWithoutAPoolRunsInline) {
+  GroupPtr g = MakeGroup(1);
+  std::vector<std::atomic<int>> hits(1000);
+  ThreadCounter counter;
+  counter.hits = &hits;
+  RunAll(g.get(), [&](XlacRtDevice* dev, int64_t) {
+    EXPECT_EQ(xlac_rt_device_threads(dev), 1);
+    xlac_rt_device_parallel_for(dev, 1000, CountThreads, &counter);
+  });
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  EXPECT_EQ(counter.ids.size(), 1u);
+}
+
+TEST(CpuRuntime, SharedThreadPoolGrowsAndCpusAreCounted) {
+  EXPECT_GE(xlac_rt_available_cpus(), 1);
+  XlacRtThreadPool* pool = xlac_rt_shared_thread_pool(2);
+  EXPECT_EQ(xlac_rt_shared_thread_pool(1), pool);
+  EXPECT_GE(xlac_rt_thread_pool_threads(pool), 2);
+  EXPECT_GE(xlac_rt_thread_pool_threads(xlac_rt_shared_thread_pool(3)), 3);
+  std::vector<std::atomic<int>> hits(100003);
+  xlac_rt_parallel_for(pool, 100003, CountRange, &hits);
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
 }
 
 TEST(CpuRuntime, AlignedAlloc) {

@@ -77,7 +77,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
           true;
     } else if (name == "backend" || name == "input" || name == "output-dir" || name == "seed" ||
                name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
-               name == "check-against" || name == "max-ulp" || name == "atol") {
+               name == "check-against" || name == "max-ulp" || name == "atol" || name == "threads") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
@@ -114,6 +114,10 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
         absl::StatusOr<uint64_t> n = ParseNumber<uint64_t>(name, *v, 0);
         if (!n.ok()) return n.status();
         options.seed = *n;
+      } else if (name == "threads") {
+        absl::StatusOr<int> n = ParseNumber<int>(name, *v, 1);
+        if (!n.ok()) return n.status();
+        options.threads = *n;
       } else if (name == "max-mismatches") {
         absl::StatusOr<int> n = ParseNumber<int>(name, *v, 0);
         if (!n.ok()) return n.status();
@@ -156,6 +160,9 @@ OPTIONS:
   --exact                 Exact numerics: libm calls, sequential reductions, no FMA contraction, so the JIT
                           agrees with the interpreter bit for bit (default: vectorized math approximations and
                           reassociation within the bounds of docs/numerics.md)
+  --threads=<N>           Threads for the whole run, device threads included (default: the CPUs of the process's
+                          affinity mask, so `taskset -c 0` means one); each of D devices runs its large loops,
+                          GEMMs and convolutions on max(1, N / D) of them. Results never depend on it
   --max-ulp=<N>           ULP distance allowed by --check-against for floating-point elements (replaces the
                           mode's tolerance; NaN matches NaN and +0 matches -0)
   --atol=<x>              With --check-against: a floating-point output also matches when every element is

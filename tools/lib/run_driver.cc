@@ -239,6 +239,7 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
                                               std::ostream& err) {
   codegen::JitOptions jit_options;
   jit_options.compile.exact = options.exact;
+  jit_options.threads = options.threads;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
   // Only modules whose custom-calls are all checks get a handler: any other target (interpreter.run_parallel, ...)

@@ -25,6 +25,7 @@ struct RunOptions {
   // --exact: the JIT agrees with the interpreter bit for bit (docs/numerics.md); --check-against then defaults to 0
   // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
   bool exact = false;
+  int threads = 0;  // --threads: JitOptions::threads (0: the affinity mask's CPUs)
   // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".
   std::vector<std::string> inputs;
   // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.

@@ -103,7 +103,9 @@ absl::StatusOr<std::string> EmitHeader(const Module& module, const codegen::Comp
   out += "#ifndef XLAC_RUNTIME_CPU_XLAC_RUNTIME_H_\ntypedef struct XlacRtDevice XlacRtDevice;\n#endif\n\n";
   out += fmt::format(
       "/* buffers[i] is the base of allocation i (64-byte aligned): parameter buffers hold the entry parameters in\n"
-      " * their layouts, the temp buffer is scratch that also holds the results; constant entries are ignored. */\n"
+      " * their layouts, the temp buffer is scratch that also holds the results; constant entries are ignored.\n"
+      " * Large loops run on the device's threads when its group has a pool: xlac_rt_group_set_thread_pool(group,\n"
+      " * xlac_rt_shared_thread_pool(xlac_rt_available_cpus())); without one everything runs on the device thread. */\n"
       "void {}(void* const* buffers, XlacRtDevice* dev);\n\n",
       options.entry_name);
   out += fmt::format("#define {}_NUM_BUFFERS {}\n", id, ba.allocations().size());
