@@ -69,6 +69,7 @@ ENTRY e {{
   codegen::JitOptions options;
   options.compile.tiled_dot = tiled;
   options.compile.exact = exact;
+  options.threads = 1;  // against one oneDNN thread, timed in process CPU time
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> exe = codegen::JitExecutable::Compile(**module, options);
   if (!exe.ok()) {
     state.SkipWithError(exe.status().ToString().c_str());

@@ -46,6 +46,9 @@ struct CodegenOptions {
   // Large loop nests, GEMMs and convolutions run on the device's threads (xlac_rt_device_parallel_for); how many
   // is the runtime's choice and never changes a result. false emits every loop inline.
   bool parallel = true;
+  // Chains of row reductions and loops over the same rows (softmax, layer norm) run row by row, so a row is read
+  // from memory once (codegen/row_groups.h). Never changes a result.
+  bool row_groups = true;
 };
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,

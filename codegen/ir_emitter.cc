@@ -328,7 +328,22 @@ absl::Status IrEmitter::EmitEntry() {
 }
 
 absl::Status IrEmitter::EmitSequential(const Computation& comp) {
-  for (const Instruction* inst : comp.MakePostOrder()) XLAC_RETURN_IF_ERROR(EmitInstruction(*inst));
+  std::vector<Instruction*> post = comp.MakePostOrder();
+  std::vector<const Instruction*> order(post.begin(), post.end());
+  std::vector<RowGroup> groups;
+  if (options_.row_groups) groups = FindRowGroups(order, assignment_);
+  std::map<const Instruction*, const RowGroup*> group_of;  // lookups only
+  for (const RowGroup& g : groups) {
+    for (const Instruction* m : g.members) group_of[m] = &g;
+  }
+  for (const Instruction* inst : order) {
+    auto found = group_of.find(inst);
+    if (found == group_of.end()) {
+      XLAC_RETURN_IF_ERROR(EmitInstruction(*inst));
+    } else if (found->second->members.front() == inst) {
+      XLAC_RETURN_IF_ERROR(EmitRowGroup(*found->second));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "codegen/emitter.h"
+#include "codegen/row_groups.h"
 #include "fmt/format.h"
 #include "ir/instruction.h"
 #include "ir/status_macros.h"
@@ -145,6 +147,9 @@ class IrEmitter {
   absl::Status ParallelLoopNest(const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
                                 const std::vector<bool>& splittable, int64_t work, std::string_view name,
                                 const std::function<void(const Index&)>& body);
+  // Inside a row group: LoopNest over the dimensions after the rows, the row dimensions bound to the current row.
+  absl::Status RowLoopNest(const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
+                           const std::function<void(const Index&)>& body);
   // ParallelLoopNest over every index of `shape` in memory order, any dimension splittable, one unit of work per
   // element.
   absl::Status ParallelShapeLoop(const Shape& shape, std::string_view name,
@@ -230,6 +235,8 @@ class IrEmitter {
 
  private:
   absl::Status EmitSequential(const Computation& comp);
+  // One loop over the group's rows, every member emitted for one row (ir_emitter_parallel.cc).
+  absl::Status EmitRowGroup(const RowGroup& group);
   absl::Status EmitInstruction(const Instruction& inst);
   absl::Status EmitWhile(const Instruction& inst);
   absl::Status EmitConditional(const Instruction& inst);
@@ -245,6 +252,13 @@ class IrEmitter {
   llvm::IRBuilder<> b_;
   llvm::Function* function_ = nullptr;  // the function being emitted into
   llvm::Function* entry_function_ = nullptr;
+  // Inside EmitRowGroup: the row being emitted. Loop nests then bind their leading (row) dimensions to it instead of
+  // looping over them.
+  struct RowContext {
+    std::vector<int64_t> rows;
+    Index prefix;
+  };
+  std::optional<RowContext> row_;
   std::vector<llvm::Value*> allocation_bases_;
 };
 

@@ -49,13 +49,13 @@ void IrEmitter::ForRange(llvm::Value* start, llvm::Value* end, const std::functi
 }
 
 bool IrEmitter::CanParallelize(int64_t work) const {
-  return options_.parallel && function_ == entry_function_ && work >= kMinParallelWork;
+  return options_.parallel && function_ == entry_function_ && !row_ && work >= kMinParallelWork;
 }
 
 absl::Status IrEmitter::ParallelFor(int64_t n, std::string_view name,
                                     const std::function<absl::Status(llvm::Value*, llvm::Value*)>& body) {
   if (n <= 0) return absl::OkStatus();
-  if (n == 1 || function_ != entry_function_ || !options_.parallel) return body(I64(0), I64(n));
+  if (n == 1 || function_ != entry_function_ || row_ || !options_.parallel) return body(I64(0), I64(n));
   llvm::Function* outer = function_;
   llvm::Type* i64 = b_.getInt64Ty();
   llvm::Type* ptr = b_.getPtrTy();
@@ -134,6 +134,7 @@ absl::Status IrEmitter::ParallelLoopNest(const std::vector<int64_t>& dims, const
   for (int64_t d : dims) {
     if (d == 0) return absl::OkStatus();
   }
+  if (row_) return RowLoopNest(dims, order, body);
   // Outermost splittable dimensions move out of the nest until there are enough units; the last one is cut into
   // blocks. Everything else keeps its place and order inside a unit.
   std::vector<int64_t> hoisted;
@@ -195,6 +196,63 @@ absl::Status IrEmitter::ParallelLoopNest(const std::vector<int64_t>& dims, const
     });
     return absl::OkStatus();
   });
+}
+
+absl::Status IrEmitter::RowLoopNest(const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
+                                    const std::function<void(const Index&)>& body) {
+  const size_t k = row_->rows.size();
+  std::vector<int64_t> head(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(k, order.size())));
+  std::sort(head.begin(), head.end());
+  for (size_t i = 0; i < k; ++i) {
+    if (i >= head.size() || head[i] != static_cast<int64_t>(i) || dims[i] != row_->rows[i]) {
+      return absl::InternalError("a row group member does not iterate the group's rows first");
+    }
+  }
+  Index index(dims.size(), nullptr);
+  std::copy(row_->prefix.begin(), row_->prefix.end(), index.begin());
+  std::function<void(size_t)> level = [&](size_t j) {
+    if (j == order.size()) return body(index);
+    int64_t d = order[j];
+    ForLoop(0, dims[d], [&](llvm::Value* iv) {
+      index[d] = iv;
+      level(j + 1);
+    });
+  };
+  level(k);
+  return absl::OkStatus();
+}
+
+absl::Status IrEmitter::EmitRowGroup(const RowGroup& group) {
+  int64_t rows = 1;
+  for (int64_t r : group.rows) rows *= r;
+  // Elements the members touch, for the parallel threshold.
+  int64_t work = 0;
+  for (const Instruction* m : group.members) {
+    for (const Instruction* operand : m->operands()) {
+      int64_t elements = 1;
+      for (int64_t d : operand->shape().dimensions) elements *= d;
+      work += elements;
+    }
+  }
+  auto emit_rows = [&](llvm::Value* begin, llvm::Value* end) {
+    absl::Status status;
+    ForRange(begin, end, [&](llvm::Value* row) {
+      Index prefix(group.rows.size());
+      llvm::Value* rest = row;
+      for (size_t i = group.rows.size(); i-- > 0;) {
+        prefix[i] = i == 0 ? rest : b_.CreateURem(rest, I64(group.rows[i]));
+        if (i > 0) rest = b_.CreateUDiv(rest, I64(group.rows[i]));
+      }
+      row_ = RowContext{group.rows, prefix};
+      for (const Instruction* m : group.members) {
+        if (status.ok()) status = EmitInstruction(*m);
+      }
+      row_.reset();
+    });
+    return status;
+  };
+  if (!CanParallelize(work)) return emit_rows(I64(0), I64(rows));
+  return ParallelFor(rows, "rows." + group.members.front()->name(), emit_rows);
 }
 
 absl::Status IrEmitter::ParallelShapeLoop(const Shape& shape, std::string_view name,

@@ -39,6 +39,7 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& 
   codegen.tiled_convolution = options.tiled_convolution;
   codegen.exact = options.exact;
   codegen.parallel = options.parallel;
+  codegen.row_groups = options.row_groups;
   XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> llvm_module,
                         EmitModule(*prepared.module, prepared.assignment, context, codegen));
   llvm_module->setDataLayout(target_machine.createDataLayout());

@@ -29,6 +29,7 @@ struct CompileOptions {
   bool tiled_convolution = true;  // CodegenOptions::tiled_convolution
   bool exact = false;             // CodegenOptions::exact (docs/numerics.md)
   bool parallel = true;           // CodegenOptions::parallel
+  bool row_groups = true;         // CodegenOptions::row_groups
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.

@@ -1,14 +1,15 @@
-// Parallel loops inside a device (codegen/ir_emitter_parallel.cc): large loop nests, reductions, GEMMs and
-// convolutions run on the device's threads, and the result never depends on how many: exact mode stays bit for bit
-// the interpreter's, and the default mode gives the same bits on 1 and 4 threads.
+// Parallel loops inside a device (codegen/ir_emitter_parallel.cc) and row groups (codegen/row_groups.h): large loop
+// nests, reductions, GEMMs and convolutions run on the device's threads, chains of row kernels run row by row, and
+// neither changes a result: exact mode stays bit for bit the interpreter's, and in both modes 4 threads and row
+// groups give the same bits as one thread emitting kernel by kernel.
 #include "codegen_test_util.h"
 #include "fmt/format.h"
 
 namespace xlac::codegen::testing {
 namespace {
 
-// Checks `text` on 1 and 4 threads in both numerics modes, and that its compiled code does (or does not) contain a
-// parallel loop.
+// Checks `text` in both numerics modes on 1 and 4 threads, with and without parallel loops and row groups, and that
+// its compiled code does (or does not) contain a parallel loop.
 void ExpectParallelMatches(const std::string& text, bool expect_parallel = true, int opt_level = 2) {
   std::unique_ptr<Module> module = ParseAndVerify(text);
   if (!module) return;
@@ -19,19 +20,29 @@ void ExpectParallelMatches(const std::string& text, bool expect_parallel = true,
   }
   absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
   ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  struct Config {
+    int threads;
+    bool parallel;
+    bool row_groups;
+  };
+  // The first configuration is the plain kernel-by-kernel code every other one must match bit for bit.
+  const Config configs[] = {{1, false, false}, {1, true, true}, {4, true, true}};
   for (bool exact : {true, false}) {
-    std::vector<std::vector<Literal>> by_threads;
-    for (int threads : {1, 4}) {
+    std::vector<Literal> results;
+    for (const Config& config : configs) {
       JitOptions options;
       options.compile.opt_level = opt_level;
       options.compile.exact = exact;
-      options.threads = threads;
+      options.compile.parallel = config.parallel;
+      options.compile.row_groups = config.row_groups;
+      options.threads = config.threads;
       options.keep_llvm_ir = true;
-      std::string mode = fmt::format("{} mode, {} threads", exact ? "exact" : "default", threads);
+      std::string mode = fmt::format("{} mode, {} threads, parallel {}, row groups {}", exact ? "exact" : "default",
+                                     config.threads, config.parallel, config.row_groups);
       absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
       ASSERT_TRUE(exe.ok()) << mode << ": " << exe.status().ToString() << "\n" << text;
       bool parallel = (*exe)->llvm_ir().find("@xlac_rt_device_parallel_for(") != std::string::npos;
-      EXPECT_EQ(parallel, expect_parallel) << mode << "\n" << text;
+      EXPECT_EQ(parallel, expect_parallel && config.parallel) << mode << "\n" << text;
       // Twice: the second run reuses the buffers and the (now warm) workers.
       for (int run = 0; run < 2; ++run) {
         absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
@@ -39,11 +50,11 @@ void ExpectParallelMatches(const std::string& text, bool expect_parallel = true,
         ASSERT_EQ(actual->size(), 1u);
         std::string difference = DescribeDifference((*expected)[0], (*actual)[0], !exact);
         EXPECT_TRUE(difference.empty()) << mode << ": " << difference << "\n" << text;
-        if (run == 0) by_threads.push_back(*std::move(actual));
+        if (run == 0) results.push_back(std::move((*actual)[0]));
       }
+      std::string difference = DescribeDifference(results.front(), results.back());
+      EXPECT_TRUE(difference.empty()) << mode << " against one thread, kernel by kernel: " << difference;
     }
-    std::string difference = DescribeDifference(by_threads[0][0], by_threads[1][0]);
-    EXPECT_TRUE(difference.empty()) << (exact ? "exact" : "default") << " mode, 1 vs 4 threads: " << difference;
   }
 }
 
@@ -166,6 +177,57 @@ ENTRY e {
   d = f32[8,12,64] reduce(x, zero), dimensions={3}, to_apply=add
   bd = f32[8,12,64,128] broadcast(d), dimensions={0,1,2}
   ROOT r = f32[8,12,64,128] divide(x, bd)
+})");
+}
+
+// Layer norm + GELU + residual: two row reductions and two loops, one row group.
+TEST(CodegenParallelLoops, LayerNormRowGroup) {
+  ExpectParallelMatches(R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  x = f32[16,64,320] parameter(0)
+  r = f32[16,64,320] parameter(1)
+  g = f32[320] parameter(2)
+  zero = f32[] constant(0)
+  n = f32[] constant(320)
+  bn = f32[16,64] broadcast(n), dimensions={}
+  s = f32[16,64] reduce(x, zero), dimensions={2}, to_apply=add
+  mean = f32[16,64] divide(s, bn)
+  bmean = f32[16,64,320] broadcast(mean), dimensions={0,1}
+  c = f32[16,64,320] subtract(x, bmean)
+  c2 = f32[16,64,320] multiply(c, c)
+  v = f32[16,64] reduce(c2, zero), dimensions={2}, to_apply=add
+  var = f32[16,64] divide(v, bn)
+  eps = f32[] constant(1e-5)
+  beps = f32[16,64] broadcast(eps), dimensions={}
+  ve = f32[16,64] add(var, beps)
+  rs = f32[16,64] rsqrt(ve)
+  brs = f32[16,64,320] broadcast(rs), dimensions={0,1}
+  y = f32[16,64,320] multiply(c, brs)
+  bg = f32[16,64,320] broadcast(g), dimensions={2}
+  yg = f32[16,64,320] multiply(y, bg)
+  t = f32[16,64,320] tanh(yg)
+  ROOT o = f32[16,64,320] add(t, r)
+})");
+}
+
+// The second reduction reads the first loop's output transposed: not row-local, so no group may span them.
+TEST(CodegenParallelLoops, TransposedReadBetweenRowKernels) {
+  ExpectParallelMatches(R"(
+HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  x = f32[256,256] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[256] reduce(x, zero), dimensions={1}, to_apply=add
+  bs = f32[256,256] broadcast(s), dimensions={0}
+  d = f32[256,256] subtract(x, bs)
+  ex = f32[256,256] exponential(d)
+  t = f32[256,256] transpose(ex), dimensions={1,0}
+  sum2 = f32[256] reduce(t, zero), dimensions={1}, to_apply=add
+  bsum2 = f32[256,256] broadcast(sum2), dimensions={0}
+  ROOT o = f32[256,256] divide(ex, bsum2)
 })");
 }
 
