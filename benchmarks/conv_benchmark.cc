@@ -68,6 +68,7 @@ ENTRY e {{
   }
   codegen::JitOptions options;
   options.compile.tiled_convolution = tiled;
+  options.threads = 1;  // kernel against kernel, one thread each
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> exe = codegen::JitExecutable::Compile(**module, options);
   if (!exe.ok()) {
     state.SkipWithError(exe.status().ToString().c_str());

@@ -1,4 +1,5 @@
-// JIT-compiled dots through the tiled GEMM (codegen/ir_emitter_gemm.cc), one thread.
+// JIT-compiled dots through the tiled GEMM (codegen/ir_emitter_gemm.cc), on one thread (and, for BM_Gemm/
+// default_2threads, two threads against two OpenMP threads of oneDNN, wall time).
 //
 // JitExecutable::Run copies arguments and results through literals, which costs as much as a whole 512^3 GEMM; so
 // the dot runs inside a while loop and is timed at two trip counts: the difference per extra trip is the generated
@@ -31,7 +32,8 @@ namespace {
 
 // y = dot(x, w) `trips` times in a while loop (x and w are loop-invariant; nothing hoists them).
 std::unique_ptr<codegen::JitExecutable> CompileDotLoop(const std::string& type, int64_t m, int64_t k, int64_t n,
-                                                       int trips, bool tiled, bool exact, benchmark::State& state) {
+                                                       int trips, bool tiled, bool exact, benchmark::State& state,
+                                                       int threads = 1) {
   std::string text = fmt::format(R"(
 HloModule gemm
 cond {{
@@ -69,7 +71,7 @@ ENTRY e {{
   codegen::JitOptions options;
   options.compile.tiled_dot = tiled;
   options.compile.exact = exact;
-  options.threads = 1;  // against one oneDNN thread, timed in process CPU time
+  options.threads = threads;  // against as many oneDNN (OpenMP) threads
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> exe = codegen::JitExecutable::Compile(**module, options);
   if (!exe.ok()) {
     state.SkipWithError(exe.status().ToString().c_str());
@@ -78,21 +80,21 @@ ENTRY e {{
   return *std::move(exe);
 }
 
-// Process CPU time in seconds: on a shared machine a descheduled run does not count against the kernel (wall time
-// does); the dot runs on one thread.
-double CpuSeconds() {
+// Process CPU time in seconds for one thread: on a shared machine a descheduled run does not count against the
+// kernel (wall time does). Several threads are timed by the wall clock.
+double Seconds(int threads) {
   timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  clock_gettime(threads > 1 ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-// Least CPU time of `runs` runs of `exe` (negative on error).
-double FastestCpu(codegen::JitExecutable& exe, const std::vector<Literal>& args, int runs) {
+// Least time of `runs` runs of `exe` (negative on error).
+double FastestRun(codegen::JitExecutable& exe, const std::vector<Literal>& args, int runs, int threads) {
   double best = 1e30;
   for (int i = 0; i < runs; ++i) {
-    double start = CpuSeconds();
+    double start = Seconds(threads);
     if (!exe.Run(args).ok()) return -1;
-    best = std::min(best, CpuSeconds() - start);
+    best = std::min(best, Seconds(threads) - start);
   }
   return best;
 }
@@ -105,7 +107,7 @@ using SgemmFn = int (*)(char, char, int64_t, int64_t, int64_t, float, const floa
                         float, float*, int64_t);
 SgemmFn LoadOneDnnSgemm() {
   static SgemmFn fn = [] {
-    setenv("OMP_NUM_THREADS", "1", 1);  // before libgomp initializes: one thread, as the JIT's dot
+    setenv("OMP_NUM_THREADS", "1", 1);  // before libgomp initializes; SetOneDnnThreads changes it per benchmark
     void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) lib = dlopen("libdnnl.so", RTLD_NOW | RTLD_LOCAL);
     return lib == nullptr ? nullptr : reinterpret_cast<SgemmFn>(dlsym(lib, "dnnl_sgemm"));
@@ -113,55 +115,71 @@ SgemmFn LoadOneDnnSgemm() {
   return fn;
 }
 
-// Best GFLOP/s of dnnl_sgemm on row-major C[m,n] = A[m,k] B[k,n] over 10 trials of >= 50 ms; 0 if unavailable.
-double OneDnnGflops(int64_t m, int64_t k, int64_t n) {
+// omp_set_num_threads of the OpenMP runtime oneDNN loaded (false when there is none to find).
+bool SetOneDnnThreads(int threads) {
+  for (const char* name : {"libgomp.so.1", "libiomp5.so", "libomp.so.5"}) {
+    if (void* omp = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {
+      auto set = reinterpret_cast<void (*)(int)>(dlsym(omp, "omp_set_num_threads"));
+      if (set != nullptr) {
+        set(threads);
+        return true;
+      }
+    }
+  }
+  return threads == 1;
+}
+
+// Best GFLOP/s of dnnl_sgemm on row-major C[m,n] = A[m,k] B[k,n] over 10 trials of >= 50 ms on `threads` OpenMP
+// threads; 0 if unavailable.
+double OneDnnGflops(int64_t m, int64_t k, int64_t n, int threads) {
   SgemmFn sgemm = LoadOneDnnSgemm();
-  if (sgemm == nullptr) return 0;
+  if (sgemm == nullptr || !SetOneDnnThreads(threads)) return 0;
   std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.125f - 0.25f;
   auto call = [&] { return sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n); };
   if (call() != 0) return 0;
   call();
-  double start = CpuSeconds();
+  double start = Seconds(threads);
   call();
-  double one = CpuSeconds() - start;
+  double one = Seconds(threads) - start;
   int reps = std::max(1, static_cast<int>(0.05 / std::max(one, 1e-7)));
   double best = 1e30;
   for (int trial = 0; trial < 10; ++trial) {
-    start = CpuSeconds();
+    start = Seconds(threads);
     for (int r = 0; r < reps; ++r) call();
-    best = std::min(best, (CpuSeconds() - start) / reps);
+    best = std::min(best, (Seconds(threads) - start) / reps);
   }
+  SetOneDnnThreads(1);
   return 2.0 * static_cast<double>(m * n) * static_cast<double>(k) * 1e-9 / best;
 }
 
-void BM_Gemm(benchmark::State& state, bool exact) {
+void BM_Gemm(benchmark::State& state, bool exact, int threads) {
   int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   int extra_trips = ExtraTrips(flops);
-  auto one = CompileDotLoop("f32", m, k, n, 1, true, exact, state);
-  auto more = CompileDotLoop("f32", m, k, n, 1 + extra_trips, true, exact, state);
+  auto one = CompileDotLoop("f32", m, k, n, 1, true, exact, state, threads);
+  auto more = CompileDotLoop("f32", m, k, n, 1 + extra_trips, true, exact, state, threads);
   if (!one || !more) return;
   std::vector<Literal> args;
   for (size_t i = 0; i < one->parameter_shapes().size(); ++i) {
     args.push_back(interp::MakeRandomLiteral(one->parameter_shapes()[i], i + 1));
   }
-  double base = FastestCpu(*one, args, 5);
+  double base = FastestRun(*one, args, 5, threads);
   double best = 1e30;
   for (auto _ : state) {
-    double start = CpuSeconds();
+    double start = Seconds(threads);
     absl::StatusOr<std::vector<Literal>> r = more->Run(args);
     if (!r.ok()) {
       state.SkipWithError(r.status().ToString().c_str());
       return;
     }
     benchmark::DoNotOptimize(r->data());
-    best = std::min(best, CpuSeconds() - start);
+    best = std::min(best, Seconds(threads) - start);
   }
   double gflops = flops * 1e-9 / ((best - base) / extra_trips);
   state.counters["GFLOPs"] = gflops;
-  if (double onednn = OneDnnGflops(m, k, n); onednn > 0) {
+  if (double onednn = OneDnnGflops(m, k, n, threads); onednn > 0) {
     state.counters["onednn_GFLOPs"] = onednn;
     state.counters["vs_onednn"] = gflops / onednn;
   }
@@ -175,8 +193,10 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->Iterations(5);
 }
 
-BENCHMARK_CAPTURE(BM_Gemm, default, false)->Apply(GemmShapes);
-BENCHMARK_CAPTURE(BM_Gemm, exact, true)->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_Gemm, default, false, 1)->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_Gemm, exact, true, 1)->Apply(GemmShapes);
+// Both on two threads (the JIT's process-wide pool against oneDNN's OpenMP), wall time.
+BENCHMARK_CAPTURE(BM_Gemm, default_2threads, false, 2)->Apply(GemmShapes);
 
 void BM_Dot(benchmark::State& state, std::string type) {
   int64_t m = state.range(0), k = state.range(1), n = state.range(2);

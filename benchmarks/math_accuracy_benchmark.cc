@@ -72,6 +72,7 @@ std::unique_ptr<codegen::JitExecutable> Compile(const std::string& op, const std
   if (!module.ok()) return nullptr;
   codegen::JitOptions options;
   options.compile.exact = exact;
+  options.threads = 1;  // ns per element on one core, both modes
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> exe = codegen::JitExecutable::Compile(**module, options);
   if (!exe.ok()) {
     std::fprintf(stderr, "%s\n", exe.status().ToString().c_str());

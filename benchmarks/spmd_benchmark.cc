@@ -7,8 +7,9 @@
 //                                   replicated: one all-reduce of y's partial sums per step
 //
 // Partitioning is what xla-run and the JIT API do (sharding-propagation, spmd-partitioner, verify; the global
-// arguments split with spmd::ShardLiteral). Every emulated core is one thread and compiled code is single-threaded,
-// so on a machine with C cores the partitioned programs can be at most min(8, C) times faster.
+// arguments split with spmd::ShardLiteral). Every emulated core is one thread; the unpartitioned program on one
+// device runs its GEMMs on all C CPUs (JitOptions::threads), and 8 cores on C <= 8 CPUs get one thread each, so the
+// partitioned programs measure the partitioning's overhead rather than a speedup.
 //
 // JitExecutable::RunPerDevice copies every argument into fresh device buffers (with replicated weights, 32 MiB per
 // core), which would hide the computation; so the MLP runs inside a while loop and each program is compiled at two

@@ -26,6 +26,13 @@ class Fm {
   Fm(llvm::IRBuilder<>& b, llvm::Type* type) : b_(b), t_(type) {
     dbl_ = type->getScalarType()->isDoubleTy();
     it_ = Like(b.getIntNTy(dbl_ ? 64 : 32));
+    // The target machines keep FPOpFusion::Strict (exact mode must never contract), which lowers llvm.fmuladd to a
+    // multiply and an add; the approximations ask for llvm.fma explicitly where the function's target has it.
+    llvm::Function* fn = b.GetInsertBlock() != nullptr ? b.GetInsertBlock()->getParent() : nullptr;
+    if (fn != nullptr && fn->hasFnAttribute("target-features")) {
+      llvm::StringRef features = fn->getFnAttribute("target-features").getValueAsString();
+      fma_ = features.contains("+fma,") || features.ends_with("+fma") || features.contains("+avx512f");
+    }
   }
   bool dbl() const { return dbl_; }
   llvm::Type* type() const { return t_; }
@@ -44,8 +51,10 @@ class Fm {
   Value* Mul(Value* a, Value* c) { return b_.CreateFMul(a, c); }
   Value* Div(Value* a, Value* c) { return b_.CreateFDiv(a, c); }
   Value* Neg(Value* a) { return b_.CreateFNeg(a); }
-  // a * c + d, fused where the target has FMA.
-  Value* Fma(Value* a, Value* c, Value* d) { return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {t_}, {a, c, d}); }
+  // a * c + d, fused (one rounding) where the target has FMA.
+  Value* Fma(Value* a, Value* c, Value* d) {
+    return b_.CreateIntrinsic(fma_ ? llvm::Intrinsic::fma : llvm::Intrinsic::fmuladd, {t_}, {a, c, d});
+  }
   Value* Sel(Value* cond, Value* a, Value* c) { return b_.CreateSelect(cond, a, c); }
   Value* Abs(Value* a) { return b_.CreateIntrinsic(llvm::Intrinsic::fabs, {t_}, {a}); }
   Value* CopySign(Value* mag, Value* sign) { return b_.CreateIntrinsic(llvm::Intrinsic::copysign, {t_}, {mag, sign}); }
@@ -81,6 +90,7 @@ class Fm {
   Value* ToInt(Value* integral) { return b_.CreateFPToSI(integral, it_); }
 
  private:
+  bool fma_ = false;
   llvm::IRBuilder<>& b_;
   llvm::Type* t_;
   llvm::Type* it_;

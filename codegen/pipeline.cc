@@ -21,8 +21,8 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
   absl::StatusOr<bool> optimized = RunOptimizationPipeline(*prepared.module, optimization, diags);
   if (!optimized.ok()) {
     if (diags.diagnostics().empty()) return optimized.status();
-    return absl::Status(optimized.status().code(), absl::StrCat(optimized.status().message(), ": ",
-                                                                diags.diagnostics().front().message));
+    return absl::Status(optimized.status().code(),
+                        absl::StrCat(optimized.status().message(), ": ", diags.diagnostics().front().message));
   }
   XLAC_RETURN_IF_ERROR(PrepareForCodegen(*prepared.module));
   XLAC_ASSIGN_OR_RETURN(prepared.assignment, AssignBuffers(*prepared.module, options.buffers));

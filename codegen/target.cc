@@ -48,6 +48,7 @@ absl::StatusOr<TargetInfo> ResolveTarget(const TargetOptions& options) {
     }
     info.features = joined;
     info.has_avx512 = features.lookup("avx512f");
+    info.has_fma = features.lookup("fma");
   } else {
     info.cpu = options.cpu;
     std::string error;
@@ -58,6 +59,7 @@ absl::StatusOr<TargetInfo> ResolveTarget(const TargetOptions& options) {
       return absl::InvalidArgumentError(fmt::format("unknown target CPU '{}'", info.cpu));
     }
     info.has_avx512 = sti->checkFeatures("+avx512f");
+    info.has_fma = sti->checkFeatures("+fma");
   }
   return info;
 }
@@ -81,7 +83,11 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const T
 
 void SetFunctionTargetAttributes(llvm::Function& fn, const TargetInfo& info) {
   fn.addFnAttr("target-cpu", info.cpu);
-  if (!info.features.empty()) fn.addFnAttr("target-features", info.features);
+  if (!info.features.empty()) {
+    fn.addFnAttr("target-features", info.features);
+  } else if (info.has_fma) {
+    fn.addFnAttr("target-features", "+fma");
+  }
   if (info.has_avx512) fn.addFnAttr("prefer-vector-width", "512");
 }
 

@@ -24,6 +24,7 @@ struct TargetInfo {
   std::string cpu;       // resolved CPU name
   std::string features;  // "+avx2,+avx512f,..." ("" for a named CPU: its defaults)
   bool has_avx512 = false;
+  bool has_fma = false;
 };
 
 absl::StatusOr<TargetInfo> ResolveTarget(const TargetOptions& options);
@@ -32,8 +33,9 @@ absl::StatusOr<TargetInfo> ResolveTarget(const TargetOptions& options);
 // interpreter rounds every product and sum separately, so a*b+c must never become an FMA.
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const TargetInfo& info, int opt_level);
 
-// target-cpu/target-features, and "prefer-vector-width"="512" when AVX-512 is available (LLVM otherwise stays at
-// 256-bit vectors on Intel server parts).
+// target-cpu/target-features (a named CPU's features are its defaults, plus an explicit "+fma" when it has FMA, which
+// the inlined math reads: codegen/fast_math.cc), and "prefer-vector-width"="512" when AVX-512 is available (LLVM
+// otherwise stays at 256-bit vectors on Intel server parts).
 void SetFunctionTargetAttributes(llvm::Function& fn, const TargetInfo& info);
 
 }  // namespace xlac::codegen
