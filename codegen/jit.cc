@@ -329,6 +329,36 @@ absl::Status BindInfeedSites(llvm::orc::LLJIT& jit, const Module& prepared, cons
 
 }  // namespace
 
+namespace {
+
+std::string FormatBytes(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 40)) return fmt::format("{:.1f} TiB", static_cast<double>(bytes) / (int64_t{1} << 40));
+  if (bytes >= (int64_t{1} << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
+  if (bytes >= (int64_t{1} << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  return fmt::format("{} bytes", bytes);
+}
+
+// Every device gets its own copy of every non-constant allocation on the first run. A program that cannot fit is an
+// error now, naming the bytes wanted, rather than an allocation failure (or the OOM killer) later.
+absl::Status CheckBufferMemory(const BufferAssignment& assignment, int64_t devices) {
+  int64_t per_device = 0;
+  const Allocation* largest = nullptr;
+  for (const Allocation& alloc : assignment.allocations()) {
+    if (alloc.kind == AllocationKind::kConstant) continue;
+    per_device += alloc.size;
+    if (largest == nullptr || alloc.size > largest->size) largest = &alloc;
+  }
+  int64_t available = xlac_rt_available_memory();
+  if (available < 0 || per_device <= available / std::max<int64_t>(devices, 1)) return absl::OkStatus();
+  return absl::ResourceExhaustedError(fmt::format(
+      "the program needs {} of buffers ({} device{} x {}; the largest allocation is {}), but only {} of memory is "
+      "available",
+      FormatBytes(per_device * devices), devices, devices == 1 ? "" : "s", FormatBytes(per_device),
+      FormatBytes(largest->size), FormatBytes(available)));
+}
+
+}  // namespace
+
 // Temps start zero-filled only on the first run: compiled code defines every value it reads (AOT hosts do not
 // clear buffers either).
 uint8_t* JitExecutable::Impl::ArenaBuffer(int64_t device, const Allocation& alloc) {
@@ -413,6 +443,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
       }
     }
   }
+  XLAC_RETURN_IF_ERROR(CheckBufferMemory(impl->prepared.assignment, impl->replicas * impl->partitions));
   // Codegen resolves collective groups for the device counts the executable runs with.
   impl->prepared.module->mutable_config().replica_count = impl->replicas;
   impl->prepared.module->mutable_config().num_partitions = impl->partitions;

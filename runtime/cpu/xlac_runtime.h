@@ -143,6 +143,8 @@ int xlac_rt_barrier(XlacRtDevice* dev, int64_t op_id, const char* name, const in
  * pointer. NULL on failure. Free with xlac_rt_free. */
 void* xlac_rt_aligned_alloc(size_t bytes, size_t alignment);
 void xlac_rt_free(void* ptr);
+/* Bytes of memory the process could allocate without swapping (MemAvailable), or -1 when unknown. */
+int64_t xlac_rt_available_memory(void);
 
 /* ---- thread pool ---- */
 

@@ -769,6 +769,7 @@ TEST(CpuRuntime, DeviceParallelForWithoutAPoolRunsInline) {
 
 TEST(CpuRuntime, SharedThreadPoolGrowsAndCpusAreCounted) {
   EXPECT_GE(xlac_rt_available_cpus(), 1);
+  EXPECT_GT(xlac_rt_available_memory(), 0);  // /proc/meminfo on Linux
   XlacRtThreadPool* pool = xlac_rt_shared_thread_pool(2);
   EXPECT_EQ(xlac_rt_shared_thread_pool(1), pool);
   EXPECT_GE(xlac_rt_thread_pool_threads(pool), 2);

@@ -1,6 +1,6 @@
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <charconv>
 #include <string>
 #include <string_view>
 
@@ -73,11 +73,13 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       options.exact = true;
     } else if (name == "per-device" || name == "spmd-report" || name == "no-partition") {
       if (absl::Status s = no_value(); !s.ok()) return s;
-      (name == "per-device" ? options.per_device : name == "spmd-report" ? options.spmd_report : options.no_partition) =
-          true;
+      (name == "per-device"    ? options.per_device
+       : name == "spmd-report" ? options.spmd_report
+                               : options.no_partition) = true;
     } else if (name == "backend" || name == "input" || name == "output-dir" || name == "seed" ||
                name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
-               name == "check-against" || name == "max-ulp" || name == "atol" || name == "threads") {
+               name == "check-against" || name == "max-ulp" || name == "atol" || name == "threads" ||
+               name == "timeout") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
@@ -114,6 +116,14 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
         absl::StatusOr<uint64_t> n = ParseNumber<uint64_t>(name, *v, 0);
         if (!n.ok()) return n.status();
         options.seed = *n;
+      } else if (name == "timeout") {
+        char* end = nullptr;
+        std::string text(*v);
+        double x = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !(x > 0) || !std::isfinite(x)) {
+          return Invalid("invalid value '" + text + "' for --timeout (expected seconds > 0)");
+        }
+        options.timeout_seconds = x;
       } else if (name == "threads") {
         absl::StatusOr<int> n = ParseNumber<int>(name, *v, 1);
         if (!n.ok()) return n.status();
@@ -160,6 +170,9 @@ OPTIONS:
   --exact                 Exact numerics: libm calls, sequential reductions, no FMA contraction, so the JIT
                           agrees with the interpreter bit for bit (default: vectorized math approximations and
                           reassociation within the bounds of docs/numerics.md)
+  --timeout=<S>           End with an error (exit 1) when parsing, compiling and running take longer than S
+                          seconds: an infinite while loop or a run that would take hours. Nothing is printed or
+                          written then; the deadline is disarmed before outputs are written
   --threads=<N>           Threads for the whole run, device threads included (default: the CPUs of the process's
                           affinity mask, so `taskset -c 0` means one); each of D devices runs its large loops,
                           GEMMs and convolutions on max(1, N / D) of them. Results never depend on it

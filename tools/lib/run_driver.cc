@@ -3,14 +3,19 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "codegen/jit.h"
@@ -21,11 +26,11 @@
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "ir/sharding.h"
+#include "passes/spmd/literal_sharding.h"
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
 #include "runtime/interpreter/interpreter.h"
-#include "passes/spmd/literal_sharding.h"
 #include "tools/lib/run_compare.h"
 #include "tools/lib/spmd_driver.h"
 
@@ -291,8 +296,47 @@ std::vector<LabeledOutput> LabelOutputs(const std::vector<Literal>& device_resul
   return outputs;
 }
 
+// --timeout: a thread that ends the process with an error if it is not disarmed in time. Compiled code and the
+// interpreter have no cancellation points (an infinite while loop never returns), so ending the process is the only
+// way out; it happens before any output is printed or written, never in the middle of it.
+class Deadline {
+ public:
+  Deadline(double seconds, std::string message) : message_(std::move(message)) {
+    thread_ = std::thread([this, seconds] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return disarmed_; })) {
+        std::fputs(message_.c_str(), stderr);
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    });
+  }
+  ~Deadline() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      disarmed_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::string message_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  std::thread thread_;
+};
+
 int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
               std::ostream& err) {
+  std::optional<Deadline> deadline;
+  if (options.timeout_seconds > 0) {
+    deadline.emplace(options.timeout_seconds,
+                     fmt::format("{}: error: the run did not finish within --timeout={} s (an infinite loop, or a "
+                                 "longer deadline needed)\n",
+                                 input_name, options.timeout_seconds));
+  }
   SourceFile file(std::string(input_name), text);
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
@@ -329,7 +373,9 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   if (!options.no_partition) {
     partitioned_module = module->Clone();
     bool partitioned = false;
-    if (!PartitionModule(*partitioned_module, options.num_partitions, options.num_replicas, file, spmd_report, partitioned, err)) return 1;
+    if (!PartitionModule(*partitioned_module, options.num_partitions, options.num_replicas, file, spmd_report,
+                         partitioned, err))
+      return 1;
     if (!partitioned) partitioned_module.reset();
   }
   const Module& run_module = partitioned_module ? *partitioned_module : *module;
@@ -387,8 +433,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   std::optional<std::vector<Literal>> reference;
   if (!options.check_against.empty()) {
     harness::CheckCollector reference_checks(harness::CheckOptions{options.max_mismatches});
-    absl::StatusOr<std::vector<Literal>> reference_results = RunOnInterpreter(
-        options, *module, {args}, reference_checks, partitioned_module ? 1 : options.num_partitions);
+    absl::StatusOr<std::vector<Literal>> reference_results =
+        RunOnInterpreter(options, *module, {args}, reference_checks, partitioned_module ? 1 : options.num_partitions);
     if (!reference_results.ok()) {
       err << input_name << ": error: the interpreter (--check-against) failed: " << reference_results.status().message()
           << "\n";
@@ -397,6 +443,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     reference = *std::move(reference_results);
   }
   std::vector<LabeledOutput> outputs = LabelOutputs(options.per_device && partitioned_module ? shards : *results);
+  deadline.reset();  // everything below only prints and writes
   if (options.ShouldPrint()) {
     std::string printed;
     for (const LabeledOutput& output : outputs) {
@@ -413,7 +460,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   if (reference.has_value()) {
     std::vector<LabeledOutput> reference_outputs = LabelOutputs(*reference);
     std::vector<harness::CheckResult> compared =
-        CompareOutputs(LabelOutputs(*results), reference_outputs, CompareOptions{options.max_ulp, options.atol, options.max_mismatches,
+        CompareOutputs(LabelOutputs(*results), reference_outputs,
+                       CompareOptions{options.max_ulp, options.atol, options.max_mismatches,
                                       !options.exact && !options.tolerance_given});
     std::string report;
     int64_t mismatched = 0;

@@ -26,6 +26,8 @@ struct RunOptions {
   // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
   bool exact = false;
   int threads = 0;  // --threads: JitOptions::threads (0: the affinity mask's CPUs)
+  // --timeout: seconds the parse-compile-run may take before xla-run ends the process with an error (0: none).
+  double timeout_seconds = 0;
   // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".
   std::vector<std::string> inputs;
   // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.
