@@ -73,8 +73,7 @@ std::string CIdentifier(std::string_view s) {
 
 // C declarations for calling the compiled entry: the buffer table the caller must fill.
 absl::StatusOr<std::string> EmitHeader(const Module& module, const codegen::CompileOptions& options,
-                                       std::string_view input_name, const SpmdReport* spmd,
-                                       const Module* global) {
+                                       std::string_view input_name, const SpmdReport* spmd, const Module* global) {
   absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(module, options);
   if (!prepared.ok()) return prepared.status();
   const BufferAssignment& ba = prepared->assignment;
@@ -87,13 +86,15 @@ absl::StatusOr<std::string> EmitHeader(const Module& module, const codegen::Comp
   if (spmd != nullptr && global != nullptr) {
     // A partitioned program: every device runs this entry on its shard.
     const Computation* g = global->entry_computation();
-    out += fmt::format("/* SPMD program: run on {} partitions (xlac_rt_group_create(replicas, {}, ...)); each takes its\n"
-                       " * shard of every parameter and produces its shard of the result. Padding of uneven shards is\n"
-                       " * ignored on input and undefined on output.\n",
-                       spmd->num_partitions, spmd->num_partitions);
+    out += fmt::format(
+        "/* SPMD program: run on {} partitions (xlac_rt_group_create(replicas, {}, ...)); each takes its\n"
+        " * shard of every parameter and produces its shard of the result. Padding of uneven shards is\n"
+        " * ignored on input and undefined on output.\n",
+        spmd->num_partitions, spmd->num_partitions);
     for (int64_t i = 0; i < g->parameter_count(); ++i) {
-      out += fmt::format(" *   parameter {}: global {} sharding {}\n", i, ShapeToString(g->parameter(i)->shape(), false),
-                         spmd::ShardingToString(spmd->parameter_shardings[static_cast<size_t>(i)]));
+      out +=
+          fmt::format(" *   parameter {}: global {} sharding {}\n", i, ShapeToString(g->parameter(i)->shape(), false),
+                      spmd::ShardingToString(spmd->parameter_shardings[static_cast<size_t>(i)]));
     }
     out += fmt::format(" *   result: global {} sharding {}\n */\n", ShapeToString(g->root()->shape(), false),
                        spmd::ShardingToString(spmd->result_sharding));
@@ -246,7 +247,8 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   std::unique_ptr<Module> global = module->Clone();
   SpmdReport spmd_report;
   bool partitioned = false;
-  if (!PartitionModule(*module, options.num_partitions, /*num_replicas=*/0, file, spmd_report, partitioned, err)) return 1;
+  if (!PartitionModule(*module, options.num_partitions, /*num_replicas=*/0, file, spmd_report, partitioned, err))
+    return 1;
   if (options.emit == XlacEmit::kSpmdReport) {
     if (!partitioned) {
       output = "spmd: the module has no shardings or runs on one partition; nothing to partition\n";
@@ -286,8 +288,8 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
       return 0;
     }
     case XlacEmit::kHeader: {
-      absl::StatusOr<std::string> header = EmitHeader(*module, compile, input_name,
-                                                      partitioned ? &spmd_report : nullptr, global.get());
+      absl::StatusOr<std::string> header =
+          EmitHeader(*module, compile, input_name, partitioned ? &spmd_report : nullptr, global.get());
       if (!header.ok()) return fail(header.status());
       output = *std::move(header);
       return 0;
