@@ -190,6 +190,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   jit_options.compile.target_cpu = options.target_cpu;
   jit_options.compile.exact = options.exact;
   jit_options.threads = options.threads;
+  jit_options.compile.tpu_numerics = options.tpu_numerics;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
   if (options.custom_call_handler) {

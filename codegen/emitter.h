@@ -49,6 +49,9 @@ struct CodegenOptions {
   // Chains of row reductions and loops over the same rows (softmax, layer norm) run row by row, so a row is read
   // from memory once (codegen/row_groups.h). Never changes a result.
   bool row_groups = true;
+  // TPU dot numerics (ir/tpu_numerics.h): f32 dots and convolutions at DEFAULT precision round their operands to
+  // bf16 and accumulate in f32, bit for bit the interpreter with InterpreterOptions::tpu_numerics.
+  bool tpu_numerics = false;
 };
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,

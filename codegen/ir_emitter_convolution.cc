@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "codegen/ir_emitter_gemm.h"
 #include "codegen/ir_emitter_internal.h"
 #include "llvm/IR/Constants.h"
 
@@ -116,8 +117,10 @@ absl::Status IrEmitter::EmitConvolutionLoops(const Instruction& inst) {
   llvm::Type* ct = ComputeType(type);
   llvm::Value* zero = llvm::Constant::getNullValue(ct);
   // Operand element converted to the result type (rounded to it), in the result's compute type.
+  XLAC_ASSIGN_OR_RETURN(const bool tpu_bf16, TpuRoundsOperands(inst));
   auto operand_value = [&](const IrArray& a, const Index& idx) -> llvm::Value* {
     llvm::Value* v = LoadCompute(a, idx);
+    if (tpu_bf16) return EmitRoundToBf16(b_, v);  // f32 operands and result
     if (a.shape.element_type == type) return v;
     absl::StatusOr<llvm::Value*> c = EmitConvert(inst, v, a.shape.element_type, type);
     if (!c.ok()) {

@@ -126,7 +126,10 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
   const llvm::Align align(ct->getPrimitiveSizeInBits() / 8);
   llvm::Constant* zero = llvm::Constant::getNullValue(ct);
   // An operand element as a compute value: bf16/f16 widen exactly to f32, as the interpreter converts them.
-  GemmLoad load = narrow ? WidenedGemmLoad(type == PrimitiveType::kF16) : NativeGemmLoad(ct);
+  XLAC_ASSIGN_OR_RETURN(const bool tpu_bf16, TpuRoundsOperands(inst));
+  GemmLoad load = narrow     ? WidenedGemmLoad(type == PrimitiveType::kF16)
+                  : tpu_bf16 ? Bf16RoundedGemmLoad()
+                             : NativeGemmLoad(ct);
   std::vector<int64_t> spatial_of_dim(od.size(), -1);
   for (size_t s = 0; s < spatial; ++s) spatial_of_dim[dn.output_spatial_dimensions[s]] = static_cast<int64_t>(s);
   const std::vector<int64_t> ls = lhs.strides, rs = rhs.strides;
@@ -305,6 +308,8 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
                                 b.CreateShl(b.CreateZExt(v, i32_vector), b.CreateVectorSplat(lanes, b.getInt32(16))),
                                 float_vector);
                           }
+                        } else if (tpu_bf16) {
+                          v = EmitRoundToBf16(b, v);
                         }
                         llvm::Value* row_dst =
                             b.CreateInBoundsGEP(ct, dst, b.CreateNSWMul(b.CreateNSWAdd(kk0, z), b.getInt64(width)));

@@ -13,6 +13,7 @@
 
 #include "codegen/ir_emitter_gemm.h"
 #include "codegen/ir_emitter_internal.h"
+#include "ir/tpu_numerics.h"
 #include "llvm/IR/Constants.h"
 
 namespace xlac::codegen::internal {
@@ -22,6 +23,14 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.beg
 
 }  // namespace
 
+absl::StatusOr<bool> IrEmitter::TpuRoundsOperands(const Instruction& inst) {
+  if (!options_.tpu_numerics) return false;
+  std::string why;
+  TpuDotMode mode = TpuDotModeOf(inst, &why);
+  if (mode == TpuDotMode::kUnsupported) return Unimplemented(inst, "TPU numerics do not model {} yet", why);
+  return mode == TpuDotMode::kBf16Operands;
+}
+
 absl::Status IrEmitter::EmitDot(const Instruction& inst) {
   if (inst.FindAttr("sparsity") != nullptr || inst.operand_count() != 2) return Unimplemented(inst, "sparse dot");
   PrimitiveType type = inst.shape().element_type;
@@ -29,6 +38,7 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
   IrArray lhs = ArrayFor(inst.operand(0)), rhs = ArrayFor(inst.operand(1)), out = ArrayFor(&inst);
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, lhs.shape.element_type));
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, rhs.shape.element_type));
+  XLAC_ASSIGN_OR_RETURN(const bool tpu_bf16, TpuRoundsOperands(inst));
   const std::vector<int64_t>& lb = inst.IntListAttr("lhs_batch_dims");
   const std::vector<int64_t>& rb = inst.IntListAttr("rhs_batch_dims");
   const std::vector<int64_t>& lc = inst.IntListAttr("lhs_contracting_dims");
@@ -67,6 +77,7 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
   // Operand element converted to the result type (rounded to it), in the result's compute type.
   auto operand_value = [&](const IrArray& a, const Index& idx) -> llvm::Value* {
     llvm::Value* v = LoadCompute(a, idx);
+    if (tpu_bf16) return EmitRoundToBf16(b_, v);  // f32 operands and result
     if (a.shape.element_type == type) return v;
     absl::StatusOr<llvm::Value*> c = EmitConvert(inst, v, a.shape.element_type, type);
     if (!c.ok()) {
@@ -117,6 +128,10 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
       spec.b_n = nlf == 1 ? lhs.strides[lf[0]] : 0;
       spec.c_m = c_n;
       spec.b_times_a = true;
+    }
+    if (tpu_bf16) {
+      spec.pack_a = StridedGemmPacker(ct, spec.a_m, spec.a_k, Bf16RoundedGemmLoad());
+      spec.pack_b = StridedGemmPacker(ct, spec.b_n, spec.b_k, Bf16RoundedGemmLoad());
     }
     if ((direct || transposed) && batch > 0 && m > 0 && n > 0 && k > 0) {
       // bf16/f16: operands widen to f32 as they are packed, the f32 sums land in a temporary with the output's

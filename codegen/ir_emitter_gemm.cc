@@ -46,6 +46,25 @@ GemmLoad WidenedGemmLoad(bool f16) {
   };
 }
 
+llvm::Value* EmitRoundToBf16(llvm::IRBuilder<>& b, llvm::Value* f) {
+  llvm::Type* it = b.getInt32Ty();
+  if (auto* v = llvm::dyn_cast<llvm::VectorType>(f->getType())) it = llvm::VectorType::get(it, v->getElementCount());
+  auto c = [&](uint32_t x) { return llvm::ConstantInt::get(it, x); };
+  llvm::Value* bits = b.CreateBitCast(f, it);
+  llvm::Value* odd = b.CreateAnd(b.CreateLShr(bits, c(16)), c(1));
+  llvm::Value* rounded = b.CreateAnd(b.CreateAdd(b.CreateAdd(bits, c(0x7fff)), odd), c(0xffff0000u));
+  llvm::Value* special = b.CreateICmpEQ(b.CreateAnd(bits, c(0x7f800000u)), c(0x7f800000u));
+  return b.CreateBitCast(b.CreateSelect(special, bits, rounded), f->getType());
+}
+
+GemmLoad Bf16RoundedGemmLoad() {
+  return [](llvm::IRBuilder<>& b, llvm::Value* base, llvm::Value* offset) -> llvm::Value* {
+    llvm::Value* v =
+        b.CreateAlignedLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), base, offset), llvm::Align(4));
+    return EmitRoundToBf16(b, v);
+  };
+}
+
 // Whole panels copy straight (a vector copy when the row stride is 1 and loads are native); a partial one clamps
 // its loads and pads with zeros.
 GemmPacker StridedGemmPacker(llvm::Type* element, int64_t row_stride, int64_t k_stride, GemmLoad load) {

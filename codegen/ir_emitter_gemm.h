@@ -30,6 +30,11 @@ using GemmLoad = std::function<llvm::Value*(llvm::IRBuilder<>& b, llvm::Value* b
 GemmLoad NativeGemmLoad(llvm::Type* element);
 // A bf16 (or f16) element widened exactly to f32, as the interpreter converts narrow floats before multiplying.
 GemmLoad WidenedGemmLoad(bool f16);
+// f32 (scalar or vector) rounded to the nearest bf16 (ties to even), as f32; inf and NaN unchanged. Bit for bit
+// xlac::RoundToBf16 (ir/tpu_numerics.h).
+llvm::Value* EmitRoundToBf16(llvm::IRBuilder<>& b, llvm::Value* f);
+// An f32 element rounded to bf16 as it is loaded: the operands of a dot under TPU numerics at DEFAULT precision.
+GemmLoad Bf16RoundedGemmLoad();
 // The packer of a strided matrix X (rows x k, element strides row_stride and k_stride), loading through `load`
 // (native loads when empty). The default packer of GemmSpec.
 GemmPacker StridedGemmPacker(llvm::Type* element, int64_t row_stride, int64_t k_stride, GemmLoad load = {});

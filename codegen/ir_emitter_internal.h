@@ -195,6 +195,9 @@ class IrEmitter {
   // The packed GEMM path for f32/f64; false (nothing emitted) when it does not apply.
   absl::StatusOr<bool> EmitTiledConvolution(const Instruction& inst);  // ir_emitter_convolution_tiled.cc
   absl::Status EmitConvolutionLoops(const Instruction& inst);          // ir_emitter_convolution.cc
+  // Under CodegenOptions::tpu_numerics: whether `inst` (dot or convolution) rounds its f32 operands to bf16, or an
+  // Unimplemented error for precisions not modeled (ir_emitter_dot.cc).
+  absl::StatusOr<bool> TpuRoundsOperands(const Instruction& inst);
   absl::Status EmitReduceWindow(const Instruction& inst);              // ir_emitter_window.cc
   absl::Status EmitSelectAndScatter(const Instruction& inst);          // ir_emitter_window.cc
   absl::Status EmitGather(const Instruction& inst);                    // ir_emitter_gather_scatter.cc

@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& 
   codegen.exact = options.exact;
   codegen.parallel = options.parallel;
   codegen.row_groups = options.row_groups;
+  codegen.tpu_numerics = options.tpu_numerics;
   XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> llvm_module,
                         EmitModule(*prepared.module, prepared.assignment, context, codegen));
   llvm_module->setDataLayout(target_machine.createDataLayout());

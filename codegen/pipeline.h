@@ -30,6 +30,7 @@ struct CompileOptions {
   bool exact = false;             // CodegenOptions::exact (docs/numerics.md)
   bool parallel = true;           // CodegenOptions::parallel
   bool row_groups = true;         // CodegenOptions::row_groups
+  bool tpu_numerics = false;      // CodegenOptions::tpu_numerics
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.

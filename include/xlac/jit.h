@@ -86,6 +86,9 @@ struct CompileOptions {
   // on max(1, threads / D) threads of one process-wide pool. 0 takes the CPUs of the process's affinity mask
   // (`taskset -c 0` means one). Results never depend on it.
   int threads = 0;
+  // TPU dot numerics: f32 dots and convolutions at DEFAULT precision round their operands to bf16 and accumulate in
+  // f32, as a TPU's matrix unit does (HIGHEST stays f32; HIGH is not modeled yet and does not compile).
+  bool tpu_numerics = false;
 };
 
 class Executable {

@@ -10,6 +10,7 @@
 #include "ir/computation.h"
 #include "ir/instruction.h"
 #include "ir/status_macros.h"
+#include "ir/tpu_numerics.h"
 #include "runtime/interpreter/interpreter.h"
 
 namespace xlac {
@@ -57,13 +58,24 @@ std::optional<int64_t> KnownOperandBytes(const Instruction& operand) {
   return std::nullopt;
 }
 
+// An f32 dot or convolution at DEFAULT precision computes what the target's matrix unit computes (bf16 operands
+// under --tpu-numerics, ir/tpu_numerics.h); a target-independent pass must not fix its value.
+bool DependsOnDotNumerics(const Instruction& inst) {
+  return (inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kConvolution) &&
+         TpuDotModeOf(inst) != TpuDotMode::kF32;
+}
+
 bool IsCandidate(const Instruction& inst, int64_t* source_bytes) {
   if (!IsFoldableOpcode(inst.opcode()) || inst.operand_count() == 0 || inst.HasSideEffect()) return false;
+  if (DependsOnDotNumerics(inst)) return false;
   if (!inst.shape().IsArray() || !inst.shape().IsStatic()) return false;
   if (!inst.control_predecessors().empty() || !inst.control_successors().empty()) return false;
   for (const Computation* callee : inst.called_computations()) {
     for (const auto& callee_inst : callee->instructions()) {
-      if (!callee_inst->called_computations().empty() || callee_inst->HasSideEffect()) return false;
+      if (!callee_inst->called_computations().empty() || callee_inst->HasSideEffect() ||
+          DependsOnDotNumerics(*callee_inst)) {
+        return false;
+      }
     }
   }
   int64_t bytes = 0;

@@ -4,7 +4,9 @@
 // As in XLA's evaluator, operands are first converted to the result type and products are accumulated
 // sequentially in its compute type (f32 for narrow floats, 64-bit for integers), rounding once at the end.
 #include <algorithm>
+#include <type_traits>
 
+#include "ir/tpu_numerics.h"
 #include "runtime/interpreter/internal.h"
 
 namespace xlac::interp {
@@ -59,7 +61,23 @@ int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& wh
 
 }  // namespace
 
-absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands) {
+// Under TPU numerics: rounds f32 operand values to bf16 (DEFAULT precision), or fails for modes not modeled.
+template <typename C>
+absl::Status ApplyTpuNumerics(const Instruction& inst, bool tpu_numerics, std::vector<C>& a, std::vector<C>& b) {
+  if (!tpu_numerics) return absl::OkStatus();
+  std::string why;
+  TpuDotMode mode = TpuDotModeOf(inst, &why);
+  if (mode == TpuDotMode::kUnsupported) return Unsupported(inst, "TPU numerics do not model {} yet", why);
+  if constexpr (std::is_same_v<C, float>) {
+    if (mode == TpuDotMode::kBf16Operands) {
+      for (float& v : a) v = RoundToBf16(v);
+      for (float& v : b) v = RoundToBf16(v);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool tpu_numerics) {
   if (operands.size() != 2 || inst.FindAttr("sparsity") != nullptr) {
     return Unsupported(inst, "sparse dot is not supported");
   }
@@ -89,10 +107,13 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands) {
   int64_t batch = Product(ld, lb), m = Product(ld, lf), n = Product(rd, rf), k = Product(ld, lc);
   Literal result(inst.shape());
   if (result.element_count() != batch * m * n) return Error(inst, "result shape does not match the dimensions");
+  absl::Status tpu_status;
   DispatchKind(KindOf(type), [&](auto tag) {
     using C = decltype(tag);
     std::vector<C> a = Canonicalize<C>(LoadAll<C>(*lhs), ld, {lb, lf, lc});
     std::vector<C> b = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, rf, rc});
+    tpu_status = ApplyTpuNumerics(inst, tpu_numerics, a, b);
+    if (!tpu_status.ok()) return;
     std::vector<C> out(static_cast<size_t>(batch * m * n));
     for (int64_t g = 0; g < batch; ++g) {
       for (int64_t i = 0; i < m; ++i) {
@@ -107,10 +128,11 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands) {
     }
     StoreAll<C>(result, out);
   });
+  if (!tpu_status.ok()) return tpu_status;
   return result;
 }
 
-absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands) {
+absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands, bool tpu_numerics) {
   const AttrValue* dn_attr = inst.FindAttr("dim_labels");
   if (operands.size() != 2 || dn_attr == nullptr || dn_attr->kind != AttrKind::kConvDnums) {
     return Error(inst, "malformed convolution");
@@ -158,10 +180,13 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
 
   Literal result(inst.shape());
   const std::vector<int64_t>& od = inst.shape().dimensions;
+  absl::Status tpu_status;
   DispatchKind(KindOf(type), [&](auto tag) {
     using C = decltype(tag);
     std::vector<C> a = LoadAll<C>(lhs);
     std::vector<C> b = LoadAll<C>(rhs);
+    tpu_status = ApplyTpuNumerics(inst, tpu_numerics, a, b);
+    if (!tpu_status.ok()) return;
     std::vector<C> out(static_cast<size_t>(result.element_count()));
     std::vector<int64_t> o(od.size(), 0);
     std::vector<const std::vector<std::pair<int64_t, int64_t>>*> lists(spatial);
@@ -202,6 +227,7 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     }
     StoreAll<C>(result, out);
   });
+  if (!tpu_status.ok()) return tpu_status;
   return result;
 }
 
@@ -230,7 +256,7 @@ absl::StatusOr<Literal> EvalRaggedDot(const Instruction& inst, Operands operands
   if (ragged_dims.size() != 1) return Error(inst, "expected one lhs_ragged_dims entry");
   int64_t ragged = ragged_dims[0];
   bool contracting = Contains(lc, ragged);
-  if (Contains(lb, ragged)) return EvalDot(inst, operands.subspan(0, 2));
+  if (Contains(lb, ragged)) return EvalDot(inst, operands.subspan(0, 2), /*tpu_numerics=*/false);
   std::vector<int64_t> lf, rf;
   for (int64_t d = 0; d < static_cast<int64_t>(ld.size()); ++d) {
     if (!Contains(lb, d) && !Contains(lc, d)) lf.push_back(d);

@@ -206,9 +206,9 @@ absl::StatusOr<Literal> Evaluator::EvalInstruction(const Instruction& inst, Oper
     case Opcode::kRaggedDot:
       return EvalRaggedDot(inst, operands);
     case Opcode::kDot:
-      return EvalDot(inst, operands);
+      return EvalDot(inst, operands, device_.options != nullptr && device_.options->tpu_numerics);
     case Opcode::kConvolution:
-      return EvalConvolution(inst, operands);
+      return EvalConvolution(inst, operands, device_.options != nullptr && device_.options->tpu_numerics);
     case Opcode::kGather:
       return EvalGather(inst, operands);
     case Opcode::kScatter:

@@ -234,8 +234,9 @@ absl::StatusOr<Literal> EvalReduceWindow(const Instruction& inst, Operands opera
 absl::StatusOr<Literal> EvalSelectAndScatter(const Instruction& inst, Operands operands, Evaluator& ev);
 absl::StatusOr<Literal> EvalMap(const Instruction& inst, Operands operands, Evaluator& ev);
 absl::StatusOr<Literal> EvalScan(const Instruction& inst, Operands operands, Evaluator& ev);
-absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands);
-absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands);
+// `tpu_numerics`: InterpreterOptions::tpu_numerics (ir/tpu_numerics.h).
+absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool tpu_numerics);
+absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands, bool tpu_numerics);
 absl::StatusOr<Literal> EvalRaggedDot(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalGather(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalScatter(const Instruction& inst, Operands operands, Evaluator& ev);

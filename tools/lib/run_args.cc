@@ -71,6 +71,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "exact") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.exact = true;
+    } else if (name == "tpu-numerics") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.tpu_numerics = true;
     } else if (name == "per-device" || name == "spmd-report" || name == "no-partition") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       (name == "per-device"    ? options.per_device
@@ -170,6 +173,9 @@ OPTIONS:
   --exact                 Exact numerics: libm calls, sequential reductions, no FMA contraction, so the JIT
                           agrees with the interpreter bit for bit (default: vectorized math approximations and
                           reassociation within the bounds of docs/numerics.md)
+  --tpu-numerics          TPU dot numerics in both backends: f32 dots and convolutions at DEFAULT precision round
+                          their operands to bf16 and accumulate in f32, as a TPU's matrix unit; HIGHEST stays
+                          f32; HIGH (the 3-pass split) is not modeled yet and is reported as unsupported
   --timeout=<S>           End with an error (exit 1) when parsing, compiling and running take longer than S
                           seconds: an infinite while loop or a run that would take hours. Nothing is printed or
                           written then; the deadline is disarmed before outputs are written

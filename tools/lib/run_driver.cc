@@ -230,6 +230,7 @@ absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options,
   interp_options.num_replicas = options.num_replicas;
   interp_options.num_partitions = num_partitions;
   interp_options.seed = options.seed;
+  interp_options.tpu_numerics = options.tpu_numerics;
   interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
     return checks.Handle(inst, operands);
   };
@@ -244,6 +245,7 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
                                               std::ostream& err) {
   codegen::JitOptions jit_options;
   jit_options.compile.exact = options.exact;
+  jit_options.compile.tpu_numerics = options.tpu_numerics;
   jit_options.threads = options.threads;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;

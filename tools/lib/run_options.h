@@ -25,6 +25,7 @@ struct RunOptions {
   // --exact: the JIT agrees with the interpreter bit for bit (docs/numerics.md); --check-against then defaults to 0
   // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
   bool exact = false;
+  bool tpu_numerics = false;  // --tpu-numerics: both backends model TPU dot numerics (ir/tpu_numerics.h)
   int threads = 0;  // --threads: JitOptions::threads (0: the affinity mask's CPUs)
   // --timeout: seconds the parse-compile-run may take before xla-run ends the process with an error (0: none).
   double timeout_seconds = 0;

@@ -38,6 +38,8 @@ OPTIONS:
   --target-cpu=<name>    'host' (default: detect the host CPU and its features) or an LLVM CPU name
   --exact                Exact numerics: libm calls, sequential reductions, no FMA contraction (bit for bit the
                          reference interpreter); default: vectorized approximations within docs/numerics.md
+  --tpu-numerics         f32 dots and convolutions at DEFAULT precision round their operands to bf16 and
+                         accumulate in f32, as a TPU's matrix unit (HIGHEST stays f32; HIGH is not modeled yet)
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
@@ -216,6 +218,8 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
                                           "' (obj, asm, llvm, hlo, header, buffers, spmd-report)");
     } else if (name == "exact" && !has_value) {
       options.exact = true;
+    } else if (name == "tpu-numerics" && !has_value) {
+      options.tpu_numerics = true;
     } else if (name == "target-cpu" && has_value && !value.empty()) {
       options.target_cpu = std::string(value);
     } else if (name == "num-partitions" && has_value) {
@@ -270,6 +274,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   compile.opt_level = options.opt_level;
   compile.target_cpu = options.target_cpu;
   compile.exact = options.exact;
+  compile.tpu_numerics = options.tpu_numerics;
   auto fail = [&](const absl::Status& s) {
     err << input_name << ": error: " << s.message() << "\n";
     return 1;

@@ -1,0 +1,147 @@
+// TPU dot numerics (ir/tpu_numerics.h): with tpu_numerics, f32 dots and convolutions at DEFAULT precision round their
+// operands to bf16 and accumulate in f32, in the interpreter and in compiled code alike (bit for bit, both numerics
+// modes: the products of bf16 values are exact in f32, so FMA and multiply-then-add agree); HIGHEST stays f32 and
+// HIGH is reported as unsupported by both.
+#include "codegen_test_util.h"
+#include "fmt/format.h"
+#include "ir/status_macros.h"
+#include "ir/tpu_numerics.h"
+
+namespace xlac::codegen::testing {
+namespace {
+
+absl::StatusOr<Literal> Interpret(const Module& module, const std::vector<Literal>& args, bool tpu) {
+  interp::InterpreterOptions options;
+  options.tpu_numerics = tpu;
+  XLAC_ASSIGN_OR_RETURN(std::vector<Literal> out, interp::Evaluate(module, {args}, options));
+  return std::move(out[0]);
+}
+
+absl::StatusOr<Literal> Jit(const Module& module, const std::vector<Literal>& args, bool tpu, bool exact) {
+  JitOptions options;
+  options.compile.tpu_numerics = tpu;
+  options.compile.exact = exact;
+  XLAC_ASSIGN_OR_RETURN(std::unique_ptr<JitExecutable> exe, JitExecutable::Compile(module, options));
+  XLAC_ASSIGN_OR_RETURN(std::vector<Literal> out, exe->Run(args));
+  return std::move(out[0]);
+}
+
+// The JIT under TPU numerics equals the interpreter under TPU numerics bit for bit, in both numerics modes.
+void ExpectTpuMatch(const std::string& text) {
+  std::unique_ptr<Module> module = ParseAndVerify(text);
+  ASSERT_TRUE(module);
+  std::vector<Literal> args;
+  const Computation* entry = module->entry_computation();
+  for (int64_t i = 0; i < entry->parameter_count(); ++i) {
+    args.push_back(interp::MakeRandomLiteral(entry->parameter(i)->shape(), 31 + static_cast<uint64_t>(i)));
+  }
+  absl::StatusOr<Literal> want = Interpret(*module, args, true);
+  ASSERT_TRUE(want.ok()) << want.status();
+  absl::StatusOr<Literal> f32 = Interpret(*module, args, false);
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  EXPECT_FALSE(DescribeDifference(*want, *f32).empty()) << "bf16 operands should change some result\n" << text;
+  for (bool exact : {true, false}) {
+    absl::StatusOr<Literal> got = Jit(*module, args, true, exact);
+    ASSERT_TRUE(got.ok()) << got.status();
+    std::string difference = DescribeDifference(*want, *got);
+    EXPECT_TRUE(difference.empty()) << (exact ? "exact" : "default") << " mode: " << difference << "\n" << text;
+  }
+}
+
+TEST(TpuNumerics, RoundToBf16IsNearestEven) {
+  EXPECT_EQ(RoundToBf16(1.0f + 0x1p-10f), 1.0f);
+  EXPECT_EQ(RoundToBf16(1.0f + 0x1p-8f), 1.0f);                      // a tie: to even
+  EXPECT_EQ(RoundToBf16(1.0f + 0x1p-8f + 0x1p-9f), 1.0f + 0x1p-7f);  // above the tie
+  EXPECT_EQ(RoundToBf16(1.0f + 3 * 0x1p-8f), 1.0f + 0x1p-6f);        // a tie: to even (up)
+  EXPECT_EQ(RoundToBf16(-2.5f), -2.5f);
+  EXPECT_TRUE(std::isinf(RoundToBf16(3.4e38f)));  // rounds past bf16's largest finite value
+  EXPECT_TRUE(std::isnan(RoundToBf16(NAN)));
+}
+
+// Values where DEFAULT differs from f32 by exactly the bf16 rounding of 1 + 2^-10, and HIGHEST keeps it.
+TEST(TpuNumerics, DefaultRoundsOperandsHighestDoesNot) {
+  for (const char* precision : {"", ", operand_precision={default,default}", ", operand_precision={highest,default}"}) {
+    std::string text = fmt::format(R"(
+HloModule m
+ENTRY e {{
+  a = f32[1,2] constant({{ {{ 1.0009765625, 3 }} }})
+  b = f32[2,1] constant({{ {{ 1 }}, {{ 1 }} }})
+  ROOT d = f32[1,1] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}{}
+}})",
+                                   precision);
+    std::unique_ptr<Module> module = ParseAndVerify(text);
+    ASSERT_TRUE(module);
+    bool highest = std::string(precision).find("highest") != std::string::npos;
+    float want_tpu = highest ? 4.0009765625f : 4.0f;
+    for (bool tpu : {false, true}) {
+      absl::StatusOr<Literal> interp = Interpret(*module, {}, tpu);
+      ASSERT_TRUE(interp.ok()) << interp.status();
+      EXPECT_EQ(interp->Get<float>(0), tpu ? want_tpu : 4.0009765625f) << precision;
+      for (bool exact : {true, false}) {
+        absl::StatusOr<Literal> jit = Jit(*module, {}, tpu, exact);
+        ASSERT_TRUE(jit.ok()) << jit.status();
+        EXPECT_EQ(jit->Get<float>(0), interp->Get<float>(0)) << precision << (exact ? " exact" : " default");
+      }
+    }
+  }
+}
+
+TEST(TpuNumerics, DotsOnEveryPath) {
+  for (const char* text :
+       {// The packed GEMM, rows and columns over threads.
+        "HloModule m\nENTRY e {\n a = f32[96,200] parameter(0)\n b = f32[200,130] parameter(1)\n"
+        " ROOT d = f32[96,130] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+        // Batched, transposed result (the operands swap).
+        "HloModule m\nENTRY e {\n a = f32[3,40,50] parameter(0)\n b = f32[3,50,30] parameter(1)\n"
+        " ROOT d = f32[3,40,30]{1,2,0} dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2},"
+        " rhs_contracting_dims={1}\n}",
+        // Two contracting dimensions: the loop nest.
+        "HloModule m\nENTRY e {\n a = f32[6,5,7] parameter(0)\n b = f32[5,7,4] parameter(1)\n"
+        " ROOT d = f32[6,4] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}\n}",
+        // With an epilogue (output fusion; an exact op, so the default mode is bitwise too).
+        "HloModule m\nENTRY e {\n a = f32[64,96] parameter(0)\n b = f32[96,48] parameter(1)\n"
+        " d = f32[64,48] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+        " z = f32[] constant(0)\n bz = f32[64,48] broadcast(z), dimensions={}\n"
+        " ROOT t = f32[64,48] maximum(d, bz)\n}"}) {
+    ExpectTpuMatch(text);
+  }
+}
+
+TEST(TpuNumerics, ConvolutionsOnEveryPath) {
+  for (const char* text :
+       {// NHWC: the direct tiled path.
+        "HloModule m\nENTRY e {\n x = f32[2,12,12,16] parameter(0)\n w = f32[3,3,16,24] parameter(1)\n"
+        " ROOT c = f32[2,12,12,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}",
+        // NCHW: the transposed tiled path.
+        "HloModule m\nENTRY e {\n x = f32[2,16,10,10] parameter(0)\n w = f32[8,16,3,3] parameter(1)\n"
+        " ROOT c = f32[2,8,8,8] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01\n}",
+        // Batch groups: the loop nest.
+        "HloModule m\nENTRY e {\n x = f32[4,6,6,3] parameter(0)\n w = f32[2,2,3,4] parameter(1)\n"
+        " ROOT c = f32[2,5,5,4] convolution(x, w), window={size=2x2}, dim_labels=b01f_01io->b01f,"
+        " batch_group_count=2\n}"}) {
+    ExpectTpuMatch(text);
+  }
+}
+
+TEST(TpuNumerics, HighPrecisionIsReportedNotApproximated) {
+  std::unique_ptr<Module> module = ParseAndVerify(
+      "HloModule m\nENTRY e {\n a = f32[4,4] parameter(0)\n b = f32[4,4] parameter(1)\n"
+      " ROOT d = f32[4,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0},"
+      " operand_precision={high,high}\n}");
+  ASSERT_TRUE(module);
+  std::vector<Literal> args = {interp::MakeRandomLiteral(module->entry_computation()->parameter(0)->shape(), 1),
+                               interp::MakeRandomLiteral(module->entry_computation()->parameter(1)->shape(), 2)};
+  absl::StatusOr<Literal> interp = Interpret(*module, args, true);
+  ASSERT_FALSE(interp.ok());
+  EXPECT_NE(interp.status().message().find("HIGH"), std::string::npos) << interp.status();
+  absl::StatusOr<Literal> jit = Jit(*module, args, true, false);
+  ASSERT_FALSE(jit.ok());
+  EXPECT_EQ(jit.status().code(), absl::StatusCode::kUnimplemented) << jit.status();
+  EXPECT_NE(jit.status().message().find("HIGH"), std::string::npos) << jit.status();
+  // Without TPU numerics HIGH is f32, as before.
+  EXPECT_TRUE(Interpret(*module, args, false).ok());
+  EXPECT_TRUE(Jit(*module, args, false, true).ok());
+}
+
+}  // namespace
+}  // namespace xlac::codegen::testing
