@@ -264,8 +264,11 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> executable =
       codegen::JitExecutable::Compile(module, jit_options);
   if (!executable.ok()) {
+    // The interpreter runs what codegen does not lower yet, but it models no more TPU numerics than codegen does.
+    bool tpu = executable.status().message().find("TPU numerics") != std::string_view::npos;
     if (absl::IsUnimplemented(executable.status())) {
-      err << input_name << ": error: " << executable.status().message() << " (use --backend=interpreter)\n";
+      err << input_name << ": error: " << executable.status().message()
+          << (tpu ? "\n" : " (use --backend=interpreter)\n");
     } else {
       err << input_name << ": error: JIT compilation failed: " << executable.status().message() << "\n";
     }
