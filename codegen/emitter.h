@@ -50,7 +50,8 @@ struct CodegenOptions {
   // from memory once (codegen/row_groups.h). Never changes a result.
   bool row_groups = true;
   // TPU dot numerics (ir/tpu_numerics.h): f32 dots and convolutions at DEFAULT precision round their operands to
-  // bf16 and accumulate in f32, bit for bit the interpreter with InterpreterOptions::tpu_numerics.
+  // bf16 and accumulate in f32, bit for bit the interpreter with InterpreterOptions::tpu_numerics (HIGH arrives
+  // already split into DEFAULT dots by the tpu-dot-precision pass).
   bool tpu_numerics = false;
 };
 

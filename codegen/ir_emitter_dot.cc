@@ -28,6 +28,8 @@ absl::StatusOr<bool> IrEmitter::TpuRoundsOperands(const Instruction& inst) {
   std::string why;
   TpuDotMode mode = TpuDotModeOf(inst, &why);
   if (mode == TpuDotMode::kUnsupported) return Unimplemented(inst, "TPU numerics do not model {} yet", why);
+  // The optimization pipeline rewrites these (passes/tpu_dot_precision.h) before codegen.
+  if (mode == TpuDotMode::kBf16x3) return absl::InternalError(inst.name() + ": HIGH precision was not split");
   return mode == TpuDotMode::kBf16Operands;
 }
 

@@ -17,6 +17,7 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
   prepared.module = module.Clone();
   OptimizationOptions optimization;
   optimization.opt_level = options.opt_level;
+  optimization.tpu_numerics = options.tpu_numerics;
   DiagnosticEngine diags;
   absl::StatusOr<bool> optimized = RunOptimizationPipeline(*prepared.module, optimization, diags);
   if (!optimized.ok()) {

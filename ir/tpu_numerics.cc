@@ -19,6 +19,7 @@ TpuDotMode TpuDotModeOf(const Instruction& inst, std::string* why) {
   if (!algorithm.empty() && algorithm != "unset") {
     if (algorithm == "dot_bf16_bf16_f32") return TpuDotMode::kBf16Operands;
     if (algorithm == "dot_f32_f32_f32") return TpuDotMode::kF32;
+    if (algorithm == "dot_bf16_bf16_f32_x3") return TpuDotMode::kBf16x3;
     if (why != nullptr) *why = "algorithm=" + algorithm;
     return TpuDotMode::kUnsupported;
   }
@@ -31,10 +32,7 @@ TpuDotMode TpuDotModeOf(const Instruction& inst, std::string* why) {
     }
   }
   if (level == 2) return TpuDotMode::kF32;
-  if (level == 1) {
-    if (why != nullptr) *why = "operand_precision HIGH (the 3-pass bf16 split)";
-    return TpuDotMode::kUnsupported;
-  }
+  if (level == 1) return TpuDotMode::kBf16x3;
   return TpuDotMode::kBf16Operands;
 }
 

@@ -5,14 +5,12 @@
 namespace xlac {
 
 std::vector<std::string> OptimizationPipeline(const OptimizationOptions& options) {
-  if (options.opt_level <= 0) return {};
+  std::vector<std::string> steps;
+  if (options.tpu_numerics) steps.push_back("tpu-dot-precision");
+  if (options.opt_level <= 0) return steps;
   // Simplification first (it exposes fusion opportunities and removes work), then fusion.
-  return {
-      "algebraic-simplifier",
-      "constant-folding",
-      "dce",
-      "fusion",
-  };
+  for (const char* step : {"algebraic-simplifier", "constant-folding", "dce", "fusion"}) steps.push_back(step);
+  return steps;
 }
 
 absl::StatusOr<bool> RunOptimizationPipeline(Module& module, const OptimizationOptions& options,

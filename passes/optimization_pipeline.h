@@ -18,7 +18,10 @@
 namespace xlac {
 
 struct OptimizationOptions {
-  int opt_level = 2;  // 0 runs nothing; 1 and above run the whole list
+  int opt_level = 2;  // 0 runs nothing but tpu-dot-precision; 1 and above run the whole list
+  // TPU dot numerics (ir/tpu_numerics.h): tpu-dot-precision first, at every level, so that HIGH precision dots are
+  // the 3-pass split before anything else looks at them.
+  bool tpu_numerics = false;
 };
 
 // The pass names, in order, for `options`.

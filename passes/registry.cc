@@ -16,6 +16,7 @@
 #include "passes/simplify/constant_folding.h"
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
+#include "passes/tpu_dot_precision.h"
 
 namespace xlac {
 
@@ -37,7 +38,8 @@ const std::vector<PassInfo>& RegisteredPasses() {
          RunFlattenCallGraph},
         {"fusion", "Fuse elemental producers into consumers, reductions and GEMM epilogues (kLoop/kInput/kOutput)",
          RunFusion},
-        {"fusion-inliner", "Replace every fusion codegen cannot emit as one kernel by its fused computation's instructions",
+        {"fusion-inliner",
+         "Replace every fusion codegen cannot emit as one kernel by its fused computation's instructions",
          RunFusionInliner},
         {"layout-copies",
          "Copy tuple operands and get-tuple-element results to their declared layouts where they differ",
@@ -46,6 +48,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
          RunScanExpander},
         {"sharding-propagation", "Infer a sharding for every value from the annotated ones (forward and backward)",
          [](Module& module) { return RunShardingPropagation(module); }},
+        {"tpu-dot-precision",
+         "Rewrite f32 dots and convolutions at HIGH precision into the 3-pass bf16 split a TPU runs",
+         RunTpuDotPrecision},
         {"spmd-partitioner",
          "Rewrite a sharded module into the per-partition program, with the collectives that keep it equivalent",
          [](Module& module) { return RunSpmdPartitioner(module); }},

@@ -87,7 +87,7 @@ struct CompileOptions {
   // (`taskset -c 0` means one). Results never depend on it.
   int threads = 0;
   // TPU dot numerics: f32 dots and convolutions at DEFAULT precision round their operands to bf16 and accumulate in
-  // f32, as a TPU's matrix unit does (HIGHEST stays f32; HIGH is not modeled yet and does not compile).
+  // f32, as a TPU's matrix unit does; HIGH is the 3-pass bf16 split, HIGHEST stays f32 (docs/numerics.md).
   bool tpu_numerics = false;
 };
 

@@ -4,6 +4,7 @@
 // As in XLA's evaluator, operands are first converted to the result type and products are accumulated
 // sequentially in its compute type (f32 for narrow floats, 64-bit for integers), rounding once at the end.
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 #include "ir/tpu_numerics.h"
@@ -61,10 +62,12 @@ int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& wh
 
 }  // namespace
 
-// Under TPU numerics: rounds f32 operand values to bf16 (DEFAULT precision), or fails for modes not modeled.
-template <typename C>
-absl::Status ApplyTpuNumerics(const Instruction& inst, bool tpu_numerics, std::vector<C>& a, std::vector<C>& b) {
-  if (!tpu_numerics) return absl::OkStatus();
+// run(a, b) under TPU numerics (ir/tpu_numerics.h): f32 operands rounded to bf16 (DEFAULT), or the 3-pass bf16 split
+// (HIGH): (run(a_hi, b_lo) + run(a_lo, b_hi)) + run(a_hi, b_hi). Modes not modeled are errors.
+template <typename C, typename Run>
+absl::StatusOr<std::vector<C>> WithTpuNumerics(const Instruction& inst, bool tpu_numerics, std::vector<C> a,
+                                               std::vector<C> b, const Run& run) {
+  if (!tpu_numerics) return run(a, b);
   std::string why;
   TpuDotMode mode = TpuDotModeOf(inst, &why);
   if (mode == TpuDotMode::kUnsupported) return Unsupported(inst, "TPU numerics do not model {} yet", why);
@@ -72,9 +75,26 @@ absl::Status ApplyTpuNumerics(const Instruction& inst, bool tpu_numerics, std::v
     if (mode == TpuDotMode::kBf16Operands) {
       for (float& v : a) v = RoundToBf16(v);
       for (float& v : b) v = RoundToBf16(v);
+    } else if (mode == TpuDotMode::kBf16x3) {
+      auto split = [](const std::vector<float>& x, std::vector<float>& hi, std::vector<float>& lo) {
+        hi.resize(x.size());
+        lo.resize(x.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+          hi[i] = RoundToBf16(x[i]);
+          lo[i] = std::isfinite(hi[i]) ? RoundToBf16(x[i] - hi[i]) : 0.0f;
+        }
+      };
+      std::vector<float> a_hi, a_lo, b_hi, b_lo;
+      split(a, a_hi, a_lo);
+      split(b, b_hi, b_lo);
+      std::vector<float> out = run(a_hi, b_lo);
+      std::vector<float> mid = run(a_lo, b_hi);
+      std::vector<float> top = run(a_hi, b_hi);
+      for (size_t i = 0; i < out.size(); ++i) out[i] = (out[i] + mid[i]) + top[i];
+      return out;
     }
   }
-  return absl::OkStatus();
+  return run(a, b);
 }
 
 absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool tpu_numerics) {
@@ -112,21 +132,27 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
     using C = decltype(tag);
     std::vector<C> a = Canonicalize<C>(LoadAll<C>(*lhs), ld, {lb, lf, lc});
     std::vector<C> b = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, rf, rc});
-    tpu_status = ApplyTpuNumerics(inst, tpu_numerics, a, b);
-    if (!tpu_status.ok()) return;
-    std::vector<C> out(static_cast<size_t>(batch * m * n));
-    for (int64_t g = 0; g < batch; ++g) {
-      for (int64_t i = 0; i < m; ++i) {
-        size_t arow = static_cast<size_t>((g * m + i) * k);
-        for (int64_t j = 0; j < n; ++j) {
-          size_t brow = static_cast<size_t>((g * n + j) * k);
-          C acc = C(0);
-          for (int64_t kk = 0; kk < k; ++kk) Accumulate<C>(acc, a[arow + kk], b[brow + kk]);
-          out[static_cast<size_t>((g * m + i) * n + j)] = acc;
+    auto run = [&](const std::vector<C>& x, const std::vector<C>& y) {
+      std::vector<C> out(static_cast<size_t>(batch * m * n));
+      for (int64_t g = 0; g < batch; ++g) {
+        for (int64_t i = 0; i < m; ++i) {
+          size_t arow = static_cast<size_t>((g * m + i) * k);
+          for (int64_t j = 0; j < n; ++j) {
+            size_t brow = static_cast<size_t>((g * n + j) * k);
+            C acc = C(0);
+            for (int64_t kk = 0; kk < k; ++kk) Accumulate<C>(acc, x[arow + kk], y[brow + kk]);
+            out[static_cast<size_t>((g * m + i) * n + j)] = acc;
+          }
         }
       }
+      return out;
+    };
+    absl::StatusOr<std::vector<C>> out = WithTpuNumerics<C>(inst, tpu_numerics, std::move(a), std::move(b), run);
+    if (!out.ok()) {
+      tpu_status = out.status();
+      return;
     }
-    StoreAll<C>(result, out);
+    StoreAll<C>(result, *out);
   });
   if (!tpu_status.ok()) return tpu_status;
   return result;
@@ -185,47 +211,53 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     using C = decltype(tag);
     std::vector<C> a = LoadAll<C>(lhs);
     std::vector<C> b = LoadAll<C>(rhs);
-    tpu_status = ApplyTpuNumerics(inst, tpu_numerics, a, b);
-    if (!tpu_status.ok()) return;
-    std::vector<C> out(static_cast<size_t>(result.element_count()));
-    std::vector<int64_t> o(od.size(), 0);
-    std::vector<const std::vector<std::pair<int64_t, int64_t>>*> lists(spatial);
-    std::vector<int64_t> sizes(spatial), k(spatial);
-    for (size_t oi = 0; oi < out.size(); ++oi, NextIndex(o, od)) {
-      C acc = C(0);
-      int64_t oz = o[dn.output_feature_dimension];
-      int64_t feature_group = oz / out_group;
-      int64_t batch_group = oz / depthwise_multiplier;
-      bool any = true;
-      for (size_t s = 0; s < spatial; ++s) {
-        lists[s] = &taps[s][static_cast<size_t>(o[dn.output_spatial_dimensions[s]])];
-        sizes[s] = static_cast<int64_t>(lists[s]->size());
-        if (sizes[s] == 0) any = false;
+    auto run = [&](const std::vector<C>& a, const std::vector<C>& b) {
+      std::vector<C> out(static_cast<size_t>(result.element_count()));
+      std::vector<int64_t> o(od.size(), 0);
+      std::vector<const std::vector<std::pair<int64_t, int64_t>>*> lists(spatial);
+      std::vector<int64_t> sizes(spatial), k(spatial);
+      for (size_t oi = 0; oi < out.size(); ++oi, NextIndex(o, od)) {
+        C acc = C(0);
+        int64_t oz = o[dn.output_feature_dimension];
+        int64_t feature_group = oz / out_group;
+        int64_t batch_group = oz / depthwise_multiplier;
+        bool any = true;
+        for (size_t s = 0; s < spatial; ++s) {
+          lists[s] = &taps[s][static_cast<size_t>(o[dn.output_spatial_dimensions[s]])];
+          sizes[s] = static_cast<int64_t>(lists[s]->size());
+          if (sizes[s] == 0) any = false;
+        }
+        if (any) {
+          int64_t l_fixed = o[dn.output_batch_dimension] * ls[dn.input_batch_dimension] +
+                            batch_group * batch_group_size * ls[dn.input_batch_dimension];
+          int64_t r_fixed = oz * rs[dn.kernel_output_feature_dimension];
+          std::fill(k.begin(), k.end(), 0);
+          // Window positions in row-major order, then input features: XLA's accumulation order.
+          do {
+            int64_t l_base = l_fixed, r_base = r_fixed;
+            for (size_t s = 0; s < spatial; ++s) {
+              const auto& [x, w] = (*lists[s])[static_cast<size_t>(k[s])];
+              int64_t kw = window.dimensions[s].window_reversal ? window_dims[s] - 1 - w : w;
+              l_base += x * ls[dn.input_spatial_dimensions[s]];
+              r_base += kw * rs[dn.kernel_spatial_dimensions[s]];
+            }
+            for (int64_t iz = 0; iz < in_group; ++iz) {
+              int64_t z = feature_group * in_group + iz;
+              Accumulate<C>(acc, a[l_base + z * ls[dn.input_feature_dimension]],
+                            b[r_base + iz * rs[dn.kernel_input_feature_dimension]]);
+            }
+          } while (NextIndex(k, sizes));
+        }
+        out[oi] = acc;
       }
-      if (any) {
-        int64_t l_fixed = o[dn.output_batch_dimension] * ls[dn.input_batch_dimension] +
-                          batch_group * batch_group_size * ls[dn.input_batch_dimension];
-        int64_t r_fixed = oz * rs[dn.kernel_output_feature_dimension];
-        std::fill(k.begin(), k.end(), 0);
-        // Window positions in row-major order, then input features: XLA's accumulation order.
-        do {
-          int64_t l_base = l_fixed, r_base = r_fixed;
-          for (size_t s = 0; s < spatial; ++s) {
-            const auto& [x, w] = (*lists[s])[static_cast<size_t>(k[s])];
-            int64_t kw = window.dimensions[s].window_reversal ? window_dims[s] - 1 - w : w;
-            l_base += x * ls[dn.input_spatial_dimensions[s]];
-            r_base += kw * rs[dn.kernel_spatial_dimensions[s]];
-          }
-          for (int64_t iz = 0; iz < in_group; ++iz) {
-            int64_t z = feature_group * in_group + iz;
-            Accumulate<C>(acc, a[l_base + z * ls[dn.input_feature_dimension]],
-                          b[r_base + iz * rs[dn.kernel_input_feature_dimension]]);
-          }
-        } while (NextIndex(k, sizes));
-      }
-      out[oi] = acc;
+      return out;
+    };
+    absl::StatusOr<std::vector<C>> out = WithTpuNumerics<C>(inst, tpu_numerics, std::move(a), std::move(b), run);
+    if (!out.ok()) {
+      tpu_status = out.status();
+      return;
     }
-    StoreAll<C>(result, out);
+    StoreAll<C>(result, *out);
   });
   if (!tpu_status.ok()) return tpu_status;
   return result;

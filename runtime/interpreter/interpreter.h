@@ -42,7 +42,7 @@ struct InterpreterOptions {
   // Largest result (bytes) a single instruction may produce; larger ones fail instead of exhausting memory.
   int64_t max_result_bytes = int64_t{4} << 30;
   // TPU dot numerics (ir/tpu_numerics.h): f32 dots and convolutions at DEFAULT precision round their operands to
-  // bf16 and accumulate in f32, as a TPU's matrix unit does; HIGH is unsupported.
+  // bf16 and accumulate in f32, as a TPU's matrix unit does; HIGH is the 3-pass bf16 split; HIGHEST stays f32.
   bool tpu_numerics = false;
   // Evaluates custom-calls the interpreter does not implement itself (test-harness `check.*` targets, tool hooks).
   // Called from every device thread, possibly concurrently. Returning an Unimplemented status falls back to the

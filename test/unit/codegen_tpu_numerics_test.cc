@@ -1,7 +1,7 @@
 // TPU dot numerics (ir/tpu_numerics.h): with tpu_numerics, f32 dots and convolutions at DEFAULT precision round their
-// operands to bf16 and accumulate in f32, in the interpreter and in compiled code alike (bit for bit, both numerics
-// modes: the products of bf16 values are exact in f32, so FMA and multiply-then-add agree); HIGHEST stays f32 and
-// HIGH is reported as unsupported by both.
+// operands to bf16 and accumulate in f32, HIGH is the 3-pass bf16 split and HIGHEST stays f32, in the interpreter and
+// in compiled code alike (bit for bit, both numerics modes: the products of bf16 values are exact in f32, so FMA and
+// multiply-then-add agree). Algorithms not modeled are reported as unsupported by both.
 #include "codegen_test_util.h"
 #include "fmt/format.h"
 #include "ir/status_macros.h"
@@ -58,9 +58,18 @@ TEST(TpuNumerics, RoundToBf16IsNearestEven) {
   EXPECT_TRUE(std::isnan(RoundToBf16(NAN)));
 }
 
-// Values where DEFAULT differs from f32 by exactly the bf16 rounding of 1 + 2^-10, and HIGHEST keeps it.
-TEST(TpuNumerics, DefaultRoundsOperandsHighestDoesNot) {
-  for (const char* precision : {"", ", operand_precision={default,default}", ", operand_precision={highest,default}"}) {
+// Values where DEFAULT differs from f32 by exactly the bf16 rounding of 1 + 2^-10 (1.0009765625 -> 1), HIGH
+// recovers it (its low part 2^-10 is a bf16 value) and HIGHEST keeps it.
+TEST(TpuNumerics, DefaultRoundsHighSplitsHighestKeeps) {
+  struct Case {
+    const char* precision;
+    float tpu;
+  };
+  for (const Case& c :
+       {Case{"", 4.0f}, Case{", operand_precision={default,default}", 4.0f},
+        Case{", algorithm=dot_bf16_bf16_f32", 4.0f}, Case{", operand_precision={high,high}", 4.0009765625f},
+        Case{", algorithm=dot_bf16_bf16_f32_x3", 4.0009765625f},
+        Case{", operand_precision={highest,default}", 4.0009765625f}}) {
     std::string text = fmt::format(R"(
 HloModule m
 ENTRY e {{
@@ -68,21 +77,48 @@ ENTRY e {{
   b = f32[2,1] constant({{ {{ 1 }}, {{ 1 }} }})
   ROOT d = f32[1,1] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}{}
 }})",
-                                   precision);
+                                   c.precision);
     std::unique_ptr<Module> module = ParseAndVerify(text);
     ASSERT_TRUE(module);
-    bool highest = std::string(precision).find("highest") != std::string::npos;
-    float want_tpu = highest ? 4.0009765625f : 4.0f;
     for (bool tpu : {false, true}) {
       absl::StatusOr<Literal> interp = Interpret(*module, {}, tpu);
       ASSERT_TRUE(interp.ok()) << interp.status();
-      EXPECT_EQ(interp->Get<float>(0), tpu ? want_tpu : 4.0009765625f) << precision;
+      EXPECT_EQ(interp->Get<float>(0), tpu ? c.tpu : 4.0009765625f) << c.precision;
       for (bool exact : {true, false}) {
         absl::StatusOr<Literal> jit = Jit(*module, {}, tpu, exact);
         ASSERT_TRUE(jit.ok()) << jit.status();
-        EXPECT_EQ(jit->Get<float>(0), interp->Get<float>(0)) << precision << (exact ? " exact" : " default");
+        EXPECT_EQ(jit->Get<float>(0), interp->Get<float>(0)) << c.precision << (exact ? " exact" : " default");
       }
     }
+  }
+}
+
+// HIGH on random values: much closer to f32 than DEFAULT, and still bit for bit between the backends.
+TEST(TpuNumerics, HighIsTheThreePassSplitOnEveryPath) {
+  for (const char* text :
+       {"HloModule m\nENTRY e {\n a = f32[96,200] parameter(0)\n b = f32[200,130] parameter(1)\n"
+        " ROOT d = f32[96,130] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0},"
+        " operand_precision={high,high}\n}",
+        "HloModule m\nENTRY e {\n x = f32[2,12,12,16] parameter(0)\n w = f32[3,3,16,24] parameter(1)\n"
+        " ROOT c = f32[2,12,12,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f,"
+        " operand_precision={high,high}\n}"}) {
+    ExpectTpuMatch(text);
+    std::unique_ptr<Module> module = ParseAndVerify(text);
+    ASSERT_TRUE(module);
+    std::vector<Literal> args;
+    for (int64_t i = 0; i < 2; ++i) {
+      args.push_back(interp::MakeRandomLiteral(module->entry_computation()->parameter(i)->shape(), 31 + i));
+    }
+    absl::StatusOr<Literal> f32 = Interpret(*module, args, false);
+    absl::StatusOr<Literal> high = Interpret(*module, args, true);
+    ASSERT_TRUE(f32.ok() && high.ok());
+    // DEFAULT's error is about 2^-9 relative per operand; the split's about 2^-17.
+    double worst = 0;
+    for (int64_t i = 0; i < f32->element_count(); ++i) {
+      worst = std::max(
+          worst, std::fabs(f32->GetAsDouble(i) - high->GetAsDouble(i)) / std::max(1.0, std::fabs(f32->GetAsDouble(i))));
+    }
+    EXPECT_LT(worst, 1e-4) << text;
   }
 }
 
@@ -123,22 +159,22 @@ TEST(TpuNumerics, ConvolutionsOnEveryPath) {
   }
 }
 
-TEST(TpuNumerics, HighPrecisionIsReportedNotApproximated) {
+TEST(TpuNumerics, AlgorithmsNotModeledAreReported) {
   std::unique_ptr<Module> module = ParseAndVerify(
       "HloModule m\nENTRY e {\n a = f32[4,4] parameter(0)\n b = f32[4,4] parameter(1)\n"
       " ROOT d = f32[4,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0},"
-      " operand_precision={high,high}\n}");
+      " algorithm=dot_tf32_tf32_f32\n}");
   ASSERT_TRUE(module);
   std::vector<Literal> args = {interp::MakeRandomLiteral(module->entry_computation()->parameter(0)->shape(), 1),
                                interp::MakeRandomLiteral(module->entry_computation()->parameter(1)->shape(), 2)};
   absl::StatusOr<Literal> interp = Interpret(*module, args, true);
   ASSERT_FALSE(interp.ok());
-  EXPECT_NE(interp.status().message().find("HIGH"), std::string::npos) << interp.status();
+  EXPECT_NE(interp.status().message().find("dot_tf32_tf32_f32"), std::string::npos) << interp.status();
   absl::StatusOr<Literal> jit = Jit(*module, args, true, false);
   ASSERT_FALSE(jit.ok());
   EXPECT_EQ(jit.status().code(), absl::StatusCode::kUnimplemented) << jit.status();
-  EXPECT_NE(jit.status().message().find("HIGH"), std::string::npos) << jit.status();
-  // Without TPU numerics HIGH is f32, as before.
+  EXPECT_NE(jit.status().message().find("dot_tf32_tf32_f32"), std::string::npos) << jit.status();
+  // Without TPU numerics the algorithm is ignored (f32), as before.
   EXPECT_TRUE(Interpret(*module, args, false).ok());
   EXPECT_TRUE(Jit(*module, args, false, true).ok());
 }

@@ -175,7 +175,7 @@ OPTIONS:
                           reassociation within the bounds of docs/numerics.md)
   --tpu-numerics          TPU dot numerics in both backends: f32 dots and convolutions at DEFAULT precision round
                           their operands to bf16 and accumulate in f32, as a TPU's matrix unit; HIGHEST stays
-                          f32; HIGH (the 3-pass split) is not modeled yet and is reported as unsupported
+                          f32; HIGH is the 3-pass bf16 split; algorithms not modeled are reported
   --timeout=<S>           End with an error (exit 1) when parsing, compiling and running take longer than S
                           seconds: an infinite while loop or a run that would take hours. Nothing is printed or
                           written then; the deadline is disarmed before outputs are written

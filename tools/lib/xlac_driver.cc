@@ -39,7 +39,7 @@ OPTIONS:
   --exact                Exact numerics: libm calls, sequential reductions, no FMA contraction (bit for bit the
                          reference interpreter); default: vectorized approximations within docs/numerics.md
   --tpu-numerics         f32 dots and convolutions at DEFAULT precision round their operands to bf16 and
-                         accumulate in f32, as a TPU's matrix unit (HIGHEST stays f32; HIGH is not modeled yet)
+                         accumulate in f32, as a TPU's matrix unit (HIGH: the 3-pass bf16 split; HIGHEST: f32)
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
