@@ -97,6 +97,15 @@ absl::StatusOr<std::vector<C>> WithTpuNumerics(const Instruction& inst, bool tpu
   return run(a, b);
 }
 
+// result = run(a, b) under TPU numerics (WithTpuNumerics).
+template <typename C, typename Run>
+absl::Status ComputeInto(Literal& result, const Instruction& inst, bool tpu_numerics, std::vector<C> a,
+                         std::vector<C> b, const Run& run) {
+  XLAC_ASSIGN_OR_RETURN(std::vector<C> out, WithTpuNumerics<C>(inst, tpu_numerics, std::move(a), std::move(b), run));
+  StoreAll<C>(result, out);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool tpu_numerics) {
   if (operands.size() != 2 || inst.FindAttr("sparsity") != nullptr) {
     return Unsupported(inst, "sparse dot is not supported");
@@ -147,12 +156,7 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
       }
       return out;
     };
-    absl::StatusOr<std::vector<C>> out = WithTpuNumerics<C>(inst, tpu_numerics, std::move(a), std::move(b), run);
-    if (!out.ok()) {
-      tpu_status = out.status();
-      return;
-    }
-    StoreAll<C>(result, *out);
+    tpu_status = ComputeInto<C>(result, inst, tpu_numerics, std::move(a), std::move(b), run);
   });
   if (!tpu_status.ok()) return tpu_status;
   return result;
@@ -252,12 +256,7 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
       }
       return out;
     };
-    absl::StatusOr<std::vector<C>> out = WithTpuNumerics<C>(inst, tpu_numerics, std::move(a), std::move(b), run);
-    if (!out.ok()) {
-      tpu_status = out.status();
-      return;
-    }
-    StoreAll<C>(result, *out);
+    tpu_status = ComputeInto<C>(result, inst, tpu_numerics, std::move(a), std::move(b), run);
   });
   if (!tpu_status.ok()) return tpu_status;
   return result;
