@@ -210,22 +210,6 @@ absl::Status IrEmitter::EmitConvolutionLoops(const Instruction& inst) {
     hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, hi, I64(output_size));
     return std::pair<llvm::Value*, llvm::Value*>{lo, hi};
   };
-  // for (iv = lo; iv < hi; ++iv) f(iv) with run-time bounds.
-  auto dynamic_loop = [&](llvm::Value* lo, llvm::Value* hi, const std::function<void(llvm::Value*)>& f) {
-    llvm::Function* fn = b_.GetInsertBlock()->getParent();
-    llvm::BasicBlock* preheader = b_.GetInsertBlock();
-    llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ctx(), "conv.range", fn);
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx(), "conv.range.exit", fn);
-    b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), body_bb, exit);
-    b_.SetInsertPoint(body_bb);
-    llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2, "iv");
-    iv->addIncoming(lo, preheader);
-    f(iv);
-    llvm::Value* next = b_.CreateNSWAdd(iv, I64(1));
-    iv->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(next, hi), body_bb, exit);
-    b_.SetInsertPoint(exit);
-  };
   std::function<void(size_t)> level = [&](size_t k) {
     if (k == order.size()) {
       body();
@@ -236,7 +220,7 @@ absl::Status IrEmitter::EmitConvolutionLoops(const Instruction& inst) {
       if (ranged >= 0 && d == inner) {
         auto [lo, hi] =
             valid_range(window.dimensions[ranged], ld[dn.input_spatial_dimensions[ranged]], vdims[d], v[kWin + ranged]);
-        dynamic_loop(lo, hi, f);
+        ForRange(lo, hi, f);
       } else {
         ForLoop(0, vdims[d], f);
       }
