@@ -62,6 +62,7 @@ XlacRtGroup* xlac_rt_group_create(int64_t num_replicas, int64_t num_partitions, 
     dev->partition = d % num_partitions;
     group->devices.push_back(std::move(dev));
   }
+  group->local_end = num_replicas * num_partitions;
   FillStatus(status, XLAC_RT_OK, -1, "");
   return group;
 }
@@ -78,10 +79,11 @@ int xlac_rt_group_run(XlacRtGroup* group, XlacRtEntryFn entry, void* const* cons
   }
   std::lock_guard<std::mutex> run_lock(group->run_mu);
   Reset(group);
-  int64_t n = static_cast<int64_t>(group->devices.size());
+  // Without a transport this process runs every device: [0, devices).
+  const int64_t first = group->local_begin, n = group->local_end;
   std::vector<std::thread> threads;
-  threads.reserve(static_cast<size_t>(n));
-  for (int64_t d = 1; d < n; ++d) {
+  threads.reserve(static_cast<size_t>(n - first));
+  for (int64_t d = first + 1; d < n; ++d) {
     try {
       threads.emplace_back(RunDevice, group, entry, buffers_per_device[d], d);
     } catch (const std::system_error& e) {
@@ -90,12 +92,12 @@ int xlac_rt_group_run(XlacRtGroup* group, XlacRtEntryFn entry, void* const* cons
                   std::string("could not start a thread for the device: ") + e.what(), /*consequence=*/false);
     }
   }
-  RunDevice(group, entry, buffers_per_device[0], 0);
+  RunDevice(group, entry, buffers_per_device[first], first);
   for (std::thread& t : threads) t.join();
 
   std::lock_guard<std::mutex> lock(group->mu);
   int64_t culprit = group->first_error_device;
-  for (int64_t d = 0; culprit < 0 && d < n; ++d) {
+  for (int64_t d = first; culprit < 0 && d < n; ++d) {
     if (group->devices[static_cast<size_t>(d)]->failed.load()) culprit = d;
   }
   if (culprit < 0) {
@@ -122,7 +124,36 @@ int64_t xlac_rt_device_threads(XlacRtDevice* dev) {
   XlacRtGroup* group = dev->group;
   if (group->pool == nullptr) return 1;
   if (group->threads_per_device > 0) return group->threads_per_device;
-  return std::max<int64_t>(1, xlac_rt_thread_pool_threads(group->pool) / static_cast<int64_t>(group->devices.size()));
+  return std::max<int64_t>(1, xlac_rt_thread_pool_threads(group->pool) / (group->local_end - group->local_begin));
+}
+
+int xlac_rt_group_set_transport(XlacRtGroup* group, const XlacRtTransport* transport, XlacRtStatus* status) {
+  const int64_t n = static_cast<int64_t>(group->devices.size());
+  if (transport == nullptr) {
+    group->transport = nullptr;
+    group->local_begin = 0;
+    group->local_end = n;
+    FillStatus(status, XLAC_RT_OK, -1, "");
+    return XLAC_RT_OK;
+  }
+  const int64_t count = transport->process_count, index = transport->process_index;
+  if (count < 1 || index < 0 || index >= count || n % count != 0 || transport->exchange == nullptr) {
+    FillStatus(status, XLAC_RT_ERROR_INVALID_ARGUMENT, -1,
+               "cannot split " + std::to_string(n) + " devices evenly over " + std::to_string(count) +
+                   " processes (process " + std::to_string(index) + ")");
+    return XLAC_RT_ERROR_INVALID_ARGUMENT;
+  }
+  // One process: nothing to reach, and the in-process path stays exactly as without a transport.
+  group->transport = count > 1 ? transport : nullptr;
+  group->local_begin = index * (n / count);
+  group->local_end = (index + 1) * (n / count);
+  FillStatus(status, XLAC_RT_OK, -1, "");
+  return XLAC_RT_OK;
+}
+
+void xlac_rt_group_local_devices(XlacRtGroup* group, int64_t* begin, int64_t* end) {
+  *begin = group->local_begin;
+  *end = group->local_end;
 }
 
 void xlac_rt_group_set_custom_call_handler(XlacRtGroup* group, XlacRtCustomCallFn fn, void* user) {

@@ -43,6 +43,7 @@ struct Instance {
   int64_t synced = 0;
   int64_t departed = 0;
   std::vector<unsigned char> scratch;
+  bool exchange_failed = false;  // a collective spanning processes: the leader's exchange failed
 };
 
 void FillStatus(XlacRtStatus* status, int code, int64_t device, const std::string& message);
@@ -76,6 +77,10 @@ struct XlacRtGroup {
   void* custom_call_user = nullptr;
   XlacRtInfeedFn infeed = nullptr;
   void* infeed_user = nullptr;
+  // Set only when the devices span several processes; then this process runs [local_begin, local_end).
+  const XlacRtTransport* transport = nullptr;
+  int64_t local_begin = 0;
+  int64_t local_end = 0;
 
   std::mutex run_mu;  // one run at a time
   std::mutex mu;

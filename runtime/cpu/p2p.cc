@@ -20,6 +20,13 @@ std::string What(const char* name, const char* op, int64_t channel) {
   return std::string(name != nullptr && *name ? name : op) + " (channel " + std::to_string(channel) + ")";
 }
 
+// The k-th send on a channel by *any* device feeds the k-th receive: an order no process can see across processes.
+int AcrossProcesses(XlacRtDevice* dev, const std::string& what) {
+  RecordError(dev, XLAC_RT_ERROR_UNIMPLEMENTED, what + ": send/recv is not supported when the devices span processes",
+              /*consequence=*/false);
+  return dev->code;
+}
+
 }  // namespace
 }  // namespace xlac::rt
 
@@ -30,6 +37,7 @@ extern "C" {
 int xlac_rt_p2p_send(XlacRtDevice* dev, int64_t channel, const void* data, int64_t bytes, const char* name) {
   if (xlac_rt_failed(dev)) return dev->code;
   XlacRtGroup* group = dev->group;
+  if (group->transport != nullptr) return AcrossProcesses(dev, What(name, "send", channel));
   int64_t seq = dev->generation[SendCounter(channel)]++;
   std::lock_guard<std::mutex> lock(group->mu);
   std::unique_ptr<Instance>& slot = group->instances[InstanceKey{kMailbox, channel, seq}];
@@ -53,6 +61,7 @@ int xlac_rt_p2p_send(XlacRtDevice* dev, int64_t channel, const void* data, int64
 int xlac_rt_p2p_recv(XlacRtDevice* dev, int64_t channel, void* data, int64_t bytes, const char* name) {
   if (xlac_rt_failed(dev)) return dev->code;
   XlacRtGroup* group = dev->group;
+  if (group->transport != nullptr) return AcrossProcesses(dev, What(name, "recv", channel));
   int64_t seq = dev->generation[RecvCounter(channel)]++;
   std::string what = What(name, "recv", channel);
   InstanceKey key{kMailbox, channel, seq};

@@ -137,6 +137,49 @@ int xlac_rt_collective_broadcast(XlacRtDevice* dev, int64_t op_id, const char* n
 int xlac_rt_barrier(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t* groups, int64_t num_groups,
                     int64_t group_size);
 
+/* ---- several processes (docs/multihost.md) ---- */
+
+/* One exchange among the processes that own participants of a collective spanning processes. */
+typedef struct XlacRtExchange {
+  int64_t op_id;
+  const char* name;
+  int64_t generation; /* the k-th execution of op_id by this participant group in the run, from 0 */
+  int kind;           /* which collective, for mismatch messages only: its name is kind_name */
+  const char* kind_name;
+  const int64_t* devices; /* the participants' global device ids, rank order */
+  int64_t num_devices;
+  int64_t devices_per_process; /* device d lives in process d / devices_per_process */
+  /* num_devices * bytes. On entry it holds the contributions of this process's participants at their ranks; the
+   * transport fills in every other participant's, so on return it holds all of them in rank order. */
+  void* all;
+  int64_t bytes;      /* per participant */
+  int64_t timeout_ms; /* the group's collective timeout */
+} XlacRtExchange;
+
+/* How a group reaches the devices of other processes (runtime/mpi/ implements it over MPI). The group's devices are
+ * split evenly over process_count processes, contiguous by device id; this process runs only its own. A collective
+ * among local devices stays in memory as in one process. One that spans processes meets its local participants in
+ * memory, then the lowest-ranked local one calls exchange for all of them; every participant then computes its
+ * result from all contributions exactly as the in-process code would (same order), so results are bit-identical.
+ * exchange may be called concurrently from several device threads (for different participant groups). It returns
+ * 0, or an XlacRtStatusCode with a NUL-terminated message (e.g. naming a process that never arrived) written to
+ * message (message_capacity bytes). */
+typedef struct XlacRtTransport {
+  int64_t process_index;
+  int64_t process_count;
+  void* user;
+  int (*exchange)(void* user, const XlacRtExchange* exchange, char* message, size_t message_capacity);
+} XlacRtTransport;
+
+/* Installs `transport` (not copied: it must outlive the group's runs; NULL removes it). The group's device count
+ * must be a multiple of process_count. Afterwards xlac_rt_group_run runs only this process's devices
+ * (buffers_per_device is still indexed by global device id; other entries are not read). Point-to-point
+ * send/recv (xlac_runtime_p2p.h) is not supported across processes and fails with XLAC_RT_ERROR_UNIMPLEMENTED.
+ * Returns an XlacRtStatusCode (and fills *status when given). */
+int xlac_rt_group_set_transport(XlacRtGroup* group, const XlacRtTransport* transport, XlacRtStatus* status);
+/* The devices this process runs: [*begin, *end) (all of them without a transport). */
+void xlac_rt_group_local_devices(XlacRtGroup* group, int64_t* begin, int64_t* end);
+
 /* ---- memory ---- */
 
 /* `alignment` must be a power of two (values below sizeof(void*) are raised to it). Zero bytes give a unique
