@@ -1,0 +1,281 @@
+"""xlac from Python: compile HLO or StableHLO text and run it on numpy arrays (docs/python.md).
+
+    import numpy as np, xlac
+    exe = xlac.compile(open("model.hlo").read(), num_partitions=8, opt_level=2)
+    print(exe.parameters, exe.results)
+    out = exe(x, w1, w2)                  # numpy in, numpy out
+    ref = xlac.interpret(text, x, w1, w2)  # the reference interpreter, same conventions
+
+Results: a module whose entry computation returns an array gives that array; one that returns a tuple gives a list
+with one array per leaf of the flattened tuple. bf16 and the f8/f6/f4 types use ml_dtypes' numpy types when ml_dtypes
+is importable, and raw bit patterns otherwise (uint16 for bf16, uint8 for the 8-bit and smaller floats).
+"""
+
+import collections
+import operator
+
+import numpy as np
+
+from xlac._errors import CompileError, Error, RuntimeError, UnimplementedError
+from xlac import _xlac
+
+try:
+    import ml_dtypes
+except ImportError:  # raw bit-pattern views instead
+    ml_dtypes = None
+
+__all__ = [
+    "ArrayInfo",
+    "CompileError",
+    "Error",
+    "Executable",
+    "RuntimeError",
+    "UnimplementedError",
+    "compile",
+    "interpret",
+    "numpy_dtype",
+]
+
+_PLAIN_DTYPES = {
+    "pred": np.bool_,
+    "s8": np.int8,
+    "s16": np.int16,
+    "s32": np.int32,
+    "s64": np.int64,
+    "u8": np.uint8,
+    "u16": np.uint16,
+    "u32": np.uint32,
+    "u64": np.uint64,
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "c64": np.complex64,
+    "c128": np.complex128,
+}
+
+# Element type -> (ml_dtypes name, the raw type xlac stores it as: one element per byte for sub-byte types).
+_NARROW_DTYPES = {
+    "bf16": ("bfloat16", np.uint16),
+    "s2": ("int2", np.int8),
+    "s4": ("int4", np.int8),
+    "u2": ("uint2", np.uint8),
+    "u4": ("uint4", np.uint8),
+    "f4e2m1fn": ("float4_e2m1fn", np.uint8),
+    "f6e2m3fn": ("float6_e2m3fn", np.uint8),
+    "f6e3m2fn": ("float6_e3m2fn", np.uint8),
+    "f8e3m4": ("float8_e3m4", np.uint8),
+    "f8e4m3": ("float8_e4m3", np.uint8),
+    "f8e4m3fn": ("float8_e4m3fn", np.uint8),
+    "f8e4m3b11fnuz": ("float8_e4m3b11fnuz", np.uint8),
+    "f8e4m3fnuz": ("float8_e4m3fnuz", np.uint8),
+    "f8e5m2": ("float8_e5m2", np.uint8),
+    "f8e5m2fnuz": ("float8_e5m2fnuz", np.uint8),
+    "f8e8m0fnu": ("float8_e8m0fnu", np.uint8),
+}
+
+
+def numpy_dtype(element_type):
+    """The numpy dtype xlac uses for an HLO element type ("f32", "bf16", "pred", ...).
+
+    bf16, f8/f6/f4 and s4/u4/s2/u2 map to ml_dtypes' types when ml_dtypes is importable and has the type; otherwise
+    to their raw storage: uint16 bit patterns for bf16, uint8 bit patterns for the narrow floats, int8/uint8 values
+    for the sub-byte integers.
+    """
+    if element_type in _PLAIN_DTYPES:
+        return np.dtype(_PLAIN_DTYPES[element_type])
+    if element_type in _NARROW_DTYPES:
+        name, raw = _NARROW_DTYPES[element_type]
+        if ml_dtypes is not None and hasattr(ml_dtypes, name):
+            return np.dtype(getattr(ml_dtypes, name))
+        return np.dtype(raw)
+    raise ValueError(f"element type {element_type!r} has no numpy dtype")
+
+
+def _raw_dtype(element_type):
+    if element_type in _NARROW_DTYPES:
+        return np.dtype(_NARROW_DTYPES[element_type][1])
+    return numpy_dtype(element_type)
+
+
+class ArrayInfo(collections.namedtuple("ArrayInfo", ["shape", "dtype", "element_type"])):
+    """One parameter or result leaf: `shape` (a tuple), numpy `dtype`, and the HLO `element_type` ("bf16", ...)."""
+
+    __slots__ = ()
+
+    def __str__(self):
+        return f"{self.element_type}[{','.join(str(d) for d in self.shape)}]"
+
+
+def _infos(raw):
+    return tuple(ArrayInfo(tuple(dims), numpy_dtype(et), et) for et, dims in raw)
+
+
+def _check_argument(value, info, index):
+    """`value` as an aligned C-contiguous array of `info`'s dtype and shape, or a TypeError / ValueError."""
+    what = f"parameter {index} ({info})"
+    if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "__array__"):
+        array = np.asarray(value)
+        if array.dtype != info.dtype:
+            # Raw bit patterns are always accepted for the types ml_dtypes may represent (bf16 as uint16, ...).
+            if array.dtype != _raw_dtype(info.element_type):
+                raise TypeError(f"{what}: expected dtype {info.dtype}, got {array.dtype}")
+    else:
+        # Python scalars and (nested) lists take the parameter's dtype, as numpy's own constructors would.
+        try:
+            array = np.asarray(value, dtype=info.dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{what}: cannot convert {type(value).__name__} to {info.dtype}: {e}") from None
+    if array.shape != info.shape:
+        raise ValueError(f"{what}: expected shape {info.shape}, got {array.shape}")
+    return np.require(array, requirements=["C", "A"])
+
+
+def _run(program, parameters, results, root_is_tuple, args):
+    if len(args) != len(parameters):
+        raise TypeError(
+            f"the module takes {len(parameters)} parameter{'s' if len(parameters) != 1 else ''} "
+            f"({', '.join(str(p) for p in parameters)}), got {len(args)}"
+        )
+    inputs = [_check_argument(a, p, i) for i, (a, p) in enumerate(zip(args, parameters))]
+    outputs = [np.empty(r.shape, r.dtype) for r in results]
+    program.run(inputs, outputs)
+    if root_is_tuple:
+        return outputs
+    return outputs[0]
+
+
+def _nonnegative(name, value):
+    value = operator.index(value)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def _text(text):
+    if isinstance(text, (bytes, bytearray)):
+        return bytes(text).decode("utf-8")
+    if not isinstance(text, str):
+        raise TypeError(f"expected the module as HLO or StableHLO text (str), got {type(text).__name__}")
+    return text
+
+
+class Executable:
+    """A compiled module. Call it with numpy arrays, one per parameter: ``out = exe(x, w)``.
+
+    Arguments must have the parameter's shape and dtype (Python scalars and lists are converted to it); other arrays
+    raise TypeError (dtype, count) or ValueError (shape). Non-contiguous arrays are copied to C order. The GIL is
+    released while the program runs; one executable runs one call at a time (concurrent calls wait their turn).
+    """
+
+    def __init__(self, impl):
+        self._impl = impl
+        self._parameters = _infos(impl.parameters)
+        self._results = _infos(impl.results)
+
+    @property
+    def parameters(self):
+        """One ArrayInfo per parameter (global shapes, also when partitioned)."""
+        return list(self._parameters)
+
+    @property
+    def results(self):
+        """One ArrayInfo per leaf of the flattened result (one for an array result)."""
+        return list(self._results)
+
+    @property
+    def num_devices(self):
+        """Emulated devices the program runs on: replicas x partitions."""
+        return self._impl.num_devices
+
+    @property
+    def partitioned(self):
+        """Whether the module was SPMD-partitioned (it has shardings and runs on more than one partition)."""
+        return self._impl.partitioned
+
+    @property
+    def spmd_report(self):
+        """The partitioner's report: one line per inserted collective with the bytes each core sends, then warnings."""
+        return self._impl.spmd_report
+
+    def __call__(self, *args):
+        return _run(self._impl, self._parameters, self._results, self._impl.root_is_tuple, args)
+
+    def __repr__(self):
+        params = ", ".join(str(p) for p in self._parameters)
+        results = ", ".join(str(r) for r in self._results)
+        if self._impl.root_is_tuple:
+            results = f"({results})"
+        extra = f", {self.num_devices} devices" if self.num_devices > 1 else ""
+        if self.partitioned:
+            extra += ", partitioned"
+        return f"<xlac.Executable ({params}) -> {results}{extra}>"
+
+
+def compile(  # noqa: A001 - xlac.compile is the API's name
+    text,
+    *,
+    opt_level=2,
+    target_cpu="host",
+    num_replicas=0,
+    num_partitions=0,
+    partition=True,
+    exact=False,
+    threads=0,
+    tpu_numerics=False,
+    source_name="<text>",
+):
+    """Compiles HLO or StableHLO text into an Executable (xlac::Executable::Compile; options as in include/xlac/jit.h).
+
+    opt_level: 0..3. target_cpu: "host" or an LLVM CPU name. num_replicas / num_partitions: emulated devices, 0 keeps
+    the module's. partition: a sharded module on several partitions is SPMD-partitioned (calls still take and return
+    global arrays); False runs the unpartitioned program on every device. exact: results bit-identical to the
+    interpreter. threads: 0 uses the process's CPUs. tpu_numerics: TPU dot/convolution precision. source_name: the
+    file name diagnostics show.
+
+    Raises CompileError (a ValueError) with file:line:col diagnostics for modules that do not parse, verify or
+    partition, and UnimplementedError (a NotImplementedError) for what xlac does not support yet.
+    """
+    opt_level = operator.index(opt_level)
+    if not 0 <= opt_level <= 3:
+        raise ValueError(f"opt_level must be 0..3, got {opt_level}")
+    impl = _xlac.compile(
+        _text(text),
+        opt_level=opt_level,
+        target_cpu=str(target_cpu),
+        num_replicas=_nonnegative("num_replicas", num_replicas),
+        num_partitions=_nonnegative("num_partitions", num_partitions),
+        partition=bool(partition),
+        exact=bool(exact),
+        threads=_nonnegative("threads", threads),
+        tpu_numerics=bool(tpu_numerics),
+        source_name=str(source_name),
+    )
+    return Executable(impl)
+
+
+def interpret(
+    text,
+    *args,
+    num_replicas=0,
+    num_partitions=0,
+    partition=True,
+    tpu_numerics=False,
+    seed=42,
+    source_name="<text>",
+):
+    """Runs HLO or StableHLO text on the reference interpreter, with Executable's argument and result conventions.
+
+    A sharded module on several partitions is partitioned as compile() does (each emulated device evaluates its
+    shard program); partition=False evaluates the unpartitioned module on every device. Results are device 0's
+    (partitioned: assembled from replica 0's partitions). seed: values of rng ops and of elided `{...}` constants.
+    """
+    program = _xlac._InterpreterProgram(
+        _text(text),
+        source_name=str(source_name),
+        num_replicas=_nonnegative("num_replicas", num_replicas),
+        num_partitions=_nonnegative("num_partitions", num_partitions),
+        partition=bool(partition),
+        tpu_numerics=bool(tpu_numerics),
+        seed=_nonnegative("seed", seed),
+    )
+    return _run(program, _infos(program.parameters), _infos(program.results), program.root_is_tuple, args)
