@@ -179,6 +179,8 @@ struct JitExecutable::Impl {
   int64_t replicas = 1, partitions = 1;
   int64_t timeout_ms = 30000;
   int threads = 0;  // JitOptions::threads
+  const XlacRtTransport* transport = nullptr;
+  int64_t local_begin = 0, local_end = 0;  // the devices this process runs
   std::string llvm_ir;
   CustomCalls custom_calls;
   Infeeds infeeds;
@@ -379,8 +381,12 @@ absl::Status JitExecutable::Impl::Execute(const std::vector<void* const*>& table
   XlacRtStatus status;
   XlacRtGroup* group = xlac_rt_group_create(replicas, partitions, timeout_ms, &status);
   if (group == nullptr) return absl::InternalError(fmt::format("cannot create devices: {}", status.message));
+  if (transport != nullptr && xlac_rt_group_set_transport(group, transport, &status) != XLAC_RT_OK) {
+    xlac_rt_group_destroy(group);
+    return absl::InvalidArgumentError(status.message);
+  }
   int total = threads > 0 ? threads : xlac_rt_available_cpus();
-  int64_t per_device = std::max<int64_t>(1, total / devices);
+  int64_t per_device = std::max<int64_t>(1, total / (local_end - local_begin));
   if (per_device > 1) {
     xlac_rt_group_set_thread_pool(group, xlac_rt_shared_thread_pool(static_cast<int>(per_device * devices)));
     xlac_rt_group_set_threads_per_device(group, per_device);
@@ -428,6 +434,19 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
       options.num_partitions > 0 ? options.num_partitions : std::max<int64_t>(1, module.config().num_partitions);
   impl->timeout_ms = options.collective_timeout_ms;
   impl->threads = options.threads;
+  impl->local_end = impl->replicas * impl->partitions;
+  if (options.transport != nullptr) {
+    XlacRtTransport t = *options.transport;
+    if (t.process_count < 1 || t.process_index < 0 || t.process_index >= t.process_count ||
+        impl->local_end % t.process_count != 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("cannot split {} devices evenly over {} processes", impl->local_end, t.process_count));
+    }
+    impl->transport = options.transport;
+    int64_t per_process = impl->local_end / t.process_count;
+    impl->local_begin = t.process_index * per_process;
+    impl->local_end = impl->local_begin + per_process;
+  }
   impl->custom_calls.handler = options.custom_call_handler;
   if (!options.custom_call_handler) {
     // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
@@ -443,7 +462,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
       }
     }
   }
-  XLAC_RETURN_IF_ERROR(CheckBufferMemory(impl->prepared.assignment, impl->replicas * impl->partitions));
+  XLAC_RETURN_IF_ERROR(CheckBufferMemory(impl->prepared.assignment, impl->local_end - impl->local_begin));
   // Codegen resolves collective groups for the device counts the executable runs with.
   impl->prepared.module->mutable_config().replica_count = impl->replicas;
   impl->prepared.module->mutable_config().num_partitions = impl->partitions;
@@ -583,6 +602,10 @@ absl::StatusOr<std::vector<Literal>> JitExecutable::RunPerDevice(const std::vect
   for (int64_t d = 0; d < devices; ++d) {
     const std::vector<Literal>& args = all_args.size() == 1 ? all_args[0] : all_args[static_cast<size_t>(d)];
     std::vector<void*>& table = tables[d];
+    if (d < impl_->local_begin || d >= impl_->local_end) {  // another process runs it
+      table_ptrs.push_back(nullptr);
+      continue;
+    }
     table.assign(allocations.size(), nullptr);
     for (const Allocation& alloc : allocations) {
       if (alloc.kind == AllocationKind::kConstant) continue;
@@ -604,6 +627,10 @@ absl::StatusOr<std::vector<Literal>> JitExecutable::RunPerDevice(const std::vect
   const std::vector<BufferSlice>& slices = assignment.entry_result_slices();
   for (int64_t d = 0; d < devices; ++d) {
     Literal result(impl_->result_shape);
+    if (d < impl_->local_begin || d >= impl_->local_end) {
+      results.push_back(std::move(result));
+      continue;
+    }
     size_t next = 0;
     std::function<void(Literal&, const Shape&)> fill = [&](Literal& lit, const Shape& shape) {
       if (shape.IsTuple()) {
@@ -667,6 +694,10 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
   std::vector<void* const*> table_ptrs;
   for (int64_t d = 0; d < devices; ++d) {
     std::vector<void*>& table = tables[d];
+    if (d < impl_->local_begin || d >= impl_->local_end) {  // another process runs it
+      table_ptrs.push_back(nullptr);
+      continue;
+    }
     table.assign(allocations.size(), nullptr);
     for (const Allocation& alloc : allocations) {
       if (alloc.kind == AllocationKind::kConstant) continue;
@@ -695,7 +726,8 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
     table_ptrs.push_back(table.data());
   }
   XLAC_RETURN_IF_ERROR(impl_->Execute(table_ptrs));
-  // Device 0's result leaves, copied out of the arena: the next run overwrites it.
+  // The first local device's result leaves (device 0's in one process), copied out of the arena: the next run
+  // overwrites it.
   const std::vector<BufferSlice>& slices = assignment.entry_result_slices();
   for (size_t j = 0; j < leaves.size(); ++j) {
     const BufferSlice& slice = slices.at(j);
@@ -706,8 +738,9 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
       std::memcpy(dst, c.raw_data(), static_cast<size_t>(leaves[j].ByteSizeOf().value_or(0)));
       continue;
     }
-    CopyArray(leaves[j], static_cast<const uint8_t*>(tables[0][static_cast<size_t>(slice.allocation)]) + slice.offset,
-              dst, /*to_physical=*/false);
+    const std::vector<void*>& first = tables[static_cast<size_t>(impl_->local_begin)];
+    CopyArray(leaves[j], static_cast<const uint8_t*>(first[static_cast<size_t>(slice.allocation)]) + slice.offset, dst,
+              /*to_physical=*/false);
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,8 @@
 #include "ir/literal.h"
 #include "ir/module.h"
 
+struct XlacRtTransport;  // runtime/cpu/xlac_runtime.h
+
 namespace xlac::codegen {
 
 // Evaluates a custom-call for compiled code; the same signature as interp::InterpreterOptions::custom_call_handler,
@@ -50,6 +52,10 @@ struct JitOptions {
   CustomCallHandler custom_call_handler;
   // Infeeds call this; without it, Compile fails on a module with an infeed.
   InfeedHandler infeed_handler;
+  // The devices span several processes (runtime/mpi/, docs/multihost.md): this process runs only its share of them
+  // (xlac_rt_group_set_transport), so Run and RunPerDevice return zero-filled results for the other processes'
+  // devices and RunBuffers returns this process's first device's. Not owned; must outlive the executable.
+  const XlacRtTransport* transport = nullptr;
 };
 
 // A compiled module. Reusable: its buffers are allocated on the first run and reused by every later one (results

@@ -68,6 +68,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "print" || name == "no-print") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.print = name == "print";
+    } else if (name == "mpi" || name == "no-mpi") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.mpi = name == "mpi";
     } else if (name == "exact") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.exact = true;
@@ -202,6 +205,12 @@ arrays that xla-run splits by the entry parameters' shardings; outputs are assem
   --per-device            Print / write every device's raw result shard instead of the assembled global results
   --spmd-report           Print the collectives the partitioner inserted (source op, group size, bytes per core)
   --no-partition          Ignore shardings: run the global program on every device, as written
+
+Several processes (docs/multihost.md): under `mpirun -np P xla-run ...` the devices are split over the P processes
+(contiguous by device id, D / P each); collectives between processes go through MPI. Every process reads the same
+inputs; process 0 prints / writes the global outputs and runs --check-against, the others print nothing.
+  --mpi / --no-mpi        Run over MPI / in one process (default: over MPI when the environment shows an mpirun
+                          launch: OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK)
   --help                  Print this help and exit
 
 Exit status: 0 when the run succeeded, every check passed and (with --check-against) every output matched; 1 on

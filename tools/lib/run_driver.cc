@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,7 @@
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "ir/sharding.h"
+#include "ir/status_macros.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
@@ -242,8 +244,9 @@ absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options,
 absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const Module& module,
                                               const std::vector<std::vector<Literal>>& args,
                                               harness::CheckCollector& checks, std::string_view input_name,
-                                              std::ostream& err) {
+                                              std::ostream& err, const XlacRtTransport* transport) {
   codegen::JitOptions jit_options;
+  jit_options.transport = transport;
   jit_options.compile.exact = options.exact;
   jit_options.compile.tpu_numerics = options.tpu_numerics;
   jit_options.threads = options.threads;
@@ -275,6 +278,52 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
     return absl::UnknownError("");
   }
   return (*executable)->RunPerDevice(args);
+}
+
+void ForEachLeaf(Literal& literal, const std::function<void(uint8_t*, size_t)>& fn) {
+  if (!literal.is_tuple()) {
+    fn(literal.mutable_raw_data(), static_cast<size_t>(literal.byte_size()));
+    return;
+  }
+  for (Literal& element : literal.mutable_tuple_elements()) ForEachLeaf(element, fn);
+}
+
+// What every process of an MPI run must agree on: the module, its inputs and the options that change results.
+uint64_t Fingerprint(const RunOptions& options, std::string_view text, std::vector<Literal> args) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  auto mix = [&h](const void* data, size_t size) {
+    for (size_t i = 0; i < size; ++i) h = (h ^ static_cast<const uint8_t*>(data)[i]) * 0x100000001b3ull;
+  };
+  std::string settings =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", options.backend, options.exact, options.tpu_numerics, options.seed,
+                  options.num_replicas, options.num_partitions, options.no_partition, text.size());
+  mix(settings.data(), settings.size());
+  mix(text.data(), text.size());
+  for (Literal& arg : args) ForEachLeaf(arg, mix);
+  return h;
+}
+
+// Brings every process's device results to process 0 (all processes call it): each sends its own devices' leaves.
+absl::Status GatherResults(const MpiProcesses& mpi, std::vector<Literal>& results) {
+  const int64_t per = static_cast<int64_t>(results.size()) / mpi.count;
+  std::string local;
+  for (int64_t d = mpi.index * per; d < (mpi.index + 1) * per; ++d) {
+    ForEachLeaf(results[static_cast<size_t>(d)],
+                [&](uint8_t* data, size_t size) { local.append(reinterpret_cast<const char*>(data), size); });
+  }
+  std::string all;
+  XLAC_RETURN_IF_ERROR(MpiGatherToFirst(local, all));
+  if (mpi.index != 0) return absl::OkStatus();
+  for (int64_t p = 1; p < mpi.count; ++p) {
+    size_t offset = static_cast<size_t>(p) * local.size();
+    for (int64_t d = p * per; d < (p + 1) * per; ++d) {
+      ForEachLeaf(results[static_cast<size_t>(d)], [&](uint8_t* data, size_t size) {
+        std::memcpy(data, all.data() + offset, size);
+        offset += size;
+      });
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -335,6 +384,13 @@ class Deadline {
 
 int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
               std::ostream& err) {
+  return RunModule(options, input_name, text, out, err, nullptr);
+}
+
+int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
+              std::ostream& err, MpiProcesses* mpi) {
+  if (mpi != nullptr && mpi->count == 1) mpi = nullptr;  // one process: exactly as without MPI
+  const bool first_process = mpi == nullptr || mpi->index == 0;
   std::optional<Deadline> deadline;
   if (options.timeout_seconds > 0) {
     deadline.emplace(options.timeout_seconds,
@@ -401,18 +457,59 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
       }
       device_args.push_back(std::move(shards));
     }
-    if (options.spmd_report) out << FormatSpmdReport(spmd_report);
+    if (options.spmd_report && first_process) out << FormatSpmdReport(spmd_report);
   } else {
     device_args.push_back(args);
+  }
+  if (mpi != nullptr) {
+    // Every process reaches these checks (a process that failed before ends them all) and, once the fingerprints
+    // agree, with the same verdict, so each ends by itself.
+    const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
+    const int64_t devices = std::max<int64_t>(replicas, 1) * std::max<int64_t>(num_partitions, 1);
+    std::string problem;
+    if (int64_t other = MpiFirstMismatch(Fingerprint(options, text, args)); other >= 0) {
+      problem = fmt::format(
+          "MPI process {} runs a different module, inputs or options than process 0 (every process must run the "
+          "same)",
+          other);
+    } else if (options.backend != "jit") {
+      problem = "--backend=" + options.backend + " runs in one process only; run it without mpirun (or --no-mpi)";
+    } else if (devices % mpi->count != 0) {
+      problem = fmt::format("{} device{} cannot be split evenly over {} MPI processes", devices,
+                            devices == 1 ? "" : "s", mpi->count);
+    }
+    if (!problem.empty()) {
+      err << input_name << ": error: " << problem << "\n";
+      mpi->settled = true;
+      return 1;
+    }
   }
 
   harness::CheckCollector checks(harness::CheckOptions{options.max_mismatches});
   absl::StatusOr<std::vector<Literal>> results =
-      options.backend == "jit" ? RunOnJit(options, run_module, device_args, checks, input_name, err)
-                               : RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);
+      options.backend == "jit"
+          ? RunOnJit(options, run_module, device_args, checks, input_name, err, mpi ? mpi->transport : nullptr)
+          : RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);
   if (!results.ok()) {
     if (!results.status().message().empty()) err << input_name << ": error: " << results.status().message() << "\n";
     return 1;
+  }
+  if (mpi != nullptr) {
+    if (absl::Status gathered = GatherResults(*mpi, *results); !gathered.ok()) {
+      err << input_name << ": error: " << gathered.message() << "\n";
+      return 1;
+    }
+    mpi->settled = true;
+    if (!first_process) {
+      // Process 0 prints the outputs; the others only their own devices' failed checks.
+      bool ok = true;
+      for (const harness::CheckResult& r : checks.Results()) {
+        out << harness::FormatCheckFailure(r, input_name);
+        ok &= r.passed();
+      }
+      out.flush();
+      return ok ? 0 : 1;
+    }
   }
   // Partitioned results are shards: assemble each replica's global result from its partitions.
   std::vector<Literal> shards;
@@ -503,12 +600,29 @@ int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostr
     out << RunHelpText();
     return 0;
   }
-  std::string text, error;
-  if (!ReadFile(options->input_filename, text, error)) {
-    err << "xla-run: error: " << error << "\n";
-    return 1;
+  std::optional<MpiProcesses> mpi;
+  if (options->mpi.value_or(LaunchedByMpirun())) {
+    absl::StatusOr<MpiProcesses> started = StartMpi();
+    if (!started.ok()) {
+      err << "xla-run: error: " << started.status().message() << "\n";
+      return 1;
+    }
+    mpi = *started;
   }
-  return RunModule(*options, options->input_filename, text, out, err);
+  std::string text, error;
+  int rc = 1;
+  if (ReadFile(options->input_filename, text, error)) {
+    rc = RunModule(*options, options->input_filename, text, out, err, mpi ? &*mpi : nullptr);
+  } else {
+    err << "xla-run: error: " << error << "\n";
+  }
+  if (mpi.has_value()) {
+    out.flush();
+    err.flush();
+    if (rc != 0 && !mpi->settled && mpi->count > 1) MpiAbort(rc);
+    MpiFinish();
+  }
+  return rc;
 }
 
 int RunMain(int argc, char** argv) {

@@ -12,6 +12,7 @@
 
 #include "ir/computation.h"
 #include "ir/literal.h"
+#include "tools/lib/run_mpi.h"
 #include "tools/lib/run_options.h"
 
 namespace xlac {
@@ -35,6 +36,10 @@ std::vector<LabeledOutput> LabelOutputs(const std::vector<Literal>& device_resul
 // code: 0 if the run succeeded and no check failed, else 1.
 int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
               std::ostream& err);
+// As above, as one of the processes of an MPI run (`mpi` null: one process): runs this process's share of the
+// devices; process 0 prints / writes the global outputs and the comparison, the others only failed checks.
+int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
+              std::ostream& err, MpiProcesses* mpi);
 
 // The whole tool: parses `args` (argv without argv[0]), handles --help, reads the module file and runs RunModule.
 int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);

@@ -42,6 +42,9 @@ struct RunOptions {
   bool per_device = false;    // SPMD: print/write each device's shard instead of the assembled global outputs
   bool spmd_report = false;   // SPMD: print the partitioner's report
   bool no_partition = false;  // run a sharded module unpartitioned on every device
+  // --mpi / --no-mpi: split the devices over the processes of an MPI run (docs/multihost.md); unset: when the
+  // environment shows an mpirun launch (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK).
+  std::optional<bool> mpi;
 
   bool ShouldPrint() const { return print.value_or(output_dir.empty()); }
 };

@@ -1,0 +1,290 @@
+// XlacRtTransport over MPI point-to-point messages (see xlac_runtime_mpi.h for the protocol and the threading).
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/mpi/xlac_runtime_mpi.h"
+
+namespace {
+
+struct State {
+  bool initialized_here = false;
+  bool ready = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  int tag_ub = 32767;
+  XlacRtTransport transport{};
+  std::atomic<int64_t> bytes_sent{0};
+};
+State& S() {
+  static State state;
+  return state;
+}
+
+// Messages larger than one MPI count can say go as several pieces of the same tag (they cannot overtake each other).
+constexpr int64_t kPiece = int64_t{1} << 30;
+
+struct Header {
+  int64_t kind, op_id, generation, bytes, num_devices;
+};
+
+void Fill(XlacRtStatus* status, int code, const std::string& message) {
+  if (status == nullptr) return;
+  status->code = code;
+  status->device = -1;
+  std::snprintf(status->message, sizeof status->message, "%s", message.c_str());
+}
+
+int Message(char* out, size_t capacity, int code, const std::string& message) {
+  std::snprintf(out, capacity, "%s", message.c_str());
+  return code;
+}
+
+std::string MpiError(int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(rc);
+  return std::string(text, static_cast<size_t>(len));
+}
+
+std::string DevicesOf(int64_t process, int64_t per_process) {
+  return "process " + std::to_string(process) + " (devices " + std::to_string(process * per_process) + "-" +
+         std::to_string((process + 1) * per_process - 1) + ")";
+}
+
+// Posts sends or receives of `bytes` at `data` in pieces; each request is tagged with the peer for messages.
+int Post(bool send, unsigned char* data, int64_t bytes, int peer, int tag, std::vector<MPI_Request>& requests,
+         std::vector<int>& peers) {
+  int64_t offset = 0;
+  do {
+    int count = static_cast<int>(std::min(kPiece, bytes - offset));
+    MPI_Request request;
+    int rc = send ? MPI_Isend(data + offset, count, MPI_BYTE, peer, tag, S().comm, &request)
+                  : MPI_Irecv(data + offset, count, MPI_BYTE, peer, tag, S().comm, &request);
+    if (rc != MPI_SUCCESS) return rc;
+    requests.push_back(request);
+    peers.push_back(peer);
+    offset += count;
+  } while (offset < bytes);
+  return MPI_SUCCESS;
+}
+
+const char* KindName(int64_t kind, const XlacRtExchange* x) {
+  return kind == x->kind ? x->kind_name : "another collective";
+}
+
+int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capacity) {
+  State& s = S();
+  const int64_t per = x->devices_per_process, n = x->num_devices, bytes = x->bytes;
+  const int64_t total_devices = per * s.size;
+  // Tags: op_id * devices + the group's first device; tag_ub itself is the gather's.
+  const int64_t tag64 = x->op_id * total_devices + x->devices[0];
+  if (x->op_id < 0 || tag64 >= s.tag_ub) {
+    return Message(message, capacity, XLAC_RT_ERROR_UNIMPLEMENTED,
+                   "op " + std::to_string(x->op_id) + " over " + std::to_string(total_devices) +
+                       " devices exceeds the MPI library's tag range (" + std::to_string(s.tag_ub) + ")");
+  }
+  const int tag = static_cast<int>(tag64);
+  auto* all = static_cast<unsigned char*>(x->all);
+  // Participating processes and, per process, its participants' ranks in rank order.
+  std::vector<std::vector<int64_t>> ranks_of(static_cast<size_t>(s.size));
+  for (int64_t i = 0; i < n; ++i) ranks_of[static_cast<size_t>(x->devices[i] / per)].push_back(i);
+
+  const std::vector<int64_t>& mine = ranks_of[static_cast<size_t>(s.rank)];
+  std::vector<unsigned char> out(sizeof(Header) + mine.size() * static_cast<size_t>(bytes));
+  Header header{x->kind, x->op_id, x->generation, bytes, n};
+  std::memcpy(out.data(), &header, sizeof header);
+  for (size_t j = 0; j < mine.size(); ++j) {
+    std::memcpy(out.data() + sizeof(Header) + j * bytes, all + mine[j] * bytes, static_cast<size_t>(bytes));
+  }
+  std::vector<int> peers;
+  std::vector<std::vector<unsigned char>> in(static_cast<size_t>(s.size));
+  std::vector<MPI_Request> requests;
+  std::vector<int> request_peer;
+  for (int p = 0; p < s.size; ++p) {
+    if (p == s.rank || ranks_of[static_cast<size_t>(p)].empty()) continue;
+    peers.push_back(p);
+    std::vector<unsigned char>& buffer = in[static_cast<size_t>(p)];
+    buffer.resize(sizeof(Header) + ranks_of[static_cast<size_t>(p)].size() * static_cast<size_t>(bytes));
+    int rc = Post(false, buffer.data(), static_cast<int64_t>(buffer.size()), p, tag, requests, request_peer);
+    if (rc == MPI_SUCCESS) {
+      rc = Post(true, out.data(), static_cast<int64_t>(out.size()), p, tag, requests, request_peer);
+    }
+    if (rc != MPI_SUCCESS) return Message(message, capacity, XLAC_RT_ERROR_EXECUTION, "MPI: " + MpiError(rc));
+  }
+  // Poll rather than block, so a peer that never comes ends this exchange at the timeout, naming the peer.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(x->timeout_ms);
+  std::vector<char> done(requests.size(), 0);
+  size_t remaining = requests.size();
+  for (int spin = 0; remaining > 0; ++spin) {
+    for (size_t r = 0; r < requests.size(); ++r) {
+      if (done[r]) continue;
+      int flag = 0;
+      MPI_Status st;
+      int rc = MPI_Test(&requests[r], &flag, &st);
+      if (rc != MPI_SUCCESS) {
+        return Message(message, capacity, XLAC_RT_ERROR_COLLECTIVE_MISMATCH,
+                       "exchanging with " + DevicesOf(request_peer[r], per) + ": MPI: " + MpiError(rc) +
+                           " (do all processes run the same program?)");
+      }
+      if (flag) {
+        done[r] = 1;
+        --remaining;
+      }
+    }
+    if (remaining == 0) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::string missing;
+      for (size_t r = 0; r < requests.size(); ++r) {
+        if (done[r]) continue;
+        std::string who = DevicesOf(request_peer[r], per);
+        if (missing.find(who) == std::string::npos) missing += (missing.empty() ? "" : ", ") + who;
+      }
+      // Pending requests still point at this frame's buffers: leave no receive posted.
+      for (size_t r = 0; r < requests.size(); ++r) {
+        if (!done[r]) MPI_Cancel(&requests[r]);
+      }
+      return Message(message, capacity, XLAC_RT_ERROR_DEADLINE_EXCEEDED,
+                     "waited " + std::to_string(x->timeout_ms) + " ms but " + missing + " never arrived");
+    }
+    // Back off from busy polling: ranks often share cores (mpirun --oversubscribe).
+    if (spin < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(spin < 1024 ? 20 : 200));
+    }
+  }
+  for (int p : peers) {
+    const std::vector<unsigned char>& buffer = in[static_cast<size_t>(p)];
+    Header got;
+    std::memcpy(&got, buffer.data(), sizeof got);
+    if (got.kind != header.kind || got.op_id != header.op_id || got.generation != header.generation ||
+        got.bytes != header.bytes || got.num_devices != header.num_devices) {
+      return Message(message, capacity, XLAC_RT_ERROR_COLLECTIVE_MISMATCH,
+                     DevicesOf(p, per) + " ran " + KindName(got.kind, x) + " op " + std::to_string(got.op_id) +
+                         " (execution " + std::to_string(got.generation) + ", " + std::to_string(got.bytes) +
+                         " bytes per device) where this process ran " + x->kind_name + " op " +
+                         std::to_string(x->op_id) + " (execution " + std::to_string(x->generation) + ", " +
+                         std::to_string(bytes) + " bytes per device)");
+    }
+    const std::vector<int64_t>& theirs = ranks_of[static_cast<size_t>(p)];
+    for (size_t j = 0; j < theirs.size(); ++j) {
+      std::memcpy(all + theirs[j] * bytes, buffer.data() + sizeof(Header) + j * bytes, static_cast<size_t>(bytes));
+    }
+  }
+  s.bytes_sent.fetch_add(static_cast<int64_t>(peers.size()) * static_cast<int64_t>(mine.size()) * bytes,
+                         std::memory_order_relaxed);
+  return XLAC_RT_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+int xlac_rt_mpi_init(XlacRtStatus* status) {
+  State& s = S();
+  if (s.ready) {
+    Fill(status, XLAC_RT_OK, "");
+    return XLAC_RT_OK;
+  }
+  int initialized = 0, provided = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+      Fill(status, XLAC_RT_ERROR_EXECUTION, "MPI_Init_thread failed");
+      return XLAC_RT_ERROR_EXECUTION;
+    }
+    s.initialized_here = true;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  if (provided < MPI_THREAD_MULTIPLE) {
+    Fill(status, XLAC_RT_ERROR_UNIMPLEMENTED,
+         "the MPI library does not provide MPI_THREAD_MULTIPLE (device threads exchange concurrently)");
+    return XLAC_RT_ERROR_UNIMPLEMENTED;
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
+  // Errors come back as codes and become messages; the default handler would abort without saying which collective.
+  MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(s.comm, &s.rank);
+  MPI_Comm_size(s.comm, &s.size);
+  int* tag_ub = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+  if (flag && tag_ub != nullptr) s.tag_ub = *tag_ub;
+  s.transport = XlacRtTransport{s.rank, s.size, nullptr, &Exchange};
+  s.ready = true;
+  Fill(status, XLAC_RT_OK, "");
+  return XLAC_RT_OK;
+}
+
+void xlac_rt_mpi_finalize(void) {
+  State& s = S();
+  if (!s.ready) return;
+  MPI_Comm_free(&s.comm);
+  s.ready = false;
+  if (s.initialized_here) MPI_Finalize();
+}
+
+void xlac_rt_mpi_abort(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+int64_t xlac_rt_mpi_process_index(void) { return S().ready ? S().rank : 0; }
+int64_t xlac_rt_mpi_process_count(void) { return S().ready ? S().size : 1; }
+const XlacRtTransport* xlac_rt_mpi_transport(void) { return S().ready ? &S().transport : nullptr; }
+int64_t xlac_rt_mpi_bytes_sent(void) { return S().bytes_sent.load(); }
+
+int64_t xlac_rt_mpi_first_mismatch(uint64_t fingerprint) {
+  State& s = S();
+  if (!s.ready || s.size == 1) return -1;
+  std::vector<uint64_t> all(static_cast<size_t>(s.size));
+  MPI_Allgather(&fingerprint, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, s.comm);
+  for (int p = 1; p < s.size; ++p) {
+    if (all[static_cast<size_t>(p)] != all[0]) return p;
+  }
+  return -1;
+}
+
+int xlac_rt_mpi_gather(const void* data, int64_t bytes, void* out, XlacRtStatus* status) {
+  State& s = S();
+  if (bytes < 0 || (s.rank == 0 && out == nullptr && bytes > 0)) {
+    Fill(status, XLAC_RT_ERROR_INVALID_ARGUMENT, "xlac_rt_mpi_gather: bad arguments");
+    return XLAC_RT_ERROR_INVALID_ARGUMENT;
+  }
+  if (s.rank == 0 && bytes > 0) std::memcpy(out, data, static_cast<size_t>(bytes));
+  if (!s.ready || s.size == 1) {
+    Fill(status, XLAC_RT_OK, "");
+    return XLAC_RT_OK;
+  }
+  std::vector<MPI_Request> requests;
+  std::vector<int> peers;
+  int rc = MPI_SUCCESS;
+  if (s.rank == 0) {
+    for (int p = 1; p < s.size && rc == MPI_SUCCESS; ++p) {
+      rc = Post(false, static_cast<unsigned char*>(out) + p * bytes, bytes, p, s.tag_ub, requests, peers);
+    }
+  } else {
+    rc = Post(true, static_cast<unsigned char*>(const_cast<void*>(data)), bytes, 0, s.tag_ub, requests, peers);
+  }
+  if (rc == MPI_SUCCESS) rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    Fill(status, XLAC_RT_ERROR_EXECUTION, "gathering the results on process 0: MPI: " + MpiError(rc));
+    return XLAC_RT_ERROR_EXECUTION;
+  }
+  Fill(status, XLAC_RT_OK, "");
+  return XLAC_RT_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,34 @@
+// xla-run over several processes (docs/multihost.md): a thin C++ layer over runtime/mpi/xlac_runtime_mpi.h. In a
+// build without MPI (XLAC_HAVE_MPI unset) StartMpi fails with a message saying so.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/cpu/xlac_runtime.h"
+
+namespace xlac {
+
+struct MpiProcesses {
+  int64_t index = 0;  // this process (MPI rank)
+  int64_t count = 1;
+  const XlacRtTransport* transport = nullptr;  // null with one process
+  // Set once every process is certain to end by itself (they all passed the last step that exchanges data, or
+  // all failed the same way). Until then an error on one process must end all of them (MpiAbort): the others would
+  // otherwise wait for it until their collective timeout.
+  bool settled = false;
+};
+
+// The environment of a process started by mpirun / mpiexec (OpenMPI, or a PMI / PMIx launcher such as MPICH's
+// Hydra or Slurm's srun).
+bool LaunchedByMpirun();
+absl::StatusOr<MpiProcesses> StartMpi();
+// -1 when every process passed the same fingerprint, else the lowest process whose differs from process 0's.
+int64_t MpiFirstMismatch(uint64_t fingerprint);
+// Every process passes the same number of bytes; process 0 gets them all, in process order.
+absl::Status MpiGatherToFirst(const std::string& local, std::string& all);
+[[noreturn]] void MpiAbort(int code);
+void MpiFinish();
+
+}  // namespace xlac
