@@ -122,3 +122,23 @@ def test_numpy_dtype_table():
         assert xlac.numpy_dtype("s4") == np.int8
     with pytest.raises(ValueError, match="token"):
         xlac.numpy_dtype("token")
+
+
+def test_ml_dtypes_types_are_used_when_present(monkeypatch):
+    # A stand-in ml_dtypes whose "bfloat16" is numpy's float16 (also two bytes) and which lacks the f8 types, as an
+    # older ml_dtypes might: bf16 takes its type, f8 falls back to raw bits, raw uint16 input stays accepted.
+    import types
+
+    monkeypatch.setattr(xlac, "ml_dtypes", types.SimpleNamespace(bfloat16=np.float16))
+    assert xlac.numpy_dtype("bf16") == np.float16
+    assert xlac.numpy_dtype("f8e4m3fn") == np.uint8
+    exe = xlac.compile(MIXED)
+    assert exe.parameters[3].dtype == np.float16 and exe.results[3].dtype == np.float16
+    args = (np.zeros(4, np.int32), np.zeros(4, bool), np.zeros(4))
+    b = bf16_bits([1.5, -2.0, 0.25, 96.0])
+    for bits in (b, b.view(np.float16)):
+        outs = exe(*args, bits)
+        assert outs[3].dtype == np.float16
+        np.testing.assert_array_equal(outs[3].view(np.uint16), bf16_bits([3.0, -4.0, 0.5, 192.0]))
+    with pytest.raises(TypeError, match=r"parameter 3 \(bf16\[4\]\): expected dtype float16, got float32"):
+        exe(*args, np.zeros(4, np.float32))
