@@ -218,12 +218,12 @@ class InterpreterProgram {
  public:
   InterpreterProgram(std::string text, const std::string& source_name, const InterpretOptions& options)
       : text_(std::move(text)), options_(options) {
-    std::string error;
+    absl::Status status;
     {
       py::gil_scoped_release release;
-      error = Prepare(source_name);
+      status = Prepare(source_name);
     }
-    if (!error.empty()) throw StatusError{absl::InvalidArgumentError(error), /*compiling=*/true};
+    ThrowIfError(status, /*compiling=*/true);
   }
 
   py::list parameters() const { return InfoList(parameters_); }
@@ -244,21 +244,24 @@ class InterpreterProgram {
   }
 
  private:
-  // Returns the rendered diagnostics on failure, "" on success.
-  std::string Prepare(const std::string& source_name) {
+  // Parse, verification and partitioning errors are InvalidArgument with the rendered diagnostics (PartitionModule
+  // reports only text, so unsupported shardings are InvalidArgument here too).
+  absl::Status Prepare(const std::string& source_name) {
     SourceFile file(source_name, text_);
     DiagnosticEngine diags;
     module_ = ParseModuleAnyFormat(file, diags);
     if (module_ == nullptr || !VerifyModule(*module_, diags)) {
       if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
-      return diags.Render(file);
+      return absl::InvalidArgumentError(diags.Render(file));
     }
     const Computation* entry = module_->entry_computation();
-    if (entry == nullptr) return source_name + ": error: the module has no entry computation";
+    if (entry == nullptr)
+      return absl::InvalidArgumentError(source_name + ": error: the module has no entry computation");
     for (const Instruction* p : entry->parameters()) {
       if (!p->shape().IsArray()) {
-        return source_name + ": error: parameter " + std::to_string(parameter_shapes_.size()) + " is " +
-               ShapeToString(p->shape(), false) + "; only array parameters can be passed from Python";
+        return absl::UnimplementedError(source_name + ": error: parameter " + std::to_string(parameter_shapes_.size()) +
+                                        " is " + ShapeToString(p->shape(), false) +
+                                        ", not an array; only array parameters can be passed from Python");
       }
       parameter_shapes_.push_back(p->shape());
       parameters_.push_back(InfoOf(p->shape()));
@@ -269,7 +272,7 @@ class InterpreterProgram {
     if (options_.partition) {
       std::ostringstream err;
       if (!PartitionModule(*module_, options_.num_partitions, options_.num_replicas, file, spmd_, partitioned_, err)) {
-        return err.str();
+        return absl::InvalidArgumentError(err.str());
       }
     }
     const ModuleConfig& config = module_->config();
@@ -277,7 +280,7 @@ class InterpreterProgram {
     num_partitions_ = std::max<int64_t>(num_partitions_, 1);
     const int64_t replicas = options_.num_replicas > 0 ? options_.num_replicas : config.replica_count;
     num_devices_ = std::max<int64_t>(replicas, 1) * num_partitions_;
-    return "";
+    return absl::OkStatus();
   }
 
   absl::Status Evaluate(const Buffers& b) {

@@ -8,7 +8,7 @@ import pytest
 
 def pytest_configure(config):
     try:
-        import xlac  # noqa: F401
+        import xlac  # noqa: F401 - only checks that it imports
     except ImportError as e:
         raise pytest.UsageError(
             f"cannot import xlac ({e}); build it (ninja -C build xlac_python) and run with PYTHONPATH=build/python"

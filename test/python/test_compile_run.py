@@ -3,7 +3,6 @@
 import os
 
 import numpy as np
-import pytest
 
 import xlac
 
@@ -26,7 +25,8 @@ STABLEHLO_TUPLE = """module @m {
     %0 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
     %1 = stablehlo.multiply %arg0, %0 : tensor<4x8xf32>
     %cst = stablehlo.constant dense<0.0> : tensor<f32>
-    %2 = stablehlo.reduce(%1 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+    %2 = stablehlo.reduce(%1 init: %cst) applies stablehlo.add across dimensions = [1]
+        : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
     return %1, %2 : tensor<4x8xf32>, tensor<4xf32>
   }
 }
@@ -157,3 +157,19 @@ def test_example_mlp_compiles_from_file(source_dir):
     x, w, b = rng_arrays(exe.parameters, seed=5)
     want = np.maximum(x.astype(np.float64) @ w + b, 0).sum(axis=1)
     np.testing.assert_allclose(exe(x, w, b), want, rtol=1e-4, atol=1e-4)
+
+
+def test_zero_size_and_byte_swapped_arrays():
+    text = """HloModule z
+ENTRY e {
+  x = f32[0,3] parameter(0)
+  y = f32[3] parameter(1)
+  ROOT r = f32[3] negate(y)
+}
+"""
+    exe = xlac.compile(text)
+    y = np.array([1.0, -2.0, 3.5], ">f4")  # big-endian: converted to native order
+    out = exe(np.zeros((0, 3), np.float32), y)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [-1.0, 2.0, -3.5])
+    np.testing.assert_array_equal(xlac.interpret(text, np.zeros((0, 3), np.float32), y), [-1.0, 2.0, -3.5])

@@ -65,7 +65,13 @@ def test_verifier_and_stablehlo_errors():
     bad_shape = ADD.replace("ROOT r = f32[2,3] add", "ROOT r = f32[3,2] add")
     with pytest.raises(xlac.CompileError, match=r"m\.hlo:6:8: error: instruction 'r' has shape f32\[3,2\]"):
         xlac.compile(bad_shape, source_name="m.hlo")
-    mlir = "module {\n  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n    %0 = stablehlo.bogus %a : tensor<2xf32>\n    return %0 : tensor<2xf32>\n  }\n}\n"
+    mlir = """module {
+  func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.bogus %a : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+"""
     with pytest.raises(xlac.CompileError, match=r"^f\.mlir:3:\d+: error: "):
         xlac.compile(mlir, source_name="f.mlir")
 
@@ -94,6 +100,19 @@ ENTRY e {
     with pytest.raises(NotImplementedError, match='custom-call.*"my_kernel"'):
         xlac.compile(text)
     with pytest.raises(xlac.UnimplementedError, match="unsupported custom call target my_kernel"):
+        xlac.interpret(text, np.zeros(2, np.float32))
+
+
+def test_tuple_parameters_are_not_supported():
+    text = """HloModule t
+ENTRY e {
+  p = (f32[2], s32[]) parameter(0)
+  ROOT g = f32[2] get-tuple-element(p), index=0
+}
+"""
+    with pytest.raises(NotImplementedError, match=r"\(f32\[2\], s32\[\]\) is not an array"):
+        xlac.compile(text)
+    with pytest.raises(xlac.UnimplementedError, match=r"parameter 0 is \(f32\[2\], s32\[\]\), not an array"):
         xlac.interpret(text, np.zeros(2, np.float32))
 
 

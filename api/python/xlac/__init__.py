@@ -115,6 +115,9 @@ def _check_argument(value, info, index):
     what = f"parameter {index} ({info})"
     if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "__array__"):
         array = np.asarray(value)
+        native = array.dtype.newbyteorder("=")
+        if native != array.dtype and native in (info.dtype, _raw_dtype(info.element_type)):
+            array = array.astype(native)  # byte-swapped data, e.g. from a big-endian file
         if array.dtype != info.dtype:
             # Raw bit patterns are always accepted for the types ml_dtypes may represent (bf16 as uint16, ...).
             if array.dtype != _raw_dtype(info.element_type):
