@@ -29,3 +29,11 @@ config.environment["PATH"] = os.pathsep.join(
 # Tests that read the shared corpus (../shared/corpus next to the repository) need it to exist.
 if os.path.isdir(os.path.join(config.xlac_src_root, "..", "shared", "corpus")):
     config.available_features.add("corpus")
+
+# Tests over several processes (test/lit/mpi/) need mpirun and an xla-run built with MPI (runtime/mpi/). %mpirun
+# oversubscribes (more processes than cores: CI has 2) and allows root (CI runs as root).
+import shutil
+
+if shutil.which("mpirun") and os.path.exists(os.path.join(config.xlac_obj_root, "lib", "libxlac_runtime_mpi.a")):
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", "mpirun --oversubscribe --allow-run-as-root"))

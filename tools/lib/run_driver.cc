@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "codegen/jit.h"
 #include "codegen/parallel_programs.h"
+#include "codegen/pipeline.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
@@ -28,7 +29,9 @@
 #include "ir/module.h"
 #include "ir/sharding.h"
 #include "ir/status_macros.h"
+#include "ir/tpu_target.h"
 #include "passes/spmd/literal_sharding.h"
+#include "passes/tpu_memory.h"
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
@@ -239,6 +242,22 @@ absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options,
   return interp::Evaluate(module, args, interp_options);
 }
 
+// --tpu: the slice must have the run's device count, and every core's program (`run_module`: the partitioned one
+// when the module is sharded) must fit the chip's HBM once padded to TPU tiles. Checked before anything runs.
+absl::Status CheckTpuTarget(const RunOptions& options, const Module& module, const Module& run_module) {
+  XLAC_ASSIGN_OR_RETURN(const TpuChipSpec* chip, FindTpuChipSpec(options.tpu));
+  const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module.config().replica_count;
+  const int64_t partitions = options.num_partitions > 0 ? options.num_partitions : module.config().num_partitions;
+  const int64_t devices = std::max<int64_t>(replicas, 1) * std::max<int64_t>(partitions, 1);
+  if (options.topology.empty()) XLAC_RETURN_IF_ERROR(DefaultTpuTopology(*chip, devices).status());
+  codegen::CompileOptions compile;
+  compile.exact = options.exact;
+  compile.tpu_numerics = options.tpu_numerics;
+  XLAC_ASSIGN_OR_RETURN(codegen::PreparedModule prepared, codegen::PrepareModule(run_module, compile));
+  XLAC_ASSIGN_OR_RETURN(TpuMemoryReport report, AnalyzeTpuMemory(*prepared.module, prepared.assignment, *chip));
+  return CheckTpuMemory(report);
+}
+
 // Compiles and runs the module in-process. A module codegen cannot compile is a user-facing error that points at
 // the interpreter; the error is printed here, so the returned status has an empty message.
 absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const Module& module,
@@ -425,22 +444,32 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
       }
     }
   }
-  std::vector<Literal> args;
-  if (!BuildArguments(options, *entry, args, err)) return 1;
-
   // A sharded module runs partitioned: each device gets its shards of the global arguments.
   std::unique_ptr<Module> partitioned_module;
   SpmdReport spmd_report;
   if (!options.no_partition) {
     partitioned_module = module->Clone();
     bool partitioned = false;
+    // Every MPI process partitions the same module: only process 0 shows the warnings (all show errors).
+    std::ostringstream quiet;
     if (!PartitionModule(*partitioned_module, options.num_partitions, options.num_replicas, file, spmd_report,
-                         partitioned, err))
+                         partitioned, first_process ? err : quiet)) {
+      err << quiet.str();
       return 1;
+    }
     if (!partitioned) partitioned_module.reset();
   }
   const Module& run_module = partitioned_module ? *partitioned_module : *module;
   const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module->config().num_partitions;
+  if (!options.tpu.empty()) {
+    if (absl::Status tpu = CheckTpuTarget(options, *module, run_module); !tpu.ok()) {
+      err << std::string(input_name) + ": error: " + std::string(tpu.message()) + "\n";
+      return 1;
+    }
+  }
+  // Arguments after the checks above, so a program that cannot run fails before its inputs are built.
+  std::vector<Literal> args;
+  if (!BuildArguments(options, *entry, args, err)) return 1;
   std::vector<std::vector<Literal>> device_args;
   if (partitioned_module) {
     const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
@@ -479,7 +508,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
                             devices == 1 ? "" : "s", mpi->count);
     }
     if (!problem.empty()) {
-      err << input_name << ": error: " << problem << "\n";
+      err << std::string(input_name) + ": error: " + problem + "\n";  // one write: processes share the terminal
       mpi->settled = true;
       return 1;
     }
@@ -614,7 +643,7 @@ int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostr
   if (ReadFile(options->input_filename, text, error)) {
     rc = RunModule(*options, options->input_filename, text, out, err, mpi ? &*mpi : nullptr);
   } else {
-    err << "xla-run: error: " << error << "\n";
+    err << "xla-run: error: " + error + "\n";
   }
   if (mpi.has_value()) {
     out.flush();
