@@ -84,21 +84,27 @@ def iterations_for(seconds, run_n):
         n *= 4
 
 
+def check_gil_released(run_n):
+    n = iterations_for(0.4, run_n)
+    # The machine's load may change between calibration and the run: lengthen a run that came out too short.
+    for _ in range(4):
+        duration, gap = largest_main_thread_gap(lambda: run_n(n))
+        if duration > 0.15:
+            break
+        n *= 3
+    assert duration > 0.15, f"the run took only {duration:.3f} s: too short to tell"
+    assert gap < duration / 2, f"the main thread stalled {gap:.3f} s during a {duration:.3f} s run"
+
+
 def test_compiled_run_releases_the_gil():
     exe = xlac.compile(LOOP, threads=1)
     x, w = inputs(0)
-    n = iterations_for(0.4, lambda k: exe(x, w, k))
-    duration, gap = largest_main_thread_gap(lambda: exe(x, w, n))
-    assert duration > 0.1, f"the run took only {duration:.3f} s: too short to tell"
-    assert gap < duration / 2, f"the main thread stalled {gap:.3f} s during a {duration:.3f} s run"
+    check_gil_released(lambda k: exe(x, w, k))
 
 
 def test_interpreter_releases_the_gil():
     x, w = inputs(1)
-    n = iterations_for(0.4, lambda k: xlac.interpret(LOOP, x, w, k))
-    duration, gap = largest_main_thread_gap(lambda: xlac.interpret(LOOP, x, w, n))
-    assert duration > 0.1, f"the run took only {duration:.3f} s: too short to tell"
-    assert gap < duration / 2, f"the main thread stalled {gap:.3f} s during a {duration:.3f} s run"
+    check_gil_released(lambda k: xlac.interpret(LOOP, x, w, k))
 
 
 def test_threads_share_one_executable():
