@@ -7,11 +7,14 @@
 #include <cstring>
 
 #include "codegen/jit.h"
+#include "codegen/pipeline.h"
 #include "frontend/module_input.h"
 #include "ir/diagnostics.h"
+#include "ir/tpu_target.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
+#include "passes/tpu_memory.h"
 #include "passes/verifier.h"
 
 namespace xlac {
@@ -171,9 +174,37 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
     return absl::InvalidArgumentError(diags.Render(file));
   }
   auto impl = std::make_unique<Impl>();
+  // A TPU target's slice sets the device count unless the options do.
+  const TpuChipSpec* tpu = nullptr;
+  int64_t tpu_partitions = 0;
+  if (!options.tpu.empty()) {
+    absl::StatusOr<const TpuChipSpec*> chip = FindTpuChipSpec(options.tpu);
+    if (!chip.ok()) return chip.status();
+    tpu = *chip;
+    const int64_t replicas =
+        std::max<int64_t>(1, options.num_replicas > 0 ? options.num_replicas : module->config().replica_count);
+    absl::StatusOr<TpuTopology> topology =
+        options.tpu_topology.empty()
+            ? DefaultTpuTopology(
+                  *tpu, replicas * std::max<int64_t>(1, options.num_partitions > 0 ? options.num_partitions
+                                                                                   : module->config().num_partitions))
+            : ParseTpuTopology(*tpu, options.tpu_topology);
+    if (!topology.ok()) return topology.status();
+    if (options.num_partitions == 0 && topology->num_devices() % replicas == 0) {
+      tpu_partitions = topology->num_devices() / replicas;
+    }
+    const int64_t partitions = options.num_partitions > 0 ? options.num_partitions : tpu_partitions;
+    if (partitions * replicas != topology->num_devices()) {
+      return absl::InvalidArgumentError(
+          "TPU slice " + topology->ToString() + " has " + std::to_string(topology->num_devices()) + " devices, not " +
+          std::to_string(replicas) + " replicas x " + std::to_string(partitions) + " partitions");
+    }
+  }
   // A sharded module on several partitions is partitioned in place (the parsed module is ours); the API keeps its
   // global parameter and result shapes.
-  const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module->config().num_partitions;
+  const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions
+                                 : tpu_partitions > 0       ? tpu_partitions
+                                                            : module->config().num_partitions;
   std::vector<Shape> global_parameters;
   if (options.partition && num_partitions > 1 && module->entry_computation() != nullptr && HasShardings(*module)) {
     const Computation* entry = module->entry_computation();
@@ -190,9 +221,17 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   jit_options.compile.target_cpu = options.target_cpu;
   jit_options.compile.exact = options.exact;
   jit_options.threads = options.threads;
-  jit_options.compile.tpu_numerics = options.tpu_numerics;
+  jit_options.compile.tpu_numerics = options.tpu_numerics || tpu != nullptr;
   jit_options.num_replicas = options.num_replicas;
-  jit_options.num_partitions = options.num_partitions;
+  jit_options.num_partitions = options.num_partitions > 0 ? options.num_partitions : tpu_partitions;
+  if (tpu != nullptr) {
+    // One core's program must fit its HBM once padded to TPU tiles; checked before compiling.
+    absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(*module, jit_options.compile);
+    if (!prepared.ok()) return prepared.status();
+    absl::StatusOr<TpuMemoryReport> report = AnalyzeTpuMemory(*prepared->module, prepared->assignment, *tpu);
+    if (!report.ok()) return report.status();
+    if (absl::Status fits = CheckTpuMemory(*report); !fits.ok()) return fits;
+  }
   if (options.custom_call_handler) {
     jit_options.custom_call_handler = WrapCustomCallHandler(options.custom_call_handler);
   }

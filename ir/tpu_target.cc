@@ -90,9 +90,11 @@ std::vector<TpuChipSpec> MakeSpecs() {
     s.chips_per_host = 4;                           // [v5p] topology 2x2x1: 4 chips, 1 host
     s.host_bounds = {2, 2, 1};
     s.pod_chips = 8960;  // [v5p] "TPU Pod size 8960 chips"; largest slice 16x16x24 (6144 chips)
-    // [v5p] "the most common single-slice shapes"; other full-cube shapes are accepted (see ParseTpuTopology).
-    s.listed_topologies = {"2x2x1", "2x2x2",  "2x4x4",   "4x4x4",    "4x4x8",   "4x8x8",
-                           "8x8x8", "8x8x16", "8x16x16", "16x16x16", "16x16x24"};
+    // [v5p] "the most common single-slice shapes", and 2x2x4: the accelerator type v5p-32 (16 chips) of the same
+    // page's AcceleratorType list ("v5p-8, v5p-16, v5p-32, v5p-64, v5p-128 ..."). Other full-cube shapes are
+    // accepted (see ParseTpuTopology).
+    s.listed_topologies = {"2x2x1", "2x2x2", "2x2x4",  "2x4x4",   "4x4x4",    "4x4x8",
+                           "4x8x8", "8x8x8", "8x8x16", "8x16x16", "16x16x16", "16x16x24"};
     specs.push_back(s);
   }
   {

@@ -89,6 +89,13 @@ struct CompileOptions {
   // TPU dot numerics: f32 dots and convolutions at DEFAULT precision round their operands to bf16 and accumulate in
   // f32, as a TPU's matrix unit does; HIGH is the 3-pass bf16 split, HIGHEST stays f32 (docs/numerics.md).
   bool tpu_numerics = false;
+  // TPU target (docs/tpu_model.md): "v4", "v5e", "v5p" or "v6e", and optionally the slice ("4x4", "4x4x4"). The
+  // devices are the slice's chips (num_partitions = chips / replicas unless given; without `tpu_topology` the listed
+  // slice with the module's device count), TPU dot numerics are on, and a program whose per-core peak of live
+  // buffers, padded to TPU tiles, exceeds the chip's HBM does not compile (ResourceExhausted, listing the largest
+  // buffers).
+  std::string tpu;
+  std::string tpu_topology;
 };
 
 class Executable {

@@ -131,6 +131,9 @@ TEST(TpuTarget, DefaultTopologyBySize) {
   t = DefaultTpuTopology(Chip("v5p"), 8);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->ToString(), "2x2x2");
+  t = DefaultTpuTopology(Chip("v5p"), 16);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->ToString(), "2x2x4");
   t = DefaultTpuTopology(Chip("v5e"), 6);
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("4x4 (16)"), std::string::npos) << t.status();

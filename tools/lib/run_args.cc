@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -6,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ir/tpu_target.h"
 #include "tools/lib/run_options.h"
 
 namespace xlac {
@@ -85,7 +87,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "backend" || name == "input" || name == "output-dir" || name == "seed" ||
                name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
                name == "check-against" || name == "max-ulp" || name == "atol" || name == "threads" ||
-               name == "timeout") {
+               name == "timeout" || name == "tpu" || name == "topology") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
@@ -112,6 +114,10 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
         }
         options.atol = x;
         options.tolerance_given = true;
+      } else if (name == "tpu") {
+        options.tpu = std::string(*v);
+      } else if (name == "topology") {
+        options.topology = std::string(*v);
       } else if (name == "input") {
         if (v->empty()) return Invalid("--input needs a .npy file name");
         options.inputs.emplace_back(*v);
@@ -149,6 +155,24 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
   }
   if (!have_input && !options.help) return Invalid("no module file given (see --help)");
   if (options.input_filename == "-") return Invalid("reading the module from stdin is not supported; pass a file");
+  if (!options.topology.empty() && options.tpu.empty()) return Invalid("--topology needs --tpu (v4, v5e, v5p, v6e)");
+  if (!options.tpu.empty()) {
+    absl::StatusOr<const TpuChipSpec*> chip = FindTpuChipSpec(options.tpu);
+    if (!chip.ok()) return Invalid(std::string(chip.status().message()));
+    options.tpu_numerics = true;
+    if (!options.topology.empty()) {
+      absl::StatusOr<TpuTopology> topology = ParseTpuTopology(**chip, options.topology);
+      if (!topology.ok()) return Invalid(std::string(topology.status().message()));
+      const int64_t devices = topology->num_devices();
+      const int64_t replicas = std::max<int64_t>(options.num_replicas, 1);
+      if (options.num_partitions == 0 && devices % replicas == 0) options.num_partitions = devices / replicas;
+      if (options.num_partitions * replicas != devices) {
+        return Invalid("--topology=" + options.topology + " has " + std::to_string(devices) + " devices, not " +
+                       std::to_string(replicas) + " replicas x " + std::to_string(options.num_partitions) +
+                       " partitions");
+      }
+    }
+  }
   if (!options.check_against.empty() && options.backend == options.check_against) {
     return Invalid("--check-against=" + options.check_against + " compares a backend with itself; use --backend=jit");
   }
@@ -194,6 +218,13 @@ OPTIONS:
   --seed=<N>              Seed for random parameters, elided {...} constants and rng ops (default 42)
   --output-dir=<dir>      Write each result as <dir>/result_<i>.npy (<dir>/device_<d>/... with several devices)
   --print / --no-print    Print the results as HLO literals (default: print unless --output-dir is given)
+  --tpu=<version>         Emulate a TPU slice of v4, v5e, v5p or v6e chips (docs/tpu_model.md): one device per
+                          chip, TPU dot numerics (as --tpu-numerics), and the per-core HBM check: a program whose
+                          peak of live buffers, padded to TPU tiles, exceeds the chip's HBM fails before it runs,
+                          listing the largest buffers
+  --topology=<AxB[xC]>    The slice's shape (v5e/v6e: 2x4, 4x4, ...; v4/v5p: 2x2x1, 4x4x4, ...); sets
+                          --num-partitions to its device count unless given (default: the listed slice with the
+                          module's device count)
   --num-replicas=<N>      Override the module's replica count
   --num-partitions=<N>    Override the module's number of partitions
   --max-mismatches=<N>    Mismatching elements listed per failed check (default 5)

@@ -26,6 +26,11 @@ struct RunOptions {
   // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
   bool exact = false;
   bool tpu_numerics = false;  // --tpu-numerics: both backends model TPU dot numerics (ir/tpu_numerics.h)
+  // --tpu=v5e [--topology=4x4]: emulate that TPU slice (ir/tpu_target.h): one device per chip (num_partitions =
+  // chips / replicas unless given), TPU dot numerics on, and the per-core HBM check (passes/tpu_memory.h) before
+  // anything runs. Without --topology the slice is the listed one with the module's device count.
+  std::string tpu;
+  std::string topology;
   int threads = 0;  // --threads: JitOptions::threads (0: the affinity mask's CPUs)
   // --timeout: seconds the parse-compile-run may take before xla-run ends the process with an error (0: none).
   double timeout_seconds = 0;

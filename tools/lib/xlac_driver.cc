@@ -16,8 +16,11 @@
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
+#include "absl/strings/str_cat.h"
 #include "ir/diagnostics.h"
+#include "ir/status_macros.h"
 #include "passes/spmd/tiling.h"
+#include "passes/tpu_memory.h"
 #include "passes/verifier.h"
 #include "tools/lib/spmd_driver.h"
 
@@ -33,13 +36,19 @@ OPTIONS:
   --emit=<kind>          obj (default), asm, llvm (optimized LLVM IR), hlo (the module after codegen
                          preparation), header (C declarations of the entry function and its buffer table),
                          buffers (the buffer assignment: allocations, arena layout, live ranges, peak bytes),
-                         spmd-report (the collectives the SPMD partitioner inserted, bytes per core, warnings)
+                         spmd-report (the collectives the SPMD partitioner inserted, bytes per core, warnings),
+                         tpu-report (with --tpu: HBM per core, padded and unpadded, and the largest buffers)
   -O0, -O1, -O2, -O3     Optimization level (default -O2)
   --target-cpu=<name>    'host' (default: detect the host CPU and its features) or an LLVM CPU name
   --exact                Exact numerics: libm calls, sequential reductions, no FMA contraction (bit for bit the
                          reference interpreter); default: vectorized approximations within docs/numerics.md
   --tpu-numerics         f32 dots and convolutions at DEFAULT precision round their operands to bf16 and
                          accumulate in f32, as a TPU's matrix unit (HIGH: the 3-pass bf16 split; HIGHEST: f32)
+  --tpu=<version>        Compile for one core of a TPU slice of v4, v5e, v5p or v6e chips (docs/tpu_model.md):
+                         TPU dot numerics, and a program whose peak of live buffers padded to TPU tiles exceeds
+                         the chip's HBM is an error listing the largest buffers
+  --topology=<AxB[xC]>   The slice (v5e/v6e: 2x4, 4x4, ...; v4/v5p: 2x2x1, 4x4x4, ...); sets --num-partitions to
+                         its device count unless given
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
@@ -213,13 +222,17 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
         options.emit = XlacEmit::kBufferAssignment;
       else if (value == "spmd-report")
         options.emit = XlacEmit::kSpmdReport;
+      else if (value == "tpu-report")
+        options.emit = XlacEmit::kTpuReport;
       else
         return absl::InvalidArgumentError("unknown --emit kind '" + std::string(value) +
-                                          "' (obj, asm, llvm, hlo, header, buffers, spmd-report)");
+                                          "' (obj, asm, llvm, hlo, header, buffers, spmd-report, tpu-report)");
     } else if (name == "exact" && !has_value) {
       options.exact = true;
     } else if (name == "tpu-numerics" && !has_value) {
       options.tpu_numerics = true;
+    } else if ((name == "tpu" || name == "topology") && has_value && !value.empty()) {
+      (name == "tpu" ? options.tpu : options.topology) = std::string(value);
     } else if (name == "target-cpu" && has_value && !value.empty()) {
       options.target_cpu = std::string(value);
     } else if (name == "num-partitions" && has_value) {
@@ -232,6 +245,25 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       options.num_partitions = n;
     } else {
       return absl::InvalidArgumentError("unknown option '" + std::string(arg) + "' (see --help)");
+    }
+  }
+  if (!options.topology.empty() && options.tpu.empty()) {
+    return absl::InvalidArgumentError("--topology needs --tpu (v4, v5e, v5p, v6e)");
+  }
+  if (options.emit == XlacEmit::kTpuReport && options.tpu.empty()) {
+    return absl::InvalidArgumentError("--emit=tpu-report needs --tpu (v4, v5e, v5p, v6e)");
+  }
+  if (!options.tpu.empty()) {
+    XLAC_ASSIGN_OR_RETURN(const TpuChipSpec* chip, FindTpuChipSpec(options.tpu));
+    options.tpu_numerics = true;
+    if (!options.topology.empty()) {
+      XLAC_ASSIGN_OR_RETURN(TpuTopology topology, ParseTpuTopology(*chip, options.topology));
+      if (options.num_partitions == 0) options.num_partitions = topology.num_devices();
+      if (options.num_partitions != topology.num_devices()) {
+        return absl::InvalidArgumentError(absl::StrCat("--topology=", options.topology, " has ",
+                                                       topology.num_devices(), " devices, not --num-partitions=",
+                                                       options.num_partitions));
+      }
     }
   }
   return options;
@@ -279,6 +311,24 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     err << input_name << ": error: " << s.message() << "\n";
     return 1;
   };
+  if (!options.tpu.empty()) {
+    // One core's program on the chosen TPU: its HBM peak, padded to TPU tiles, before anything is emitted.
+    const TpuChipSpec* chip = *FindTpuChipSpec(options.tpu);  // validated by ParseXlacArgs
+    if (options.topology.empty()) {
+      absl::StatusOr<TpuTopology> topology =
+          DefaultTpuTopology(*chip, std::max<int64_t>(1, module->config().num_partitions));
+      if (!topology.ok()) return fail(topology.status());
+    }
+    absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(*module, compile);
+    if (!prepared.ok()) return fail(prepared.status());
+    absl::StatusOr<TpuMemoryReport> report = AnalyzeTpuMemory(*prepared->module, prepared->assignment, *chip);
+    if (!report.ok()) return fail(report.status());
+    if (options.emit == XlacEmit::kTpuReport) {
+      output = report->Summary();
+      return 0;
+    }
+    if (absl::Status fits = CheckTpuMemory(*report); !fits.ok()) return fail(fits);
+  }
   switch (options.emit) {
     case XlacEmit::kHlo: {
       absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(*module, compile);

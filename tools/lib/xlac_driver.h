@@ -15,7 +15,7 @@
 
 namespace xlac {
 
-enum class XlacEmit { kObject, kAssembly, kLlvmIr, kHlo, kHeader, kBufferAssignment, kSpmdReport };
+enum class XlacEmit { kObject, kAssembly, kLlvmIr, kHlo, kHeader, kBufferAssignment, kSpmdReport, kTpuReport };
 
 struct XlacOptions {
   std::string input_filename = "-";
@@ -26,6 +26,10 @@ struct XlacOptions {
   bool tpu_numerics = false;  // --tpu-numerics (ir/tpu_numerics.h)
   std::string target_cpu = "host";
   int64_t num_partitions = 0;  // 0: as the module says
+  // --tpu=v5e [--topology=4x4]: compile for one core of that TPU slice (ir/tpu_target.h): num_partitions = its
+  // devices unless given, TPU dot numerics, and the per-core HBM check (passes/tpu_memory.h) before emitting.
+  std::string tpu;
+  std::string topology;
   bool help = false;
 };
 
