@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,6 +79,26 @@ int Post(bool send, unsigned char* data, int64_t bytes, int peer, int tag, std::
   return MPI_SUCCESS;
 }
 
+// Gives up on an exchange whose requests may still be in flight: receives are cancelled, every request is freed, and
+// the buffers they point into are kept alive for the rest of the process (MPI may still read or write them). Only
+// failed runs get here, and those end the processes.
+void Abandon(std::vector<MPI_Request>& requests, const std::vector<char>& done, std::vector<unsigned char>&& out,
+             std::vector<std::vector<unsigned char>>&& in) {
+  for (size_t r = 0; r < requests.size(); ++r) {
+    if (done[r] || requests[r] == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&requests[r]);
+    MPI_Request_free(&requests[r]);
+  }
+  struct Kept {
+    std::vector<unsigned char> out;
+    std::vector<std::vector<unsigned char>> in;
+  };
+  static std::vector<Kept*>* kept = new std::vector<Kept*>;  // never freed, on purpose
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  kept->push_back(new Kept{std::move(out), std::move(in)});
+}
+
 const char* KindName(int64_t kind, const XlacRtExchange* x) {
   return kind == x->kind ? x->kind_name : "another collective";
 }
@@ -119,7 +140,10 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
     if (rc == MPI_SUCCESS) {
       rc = Post(true, out.data(), static_cast<int64_t>(out.size()), p, tag, requests, request_peer);
     }
-    if (rc != MPI_SUCCESS) return Message(message, capacity, XLAC_RT_ERROR_EXECUTION, "MPI: " + MpiError(rc));
+    if (rc != MPI_SUCCESS) {
+      Abandon(requests, std::vector<char>(requests.size(), 0), std::move(out), std::move(in));
+      return Message(message, capacity, XLAC_RT_ERROR_EXECUTION, "MPI: " + MpiError(rc));
+    }
   }
   // Poll rather than block, so a peer that never comes ends this exchange at the timeout, naming the peer.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(x->timeout_ms);
@@ -132,6 +156,8 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
       MPI_Status st;
       int rc = MPI_Test(&requests[r], &flag, &st);
       if (rc != MPI_SUCCESS) {
+        done[r] = 1;  // an erroneous request is complete
+        Abandon(requests, done, std::move(out), std::move(in));
         return Message(message, capacity, XLAC_RT_ERROR_COLLECTIVE_MISMATCH,
                        "exchanging with " + DevicesOf(request_peer[r], per) + ": MPI: " + MpiError(rc) +
                            " (do all processes run the same program?)");
@@ -149,10 +175,7 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
         std::string who = DevicesOf(request_peer[r], per);
         if (missing.find(who) == std::string::npos) missing += (missing.empty() ? "" : ", ") + who;
       }
-      // Pending requests still point at this frame's buffers: leave no receive posted.
-      for (size_t r = 0; r < requests.size(); ++r) {
-        if (!done[r]) MPI_Cancel(&requests[r]);
-      }
+      Abandon(requests, done, std::move(out), std::move(in));
       return Message(message, capacity, XLAC_RT_ERROR_DEADLINE_EXCEEDED,
                      "waited " + std::to_string(x->timeout_ms) + " ms but " + missing + " never arrived");
     }
