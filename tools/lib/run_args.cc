@@ -73,6 +73,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "mpi" || name == "no-mpi") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.mpi = name == "mpi";
+    } else if (name == "mpi-report") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.mpi_report = true;
     } else if (name == "exact") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.exact = true;
@@ -242,6 +245,8 @@ Several processes (docs/multihost.md): under `mpirun -np P xla-run ...` the devi
 inputs; process 0 prints / writes the global outputs and runs --check-against, the others print nothing.
   --mpi / --no-mpi        Run over MPI / in one process (default: over MPI when the environment shows an mpirun
                           launch: OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK)
+  --mpi-report            Process 0 prints how long each process's run took (compilation excluded) and the bytes
+                          it sent to other processes (also without MPI: one process, 0 bytes)
   --help                  Print this help and exit
 
 Exit status: 0 when the run succeeded, every check passed and (with --check-against) every output matched; 1 on

@@ -263,7 +263,8 @@ absl::Status CheckTpuTarget(const RunOptions& options, const Module& module, con
 absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const Module& module,
                                               const std::vector<std::vector<Literal>>& args,
                                               harness::CheckCollector& checks, std::string_view input_name,
-                                              std::ostream& err, const XlacRtTransport* transport) {
+                                              std::ostream& err, const XlacRtTransport* transport,
+                                              double& run_seconds) {
   codegen::JitOptions jit_options;
   jit_options.transport = transport;
   jit_options.compile.exact = options.exact;
@@ -296,7 +297,10 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
     }
     return absl::UnknownError("");
   }
-  return (*executable)->RunPerDevice(args);
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<Literal>> results = (*executable)->RunPerDevice(args);
+  run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return results;
 }
 
 void ForEachLeaf(Literal& literal, const std::function<void(uint8_t*, size_t)>& fn) {
@@ -341,6 +345,20 @@ absl::Status GatherResults(const MpiProcesses& mpi, std::vector<Literal>& result
         offset += size;
       });
     }
+  }
+  return absl::OkStatus();
+}
+
+// --mpi-report: every process's run time and bytes sent, gathered on process 0 (all processes call it).
+absl::Status ReportProcesses(const MpiProcesses& mpi, double run_seconds, std::string& report) {
+  int64_t mine[2] = {static_cast<int64_t>(run_seconds * 1e6), MpiBytesSent()};
+  std::string all;
+  XLAC_RETURN_IF_ERROR(MpiGatherToFirst(std::string(reinterpret_cast<const char*>(mine), sizeof mine), all));
+  if (mpi.index != 0) return absl::OkStatus();
+  for (int64_t p = 0; p < mpi.count; ++p) {
+    int64_t theirs[2];
+    std::memcpy(theirs, all.data() + p * sizeof theirs, sizeof theirs);
+    report += fmt::format("mpi: process {}: run {:.3f} ms, sent {} bytes\n", p, theirs[0] / 1e3, theirs[1]);
   }
   return absl::OkStatus();
 }
@@ -515,16 +533,20 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   }
 
   harness::CheckCollector checks(harness::CheckOptions{options.max_mismatches});
+  double run_seconds = 0;  // the JIT's run, compilation excluded (--mpi-report)
   absl::StatusOr<std::vector<Literal>> results =
-      options.backend == "jit"
-          ? RunOnJit(options, run_module, device_args, checks, input_name, err, mpi ? mpi->transport : nullptr)
-          : RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);
+      options.backend == "jit" ? RunOnJit(options, run_module, device_args, checks, input_name, err,
+                                          mpi ? mpi->transport : nullptr, run_seconds)
+                               : RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);
   if (!results.ok()) {
     if (!results.status().message().empty()) err << input_name << ": error: " << results.status().message() << "\n";
     return 1;
   }
+  std::string mpi_report;
   if (mpi != nullptr) {
-    if (absl::Status gathered = GatherResults(*mpi, *results); !gathered.ok()) {
+    absl::Status gathered = GatherResults(*mpi, *results);
+    if (gathered.ok() && options.mpi_report) gathered = ReportProcesses(*mpi, run_seconds, mpi_report);
+    if (!gathered.ok()) {
       err << input_name << ": error: " << gathered.message() << "\n";
       return 1;
     }
@@ -584,6 +606,10 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
                  "\n";
     }
     out << printed;
+  }
+  if (options.mpi_report) {
+    out << (mpi != nullptr ? mpi_report
+                           : fmt::format("mpi: process 0: run {:.3f} ms, sent 0 bytes\n", run_seconds * 1e3));
   }
   bool ok = true;
   if (!options.output_dir.empty()) ok &= WriteOutputs(options.output_dir, outputs, err);

@@ -47,6 +47,8 @@ void MpiAbort(int code) {
 
 void MpiFinish() { xlac_rt_mpi_finalize(); }
 
+int64_t MpiBytesSent() { return xlac_rt_mpi_bytes_sent(); }
+
 #else
 
 absl::StatusOr<MpiProcesses> StartMpi() {
@@ -59,6 +61,7 @@ absl::Status MpiGatherToFirst(const std::string& local, std::string& all) {
 }
 void MpiAbort(int code) { std::_Exit(code); }
 void MpiFinish() {}
+int64_t MpiBytesSent() { return 0; }
 
 #endif
 

@@ -30,5 +30,7 @@ int64_t MpiFirstMismatch(uint64_t fingerprint);
 absl::Status MpiGatherToFirst(const std::string& local, std::string& all);
 [[noreturn]] void MpiAbort(int code);
 void MpiFinish();
+// Payload bytes this process sent to others through the transport.
+int64_t MpiBytesSent();
 
 }  // namespace xlac

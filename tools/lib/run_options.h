@@ -50,6 +50,7 @@ struct RunOptions {
   // --mpi / --no-mpi: split the devices over the processes of an MPI run (docs/multihost.md); unset: when the
   // environment shows an mpirun launch (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK).
   std::optional<bool> mpi;
+  bool mpi_report = false;  // --mpi-report: process 0 prints each process's run time and bytes sent
 
   bool ShouldPrint() const { return print.value_or(output_dir.empty()); }
 };
