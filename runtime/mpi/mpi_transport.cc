@@ -253,6 +253,9 @@ int xlac_rt_mpi_init(XlacRtStatus* status) {
 void xlac_rt_mpi_finalize(void) {
   State& s = S();
   if (!s.ready) return;
+  // Every process has written its output before any leaves: mpirun ends the job when the first process exits with
+  // an error, and the others' messages must not be lost then.
+  MPI_Barrier(s.comm);
   MPI_Comm_free(&s.comm);
   s.ready = false;
   if (s.initialized_here) MPI_Finalize();

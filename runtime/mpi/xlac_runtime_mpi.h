@@ -32,7 +32,8 @@ extern "C" {
 /* Initializes MPI with MPI_THREAD_MULTIPLE, unless the host already did (then it must have asked for that level).
  * Returns an XlacRtStatusCode (and fills *status when given). Call once, from the main thread. */
 int xlac_rt_mpi_init(XlacRtStatus* status);
-/* MPI_Finalize (only if xlac_rt_mpi_init initialized MPI). */
+/* Collective: waits for every process (so all have written their output before one exits), then MPI_Finalize
+ * (only if xlac_rt_mpi_init initialized MPI). */
 void xlac_rt_mpi_finalize(void);
 /* Ends every process of the run (MPI_Abort) with exit code `code`. Use it when this process cannot go on: its peers
  * would otherwise wait for it until their collective timeout. */
