@@ -16,6 +16,7 @@
 #include "ir/tpu_layout.h"
 #include "ir/tpu_numerics.h"
 #include "passes/alias_util.h"
+#include "passes/optimization_pipeline.h"
 
 namespace xlac {
 namespace {
@@ -328,6 +329,17 @@ absl::StatusOr<TpuStepReport> ModelTpuStep(const Module& module, const TpuTopolo
                                              : report.communication_seconds) += op.seconds;
   }
   return report;
+}
+
+absl::StatusOr<TpuStepReport> ModelOptimizedTpuStep(const Module& module, const TpuTopology& topology,
+                                                    int64_t num_replicas, int64_t num_partitions, bool tpu_numerics) {
+  std::unique_ptr<Module> optimized = module.Clone();
+  OptimizationOptions options;
+  options.tpu_numerics = tpu_numerics;
+  DiagnosticEngine diags;
+  absl::StatusOr<bool> changed = RunOptimizationPipeline(*optimized, options, diags);
+  if (!changed.ok()) return changed.status();
+  return ModelTpuStep(*optimized, topology, num_replicas, num_partitions);
 }
 
 std::string FormatSeconds(double seconds) {

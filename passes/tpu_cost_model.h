@@ -33,7 +33,8 @@ struct TpuCollectiveCost {
 // Per-hop ICI latency: [book] part 3, "roughly 1us per hop".
 inline constexpr double kTpuIciHopSeconds = 1e-6;
 
-// A collective over one group of slice devices (device ids of `topology`). `bytes` is the array each device ends
+// A collective over one group of slice devices (device ids of `topology`; for collective-permute the flattened
+// (source, target) pairs). `bytes` is the array each device ends
 // with (all-gather: the gathered result; reduce-scatter: the full operand; all-reduce and all-to-all: the operand;
 // collective-permute: what each device sends).
 //   group spanning whole axes or sub-rings of them: W = sum over spanned axes of 2 x link (a ring with wraparound,
@@ -69,6 +70,11 @@ struct TpuStepReport {
 // Devices are replica * num_partitions + partition; there must be topology.num_devices() of them.
 absl::StatusOr<TpuStepReport> ModelTpuStep(const Module& module, const TpuTopology& topology, int64_t num_replicas,
                                            int64_t num_partitions);
+
+// ModelTpuStep on a clone of `module` after the default optimization pipeline (passes/optimization_pipeline.h; its
+// fusion decides what one kernel reads and writes), at opt_level 2 with `tpu_numerics`.
+absl::StatusOr<TpuStepReport> ModelOptimizedTpuStep(const Module& module, const TpuTopology& topology,
+                                                    int64_t num_replicas, int64_t num_partitions, bool tpu_numerics);
 
 // 0.000373 -> "373 us", 2.5e-3 -> "2.50 ms".
 std::string FormatSeconds(double seconds);

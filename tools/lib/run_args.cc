@@ -79,6 +79,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "exact") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.exact = true;
+    } else if (name == "tpu-report") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.tpu_report = true;
     } else if (name == "tpu-numerics") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.tpu_numerics = true;
@@ -159,6 +162,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
   if (!have_input && !options.help) return Invalid("no module file given (see --help)");
   if (options.input_filename == "-") return Invalid("reading the module from stdin is not supported; pass a file");
   if (!options.topology.empty() && options.tpu.empty()) return Invalid("--topology needs --tpu (v4, v5e, v5p, v6e)");
+  if (options.tpu_report && options.tpu.empty()) return Invalid("--tpu-report needs --tpu (v4, v5e, v5p, v6e)");
   if (!options.tpu.empty()) {
     absl::StatusOr<const TpuChipSpec*> chip = FindTpuChipSpec(options.tpu);
     if (!chip.ok()) return Invalid(std::string(chip.status().message()));
@@ -228,6 +232,8 @@ OPTIONS:
   --topology=<AxB[xC]>    The slice's shape (v5e/v6e: 2x4, 4x4, ...; v4/v5p: 2x2x1, 4x4x4, ...); sets
                           --num-partitions to its device count unless given (default: the listed slice with the
                           module's device count)
+  --tpu-report            With --tpu: before running, print one core's HBM peak (padded and unpadded, largest
+                          buffers) and its modeled step time (compute / memory / communication, costliest ops)
   --num-replicas=<N>      Override the module's replica count
   --num-partitions=<N>    Override the module's number of partitions
   --max-mismatches=<N>    Mismatching elements listed per failed check (default 5)

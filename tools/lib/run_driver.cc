@@ -31,6 +31,7 @@
 #include "ir/status_macros.h"
 #include "ir/tpu_target.h"
 #include "passes/spmd/literal_sharding.h"
+#include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
@@ -244,17 +245,27 @@ absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options,
 
 // --tpu: the slice must have the run's device count, and every core's program (`run_module`: the partitioned one
 // when the module is sharded) must fit the chip's HBM once padded to TPU tiles. Checked before anything runs.
-absl::Status CheckTpuTarget(const RunOptions& options, const Module& module, const Module& run_module) {
+// With --tpu-report the HBM and step-time reports go to `out` first.
+absl::Status CheckTpuTarget(const RunOptions& options, const Module& module, const Module& run_module,
+                            std::ostream& out) {
   XLAC_ASSIGN_OR_RETURN(const TpuChipSpec* chip, FindTpuChipSpec(options.tpu));
   const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module.config().replica_count;
   const int64_t partitions = options.num_partitions > 0 ? options.num_partitions : module.config().num_partitions;
   const int64_t devices = std::max<int64_t>(replicas, 1) * std::max<int64_t>(partitions, 1);
-  if (options.topology.empty()) XLAC_RETURN_IF_ERROR(DefaultTpuTopology(*chip, devices).status());
+  XLAC_ASSIGN_OR_RETURN(TpuTopology topology, options.topology.empty() ? DefaultTpuTopology(*chip, devices)
+                                                                       : ParseTpuTopology(*chip, options.topology));
   codegen::CompileOptions compile;
   compile.exact = options.exact;
   compile.tpu_numerics = options.tpu_numerics;
   XLAC_ASSIGN_OR_RETURN(codegen::PreparedModule prepared, codegen::PrepareModule(run_module, compile));
   XLAC_ASSIGN_OR_RETURN(TpuMemoryReport report, AnalyzeTpuMemory(*prepared.module, prepared.assignment, *chip));
+  if (options.tpu_report) {
+    XLAC_ASSIGN_OR_RETURN(TpuStepReport step,
+                          ModelOptimizedTpuStep(run_module, topology, replicas, partitions, options.tpu_numerics));
+    out << fmt::format("TPU {} slice {} ({} devices), per core:\n", chip->name, topology.ToString(),
+                       topology.num_devices())
+        << report.Summary() << step.ToString();
+  }
   return CheckTpuMemory(report);
 }
 
@@ -480,7 +491,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   const Module& run_module = partitioned_module ? *partitioned_module : *module;
   const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module->config().num_partitions;
   if (!options.tpu.empty()) {
-    if (absl::Status tpu = CheckTpuTarget(options, *module, run_module); !tpu.ok()) {
+    if (absl::Status tpu = CheckTpuTarget(options, *module, run_module, out); !tpu.ok()) {
       err << std::string(input_name) + ": error: " + std::string(tpu.message()) + "\n";
       return 1;
     }

@@ -31,7 +31,8 @@ struct RunOptions {
   // anything runs. Without --topology the slice is the listed one with the module's device count.
   std::string tpu;
   std::string topology;
-  int threads = 0;  // --threads: JitOptions::threads (0: the affinity mask's CPUs)
+  bool tpu_report = false;  // --tpu-report: print HBM per core and the modeled step time before running
+  int threads = 0;          // --threads: JitOptions::threads (0: the affinity mask's CPUs)
   // --timeout: seconds the parse-compile-run may take before xla-run ends the process with an error (0: none).
   double timeout_seconds = 0;
   // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".

@@ -20,6 +20,7 @@
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
 #include "passes/spmd/tiling.h"
+#include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
 #include "passes/verifier.h"
 #include "tools/lib/spmd_driver.h"
@@ -37,7 +38,8 @@ OPTIONS:
                          preparation), header (C declarations of the entry function and its buffer table),
                          buffers (the buffer assignment: allocations, arena layout, live ranges, peak bytes),
                          spmd-report (the collectives the SPMD partitioner inserted, bytes per core, warnings),
-                         tpu-report (with --tpu: HBM per core, padded and unpadded, and the largest buffers)
+                         tpu-report (with --tpu: HBM per core, padded and unpadded, the largest buffers, and
+                         a modeled step time split into compute, memory and communication)
   -O0, -O1, -O2, -O3     Optimization level (default -O2)
   --target-cpu=<name>    'host' (default: detect the host CPU and its features) or an LLVM CPU name
   --exact                Exact numerics: libm calls, sequential reductions, no FMA contraction (bit for bit the
@@ -314,17 +316,21 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   if (!options.tpu.empty()) {
     // One core's program on the chosen TPU: its HBM peak, padded to TPU tiles, before anything is emitted.
     const TpuChipSpec* chip = *FindTpuChipSpec(options.tpu);  // validated by ParseXlacArgs
-    if (options.topology.empty()) {
-      absl::StatusOr<TpuTopology> topology =
-          DefaultTpuTopology(*chip, std::max<int64_t>(1, module->config().num_partitions));
-      if (!topology.ok()) return fail(topology.status());
-    }
+    const int64_t partitions = std::max<int64_t>(1, module->config().num_partitions);
+    absl::StatusOr<TpuTopology> topology =
+        options.topology.empty() ? DefaultTpuTopology(*chip, partitions) : ParseTpuTopology(*chip, options.topology);
+    if (!topology.ok()) return fail(topology.status());
     absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(*module, compile);
     if (!prepared.ok()) return fail(prepared.status());
     absl::StatusOr<TpuMemoryReport> report = AnalyzeTpuMemory(*prepared->module, prepared->assignment, *chip);
     if (!report.ok()) return fail(report.status());
     if (options.emit == XlacEmit::kTpuReport) {
-      output = report->Summary();
+      absl::StatusOr<TpuStepReport> step =
+          ModelOptimizedTpuStep(*module, *topology, /*num_replicas=*/1, partitions, compile.tpu_numerics);
+      if (!step.ok()) return fail(step.status());
+      output = fmt::format("TPU {} slice {} ({} devices): one core's program\n", chip->name, topology->ToString(),
+                           topology->num_devices()) +
+               report->Summary() + step->ToString();
       return 0;
     }
     if (absl::Status fits = CheckTpuMemory(*report); !fits.ok()) return fail(fits);
