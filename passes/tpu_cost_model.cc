@@ -118,6 +118,22 @@ bool IsFree(Opcode op) {
   }
 }
 
+// backend_config={"known_trip_count":{"n":"10"}} -> 10; 1 when absent or unreadable.
+int64_t KnownTripCount(const Instruction& loop) {
+  const std::string& config = loop.backend_config();
+  size_t at = config.find("known_trip_count");
+  if (at == std::string::npos) return 1;
+  at = config.find("\"n\"", at);
+  if (at == std::string::npos) return 1;
+  at = config.find_first_of("0123456789", at + 3);
+  if (at == std::string::npos) return 1;
+  int64_t n = 0;
+  for (; at < config.size() && config[at] >= '0' && config[at] <= '9' && n < (int64_t{1} << 40); ++at) {
+    n = n * 10 + (config[at] - '0');
+  }
+  return std::max<int64_t>(n, 1);
+}
+
 class StepModel {
  public:
   StepModel(const TpuTopology& topology, int64_t replicas, int64_t partitions)
@@ -128,8 +144,20 @@ class StepModel {
       const Opcode op = inst->opcode();
       if (IsFree(op)) continue;
       if (op == Opcode::kWhile) {
+        // A loop with a known trip count (XLA's backend_config) counts that many iterations, otherwise one.
+        const int64_t trips = KnownTripCount(*inst);
+        std::vector<TpuOpCost> body;
         for (const xlac::Computation* callee : inst->called_computations()) {
-          if (absl::Status s = Computation(*callee, out); !s.ok()) return s;
+          if (absl::Status s = Computation(*callee, body); !s.ok()) return s;
+        }
+        for (TpuOpCost& c : body) {
+          if (trips > 1) {
+            c.seconds *= static_cast<double>(trips);
+            c.flops *= static_cast<double>(trips);
+            c.bytes *= static_cast<double>(trips);
+            c.name = absl::StrCat(c.name, " x", trips);
+          }
+          out.push_back(std::move(c));
         }
         continue;
       }

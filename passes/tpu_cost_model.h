@@ -7,7 +7,8 @@
 //  - each collective from its bytes, its device groups and the slice (ModelCollective);
 //  - ops run one after another (no overlap of communication with compute): the step time is their sum, split by
 //    what bounds each op into compute, memory and communication.
-// While bodies are counted once (one iteration), conditionals by their most expensive branch.
+// While loops count their body and condition known_trip_count times (XLA's backend_config) or else once,
+// conditionals their most expensive branch.
 #pragma once
 
 #include <cstdint>

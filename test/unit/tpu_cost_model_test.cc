@@ -139,5 +139,57 @@ ENTRY e {
   EXPECT_DOUBLE_EQ(report->ops[1].seconds, 6 * flops / 918e12);
 }
 
+// A loop with known_trip_count=10 counts its body ten times: a negate of f32[1024,1024] reads and writes 4 MiB
+// (8 MiB / 1.2e12 B/s on v4) per iteration; without the count, once.
+TEST(TpuCostModel, WhileLoopsCountTheirKnownTrips) {
+  constexpr char kLoop[] = R"(
+HloModule m
+cond {
+  p = (s32[], f32[1024,1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[1024,1024]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[1024,1024] get-tuple-element(p), index=1
+  y = f32[1024,1024] negate(x)
+  ROOT t = (s32[], f32[1024,1024]) tuple(j, y)
+}
+ENTRY e {
+  x0 = f32[1024,1024] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[1024,1024]) tuple(zero, x0)
+  w = (s32[], f32[1024,1024]) while(init), condition=cond, body=body, backend_config={"known_trip_count":{"n":"10"}}
+  ROOT r = f32[1024,1024] get-tuple-element(w), index=1
+}
+)";
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(kLoop);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<TpuStepReport> report = ModelTpuStep(**module, Slice("v4", "2x2x1"), 1, 1);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const TpuOpCost* negate = nullptr;
+  for (const TpuOpCost& op : report->ops) {
+    if (op.name == "y x10") negate = &op;
+  }
+  ASSERT_NE(negate, nullptr) << report->ToString();
+  EXPECT_DOUBLE_EQ(negate->seconds, 10 * 8.0 * 1024 * 1024 / 1200e9);
+  std::string once = kLoop;
+  once.replace(once.find(", backend_config="),
+               std::string(", backend_config={\"known_trip_count\":{\"n\":\"10\"}}").size(), "");
+  module = ParseHloModule(once);
+  ASSERT_TRUE(module.ok()) << module.status();
+  report = ModelTpuStep(**module, Slice("v4", "2x2x1"), 1, 1);
+  ASSERT_TRUE(report.ok()) << report.status();
+  bool found = false;
+  for (const TpuOpCost& op : report->ops) {
+    if (op.name == "y") found = op.seconds == 8.0 * 1024 * 1024 / 1200e9;
+  }
+  EXPECT_TRUE(found) << report->ToString();
+}
+
 }  // namespace
 }  // namespace xlac
