@@ -159,7 +159,8 @@ Instance* ExchangeAcross(XlacRtDevice* dev, int64_t op_id, const char* name, Col
     if (code != XLAC_RT_OK) {
       inst->exchange_failed = true;  // peers read it after the sync, which orders it through the group mutex
       message[sizeof message - 1] = 0;
-      RecordError(dev, code, What(name, op_id) + ": " + message, /*consequence=*/false);
+      // Cancelled: another process failed first and has told everyone.
+      RecordError(dev, code, What(name, op_id) + ": " + message, /*consequence=*/code == XLAC_RT_ERROR_CANCELLED);
     }
   }
   Sync(dev, inst);

@@ -22,7 +22,14 @@ void RecordErrorLocked(XlacRtDevice* dev, int code, const std::string& message, 
   dev->message = message;
   dev->state = DeviceState::kFailed;
   dev->failed.store(1, std::memory_order_release);
-  if (!consequence && group->first_error_device < 0) group->first_error_device = dev->id;
+  if (!consequence && group->first_error_device < 0) {
+    group->first_error_device = dev->id;
+    // Peers in other processes may be waiting for this process in an exchange: tell them now, not at the timeout.
+    const XlacRtTransport* transport = group->transport;
+    if (transport != nullptr && transport->fail != nullptr) {
+      transport->fail(transport->user, ("device " + std::to_string(dev->id) + ": " + message).c_str());
+    }
+  }
   group->failed = true;
   group->cv.notify_all();
 }

@@ -169,6 +169,12 @@ typedef struct XlacRtTransport {
   int64_t process_count;
   void* user;
   int (*exchange)(void* user, const XlacRtExchange* exchange, char* message, size_t message_capacity);
+  /* Optional (NULL: peers learn of a failure only at their timeout). Called once per failed run, with the group's
+   * lock held, when a device of this process records the run's first error ("device D: message"; not for errors
+   * that are consequences of another's, such as an exchange cancelled because another process failed): tells the
+   * other processes, whose exchanges with this one should then end at once with XLAC_RT_ERROR_CANCELLED. Must not
+   * block or call back into the runtime. */
+  void (*fail)(void* user, const char* message);
 } XlacRtTransport;
 
 /* Installs `transport` (not copied: it must outlive the group's runs; NULL removes it). The group's device count

@@ -25,6 +25,11 @@ struct State {
   int tag_ub = 32767;
   XlacRtTransport transport{};
   std::atomic<int64_t> bytes_sent{0};
+  // Failure notices (tag tag_ub - 1): once one arrives, or this process sent one, every exchange fails at once. The
+  // processes are out of step after a failed run, so it stays so until finalize.
+  std::mutex fail_mu;
+  std::atomic<bool> failed{false};
+  std::string failure;  // "process P failed (device D: message)", guarded by fail_mu
 };
 State& S() {
   static State state;
@@ -99,6 +104,53 @@ void Abandon(std::vector<MPI_Request>& requests, const std::vector<char>& done, 
   kept->push_back(new Kept{std::move(out), std::move(in)});
 }
 
+int FailTag() { return S().tag_ub - 1; }
+
+// Sends `message` to every other process. Called with the runtime's group lock held: only non-blocking calls.
+void Fail(void* /*user*/, const char* message) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.fail_mu);
+  if (s.failed.exchange(true)) return;  // the processes already know of a failure
+  s.failure = "process " + std::to_string(s.rank) + " failed (" + message + ")";
+  static std::vector<std::string>* notices = new std::vector<std::string>;  // read by MPI after we return
+  notices->push_back(s.failure);
+  const std::string& notice = notices->back();
+  for (int p = 0; p < s.size; ++p) {
+    if (p == s.rank) continue;
+    MPI_Request request;
+    if (MPI_Isend(notice.data(), static_cast<int>(std::min<size_t>(notice.size(), 4096)), MPI_CHAR, p, FailTag(),
+                  s.comm, &request) == MPI_SUCCESS) {
+      MPI_Request_free(&request);
+    }
+  }
+}
+
+// True (with the message) once any process has failed: a notice arrived, or this process sent one.
+bool KnownFailure(std::string& failure) {
+  State& s = S();
+  if (!s.failed.load()) {
+    int flag = 0;
+    MPI_Status st;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, FailTag(), s.comm, &flag, &st) != MPI_SUCCESS || !flag) return false;
+    std::lock_guard<std::mutex> lock(s.fail_mu);
+    if (!s.failed.load()) {
+      int count = 0;
+      MPI_Get_count(&st, MPI_CHAR, &count);
+      std::string notice(static_cast<size_t>(std::max(count, 0)), '\0');
+      MPI_Recv(notice.data(), count, MPI_CHAR, st.MPI_SOURCE, FailTag(), s.comm, MPI_STATUS_IGNORE);
+      s.failure = notice;
+      s.failed.store(true);
+    }
+  }
+  std::lock_guard<std::mutex> lock(s.fail_mu);
+  failure = s.failure;
+  return true;
+}
+
+int Cancelled(char* message, size_t capacity, const std::string& failure) {
+  return Message(message, capacity, XLAC_RT_ERROR_CANCELLED, "cancelled because " + failure);
+}
+
 const char* KindName(int64_t kind, const XlacRtExchange* x) {
   return kind == x->kind ? x->kind_name : "another collective";
 }
@@ -107,9 +159,11 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
   State& s = S();
   const int64_t per = x->devices_per_process, n = x->num_devices, bytes = x->bytes;
   const int64_t total_devices = per * s.size;
-  // Tags: op_id * devices + the group's first device; tag_ub itself is the gather's.
+  std::string failure;
+  if (KnownFailure(failure)) return Cancelled(message, capacity, failure);
+  // Tags: op_id * devices + the group's first device; tag_ub - 1 is for failure notices, tag_ub for the gather.
   const int64_t tag64 = x->op_id * total_devices + x->devices[0];
-  if (x->op_id < 0 || tag64 >= s.tag_ub) {
+  if (x->op_id < 0 || tag64 >= s.tag_ub - 1) {
     return Message(message, capacity, XLAC_RT_ERROR_UNIMPLEMENTED,
                    "op " + std::to_string(x->op_id) + " over " + std::to_string(total_devices) +
                        " devices exceeds the MPI library's tag range (" + std::to_string(s.tag_ub) + ")");
@@ -168,6 +222,10 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
       }
     }
     if (remaining == 0) break;
+    if (KnownFailure(failure)) {
+      Abandon(requests, done, std::move(out), std::move(in));
+      return Cancelled(message, capacity, failure);
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       std::string missing;
       for (size_t r = 0; r < requests.size(); ++r) {
@@ -244,7 +302,7 @@ int xlac_rt_mpi_init(XlacRtStatus* status) {
   int flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
   if (flag && tag_ub != nullptr) s.tag_ub = *tag_ub;
-  s.transport = XlacRtTransport{s.rank, s.size, nullptr, &Exchange};
+  s.transport = XlacRtTransport{s.rank, s.size, nullptr, &Exchange, &Fail};
   s.ready = true;
   Fill(status, XLAC_RT_OK, "");
   return XLAC_RT_OK;
@@ -265,6 +323,29 @@ void xlac_rt_mpi_abort(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+int xlac_rt_mpi_recover(XlacRtStatus* status) {
+  State& s = S();
+  if (!s.ready) {
+    Fill(status, XLAC_RT_OK, "");
+    return XLAC_RT_OK;
+  }
+  MPI_Comm fresh;
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
+  if (rc != MPI_SUCCESS) {
+    Fill(status, XLAC_RT_ERROR_EXECUTION, "MPI: " + MpiError(rc));
+    return XLAC_RT_ERROR_EXECUTION;
+  }
+  MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
+  std::lock_guard<std::mutex> lock(s.fail_mu);
+  // Unreceived messages of the failed run stay behind with the old communicator.
+  MPI_Comm_free(&s.comm);
+  s.comm = fresh;
+  s.failure.clear();
+  s.failed.store(false);
+  Fill(status, XLAC_RT_OK, "");
+  return XLAC_RT_OK;
 }
 
 int64_t xlac_rt_mpi_process_index(void) { return S().ready ? S().rank : 0; }

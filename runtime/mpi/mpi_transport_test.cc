@@ -1,7 +1,8 @@
 // xlac_runtime_mpi under `mpirun -np 2` (ctest runs it so; see runtime/CMakeLists.txt): device groups whose 4
 // devices are split over the 2 processes exchange through MPI; a process that never arrives fails the exchange at
 // the collective timeout naming it; processes that call a collective differently fail with a mismatch on both
-// sides; fingerprints and the gather to process 0.
+// sides; fingerprints and the gather to process 0; a process whose device fails ends its peers' exchanges at once.
+// Every test that fails a run recovers (xlac_rt_mpi_recover), so the next one starts afresh.
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -78,13 +79,12 @@ TEST(MpiTransport, AProcessThatNeverArrivesIsNamedAtTheTimeout) {
   } else {
     EXPECT_EQ(status.code, XLAC_RT_OK) << status.message;
   }
+  ASSERT_EQ(xlac_rt_mpi_recover(&status), XLAC_RT_OK) << status.message;
 }
 
 TEST(MpiTransport, DisagreeingProcessesFailWithAMismatch) {
   const int64_t me = xlac_rt_mpi_process_index();
   std::vector<int64_t> pair = {0, 2, 1, 3};
-  // Once a device of a process fails, its other devices skip their exchanges (cancelled), so the peer process may
-  // only learn at its timeout: keep it short.
   XlacRtStatus status = RunHere(4, 1000, [&](XlacRtDevice* dev, int64_t d) {
     int64_t x[4] = {1, 2, 3, 4}, y[4];
     // Process 1 reduces 4 elements where process 0 reduces 2.
@@ -99,9 +99,12 @@ TEST(MpiTransport, DisagreeingProcessesFailWithAMismatch) {
               std::string::npos)
         << message;
   } else {
-    EXPECT_NE(message.find(": sum (op 7): exchanging with process 1 (devices 2-3): MPI: "), std::string::npos)
+    // MPI reports the longer message it received; or process 1's failure notice came first.
+    EXPECT_TRUE(message.find(": sum (op 7): exchanging with process 1 (devices 2-3): MPI: ") != std::string::npos ||
+                message.find(": sum (op 7): cancelled because process 1 failed (device ") != std::string::npos)
         << message;
   }
+  ASSERT_EQ(xlac_rt_mpi_recover(&status), XLAC_RT_OK) << status.message;
 }
 
 TEST(MpiTransport, FingerprintsAndGather) {
@@ -113,6 +116,29 @@ TEST(MpiTransport, FingerprintsAndGather) {
   XlacRtStatus status;
   ASSERT_EQ(xlac_rt_mpi_gather(mine, 2, all, &status), XLAC_RT_OK) << status.message;
   if (me == 0) EXPECT_EQ(std::string(all, 4), "axby");
+}
+
+TEST(MpiTransport, AFailedProcessEndsItsPeersExchangesAtOnce) {
+  const int64_t me = xlac_rt_mpi_process_index();
+  std::vector<int64_t> all = {0, 1, 2, 3};
+  auto start = std::chrono::steady_clock::now();
+  XlacRtStatus status = RunHere(4, 20000, [&](XlacRtDevice* dev, int64_t d) {
+    if (d == 2) {
+      xlac_rt_set_error(dev, "boom");
+      return;
+    }
+    int64_t x = 1, y = 0;
+    EXPECT_NE(xlac_rt_all_reduce(dev, 9, "sum", all.data(), 1, 4, &x, &y, 1, 8, AddI64, nullptr), 0);
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  if (me == 0) {
+    EXPECT_EQ(status.code, XLAC_RT_ERROR_CANCELLED);
+    EXPECT_STREQ(status.message, "device 0: sum (op 9): cancelled because process 1 failed (device 2: boom)");
+  } else {
+    EXPECT_EQ(status.code, XLAC_RT_ERROR_EXECUTION);
+    EXPECT_STREQ(status.message, "device 2: boom");
+  }
+  ASSERT_EQ(xlac_rt_mpi_recover(&status), XLAC_RT_OK) << status.message;
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
  * message starts with a header (collective, op_id, execution, bytes) that the receiver checks, so processes running
  * different collectives fail with XLAC_RT_ERROR_COLLECTIVE_MISMATCH instead of exchanging garbage. A process that
  * does not arrive within the group's collective timeout fails the exchange with XLAC_RT_ERROR_DEADLINE_EXCEEDED
- * naming it (and its devices); never a hang.
+ * naming it (and its devices); never a hang. A process whose device fails tells the others at once
+ * (XlacRtTransport::fail), so their exchanges end with XLAC_RT_ERROR_CANCELLED naming it (see xlac_rt_mpi_recover).
  */
 #ifndef XLAC_RUNTIME_MPI_XLAC_RUNTIME_MPI_H_
 #define XLAC_RUNTIME_MPI_XLAC_RUNTIME_MPI_H_
@@ -55,6 +56,12 @@ int64_t xlac_rt_mpi_first_mismatch(uint64_t fingerprint);
  * process 0, `out` receives process_count * bytes, in process order (its own first). `out` is unused elsewhere.
  * Returns an XlacRtStatusCode (and fills *status when given). */
 int xlac_rt_mpi_gather(const void* data, int64_t bytes, void* out, XlacRtStatus* status);
+
+/* After a failed run (any process): every exchange fails with XLAC_RT_ERROR_CANCELLED from the moment a process
+ * fails until all processes call this (collectively, main thread, no run in progress). It forgets the failure and
+ * moves to a fresh communicator, so messages the failed run left unreceived never match later exchanges. Returns
+ * an XlacRtStatusCode (and fills *status when given). xla-run does not need it: it ends every process instead. */
+int xlac_rt_mpi_recover(XlacRtStatus* status);
 
 /* Payload bytes this process has sent to other processes through the transport since xlac_rt_mpi_init. */
 int64_t xlac_rt_mpi_bytes_sent(void);

@@ -33,19 +33,27 @@ class FakeWorld {
  public:
   explicit FakeWorld(int64_t processes) : transports_(static_cast<size_t>(processes)) {
     for (int64_t p = 0; p < processes; ++p) {
-      transports_[p] = XlacRtTransport{p, processes, this, &FakeWorld::Exchange};
+      transports_[p] = XlacRtTransport{p, processes, this, &FakeWorld::Exchange, &FakeWorld::Fail};
     }
   }
   const XlacRtTransport* transport(int64_t p) const { return &transports_[static_cast<size_t>(p)]; }
   // A process whose leader gives up at once (to test failure propagation).
   bool broken = false;
   int64_t exchanges = 0;
+  std::vector<std::string> failures;  // what XlacRtTransport::fail announced
 
  private:
   struct Meeting {
     std::vector<unsigned char> all;
     std::set<int64_t> arrived, left;
   };
+
+  static void Fail(void* user, const char* message) {
+    auto* world = static_cast<FakeWorld*>(user);
+    std::lock_guard<std::mutex> lock(world->mu_);
+    world->failures.push_back("process " + std::to_string(world->CurrentProcess()) + " failed (" + message + ")");
+    world->cv_.notify_all();
+  }
 
   static int Exchange(void* user, const XlacRtExchange* x, char* message, size_t capacity) {
     auto* world = static_cast<FakeWorld*>(user);
@@ -71,13 +79,17 @@ class FakeWorld {
     m.arrived.insert(me);
     world->cv_.notify_all();
     if (!world->cv_.wait_for(lock, std::chrono::milliseconds(x->timeout_ms),
-                             [&] { return m.arrived.size() == participants.size(); })) {
+                             [&] { return m.arrived.size() == participants.size() || !world->failures.empty(); })) {
       std::string missing;
       for (int64_t p : participants) {
         if (!m.arrived.count(p)) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
       }
       std::snprintf(message, capacity, "process %s never arrived", missing.c_str());
       return XLAC_RT_ERROR_DEADLINE_EXCEEDED;
+    }
+    if (m.arrived.size() != participants.size()) {
+      std::snprintf(message, capacity, "cancelled because %s", world->failures[0].c_str());
+      return XLAC_RT_ERROR_CANCELLED;
     }
     std::memcpy(x->all, m.all.data(), m.all.size());
     m.left.insert(me);
@@ -296,6 +308,28 @@ TEST(CpuRuntimeTransport, AMissingProcessTimesOutWithItsName) {
   EXPECT_EQ(statuses[0].code, XLAC_RT_ERROR_DEADLINE_EXCEEDED);
   EXPECT_STREQ(statuses[0].message, "device 0: sum (op 3): process 1 never arrived");
   EXPECT_EQ(statuses[1].code, XLAC_RT_OK);
+}
+
+TEST(CpuRuntimeTransport, AFailureIsAnnouncedOnceAndEndsPeersAtOnce) {
+  FakeWorld world(2);
+  std::vector<int64_t> all = {0, 1, 2, 3};
+  Body body = [&](XlacRtDevice* dev, int64_t d) {
+    if (d == 2) {
+      xlac_rt_set_error(dev, "boom");
+      return;
+    }
+    float src = 1, dst = 0;
+    EXPECT_NE(xlac_rt_all_reduce(dev, 4, "sum", all.data(), 1, 4, &src, &dst, 1, 4, AddF32, nullptr), 0);
+  };
+  auto start = std::chrono::steady_clock::now();
+  std::vector<XlacRtStatus> statuses = RunSplit(4, 2, body, &world, /*timeout_ms=*/20000);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // Device 3's cancellation is a consequence: not announced.
+  EXPECT_EQ(world.failures, std::vector<std::string>{"process 1 failed (device 2: boom)"});
+  EXPECT_EQ(statuses[1].code, XLAC_RT_ERROR_EXECUTION);
+  EXPECT_STREQ(statuses[1].message, "device 2: boom");
+  EXPECT_EQ(statuses[0].code, XLAC_RT_ERROR_CANCELLED);
+  EXPECT_STREQ(statuses[0].message, "device 0: sum (op 4): cancelled because process 1 failed (device 2: boom)");
 }
 
 TEST(CpuRuntimeTransport, RejectsUnevenSplitsAndPointToPoint) {
