@@ -99,83 +99,14 @@ void Finish(XlacRtDevice* dev, Instance* inst, Output& out, void* dst, int64_t b
 }
 
 // Folds elements [begin, end) of every rank's source, rank order, into acc (which has those elements at offset 0).
-void Fold(const std::vector<const void*>& src, int64_t src_offset_bytes, int64_t begin, int64_t end,
-          int64_t element_bytes, unsigned char* acc, XlacRtCombineFn combine, void* ctx) {
+void Fold(const Instance& inst, int64_t src_offset_bytes, int64_t begin, int64_t end, int64_t element_bytes,
+          unsigned char* acc, XlacRtCombineFn combine, void* ctx) {
   if (end <= begin) return;
   int64_t off = src_offset_bytes + begin * element_bytes;
-  Copy(acc, static_cast<const unsigned char*>(src[0]) + off, (end - begin) * element_bytes);
-  for (size_t i = 1; i < src.size(); ++i) {
-    combine(acc, static_cast<const unsigned char*>(src[i]) + off, end - begin, ctx);
+  Copy(acc, static_cast<const unsigned char*>(inst.src[0]) + off, (end - begin) * element_bytes);
+  for (size_t i = 1; i < inst.src.size(); ++i) {
+    combine(acc, static_cast<const unsigned char*>(inst.src[i]) + off, end - begin, ctx);
   }
-}
-
-// ---- collectives whose participants live in several processes (XlacRtTransport) ----
-
-bool IsLocal(const XlacRtGroup* group, int64_t device) {
-  return device >= group->local_begin && device < group->local_end;
-}
-
-bool SpansProcesses(const XlacRtGroup* group, const std::vector<int64_t>& devices) {
-  if (group->transport == nullptr) return false;
-  return std::any_of(devices.begin(), devices.end(), [&](int64_t d) { return !IsLocal(group, d); });
-}
-
-// Meets this process's participants in memory, has the lowest-ranked of them exchange all their contributions
-// (`bytes` each) with the other processes, and points `all` at every participant's contribution, rank order, in the
-// returned instance's scratch. The caller computes its result from `all` alone (every source was copied before the
-// sync, so dst may be written directly) and then departs. nullptr after recording an error on dev.
-Instance* ExchangeAcross(XlacRtDevice* dev, int64_t op_id, const char* name, CollectiveKind kind,
-                         const std::vector<int64_t>& devices, const void* src, int64_t bytes, int64_t element_bytes,
-                         std::vector<const void*>& all) {
-  XlacRtGroup* group = dev->group;
-  std::vector<int64_t> local, local_ranks;
-  int64_t local_rank = 0;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    if (!IsLocal(group, devices[i])) continue;
-    if (devices[i] == dev->id) local_rank = static_cast<int64_t>(local.size());
-    local.push_back(devices[i]);
-    local_ranks.push_back(static_cast<int64_t>(i));
-  }
-  const int64_t n = static_cast<int64_t>(devices.size());
-  Instance* inst = Arrive(dev, op_id, name, kind, local, local_rank, src, nullptr, bytes, element_bytes, n * bytes);
-  if (inst == nullptr) return nullptr;
-  unsigned char* buffer = inst->scratch.data();
-  if (local_rank == 0) {
-    for (size_t i = 0; i < local.size(); ++i) Copy(buffer + local_ranks[i] * bytes, inst->src[i], bytes);
-    XlacRtExchange x{};
-    x.op_id = op_id;
-    x.name = name != nullptr ? name : KindName(kind);
-    x.generation = dev->generation[op_id] - 1;  // Arrive counted this execution
-    x.kind = static_cast<int>(kind);
-    x.kind_name = KindName(kind);
-    x.devices = devices.data();
-    x.num_devices = n;
-    x.devices_per_process = group->local_end - group->local_begin;
-    x.all = buffer;
-    x.bytes = bytes;
-    x.timeout_ms = static_cast<int64_t>(group->timeout.count());
-    char message[XLAC_RT_MESSAGE_CAPACITY] = "";
-    int code = group->transport->exchange(group->transport->user, &x, message, sizeof message);
-    if (code != XLAC_RT_OK) {
-      inst->exchange_failed = true;  // peers read it after the sync, which orders it through the group mutex
-      message[sizeof message - 1] = 0;
-      // Cancelled: another process failed first and has told everyone.
-      RecordError(dev, code, What(name, op_id) + ": " + message, /*consequence=*/code == XLAC_RT_ERROR_CANCELLED);
-    }
-  }
-  Sync(dev, inst);
-  if (inst->exchange_failed) {
-    if (local_rank != 0) {
-      RecordError(dev, XLAC_RT_ERROR_CANCELLED,
-                  What(name, op_id) + ": cancelled because the exchange with other processes failed",
-                  /*consequence=*/true);
-    }
-    Depart(dev, inst);
-    return nullptr;
-  }
-  all.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) all[static_cast<size_t>(i)] = buffer + i * bytes;
-  return inst;
 }
 
 }  // namespace
@@ -200,13 +131,13 @@ int xlac_rt_all_reduce(XlacRtDevice* dev, int64_t op_id, const char* name, const
     return XLAC_RT_OK;
   }
   if (SpansProcesses(dev->group, devices)) {
-    std::vector<const void*> all;
-    Instance* inst =
-        ExchangeAcross(dev, op_id, name, CollectiveKind::kAllReduce, devices, src, bytes, element_bytes, all);
-    if (inst == nullptr) return Status(dev);
-    Fold(all, 0, 0, count, element_bytes, static_cast<unsigned char*>(dst), combine, combine_ctx);
-    Depart(dev, inst);
-    return XLAC_RT_OK;
+    CrossCollective c{CollectiveKind::kAllReduce, op_id, name, &devices, src, dst};
+    c.count = count;
+    c.element_bytes = element_bytes;
+    c.combine = combine;
+    c.combine_ctx = combine_ctx;
+    c.match_size = bytes;
+    return RunAcrossProcesses(dev, c);
   }
   Instance* inst =
       Arrive(dev, op_id, name, CollectiveKind::kAllReduce, devices, rank, src, dst, bytes, element_bytes, bytes);
@@ -215,7 +146,7 @@ int xlac_rt_all_reduce(XlacRtDevice* dev, int64_t op_id, const char* name, const
   // threads while every element is still folded in rank order.
   int64_t n = static_cast<int64_t>(devices.size());
   int64_t begin = count * rank / n, end = count * (rank + 1) / n;
-  Fold(inst->src, 0, begin, end, element_bytes, inst->scratch.data() + begin * element_bytes, combine, combine_ctx);
+  Fold(*inst, 0, begin, end, element_bytes, inst->scratch.data() + begin * element_bytes, combine, combine_ctx);
   Sync(dev, inst);
   Copy(dst, inst->scratch.data(), bytes);
   Depart(dev, inst);
@@ -236,21 +167,21 @@ int xlac_rt_reduce_scatter(XlacRtDevice* dev, int64_t op_id, const char* name, c
     Copy(dst, src, chunk);
     return XLAC_RT_OK;
   }
-  int64_t n = static_cast<int64_t>(devices.size());
   if (SpansProcesses(dev->group, devices)) {
-    std::vector<const void*> all;
-    Instance* inst =
-        ExchangeAcross(dev, op_id, name, CollectiveKind::kReduceScatter, devices, src, chunk * n, element_bytes, all);
-    if (inst == nullptr) return Status(dev);
-    Fold(all, rank * chunk, 0, count, element_bytes, static_cast<unsigned char*>(dst), combine, combine_ctx);
-    Depart(dev, inst);
-    return XLAC_RT_OK;
+    CrossCollective c{CollectiveKind::kReduceScatter, op_id, name, &devices, src, dst};
+    c.count = count;
+    c.element_bytes = element_bytes;
+    c.combine = combine;
+    c.combine_ctx = combine_ctx;
+    c.match_size = chunk;
+    return RunAcrossProcesses(dev, c);
   }
   Instance* inst =
       Arrive(dev, op_id, name, CollectiveKind::kReduceScatter, devices, rank, src, dst, chunk, element_bytes, 0);
   if (inst == nullptr) return Status(dev);
+  int64_t n = static_cast<int64_t>(devices.size());
   Output out = OutputFor(*inst, dst, chunk, chunk * n);
-  Fold(inst->src, rank * chunk, 0, count, element_bytes, out.ptr, combine, combine_ctx);
+  Fold(*inst, rank * chunk, 0, count, element_bytes, out.ptr, combine, combine_ctx);
   Finish(dev, inst, out, dst, chunk);
   return XLAC_RT_OK;
 }
@@ -267,18 +198,14 @@ int xlac_rt_all_gather(XlacRtDevice* dev, int64_t op_id, const char* name, const
     Copy(dst, src, bytes);
     return XLAC_RT_OK;
   }
-  int64_t n = static_cast<int64_t>(devices.size());
   if (SpansProcesses(dev->group, devices)) {
-    std::vector<const void*> all;
-    Instance* inst = ExchangeAcross(dev, op_id, name, CollectiveKind::kAllGather, devices, src, bytes, 0, all);
-    if (inst == nullptr) return Status(dev);
-    for (int64_t i = 0; i < n; ++i)
-      Copy(static_cast<unsigned char*>(dst) + i * bytes, all[static_cast<size_t>(i)], bytes);
-    Depart(dev, inst);
-    return XLAC_RT_OK;
+    CrossCollective c{CollectiveKind::kAllGather, op_id, name, &devices, src, dst};
+    c.bytes = c.match_size = bytes;
+    return RunAcrossProcesses(dev, c);
   }
   Instance* inst = Arrive(dev, op_id, name, CollectiveKind::kAllGather, devices, rank, src, dst, bytes, 0, 0);
   if (inst == nullptr) return Status(dev);
+  int64_t n = static_cast<int64_t>(devices.size());
   // In-place gathering (src is exactly this rank's block of dst) is common and needs no temporary.
   bool needs_temp = false;
   for (int64_t i = 0; i < n; ++i) {
@@ -308,20 +235,14 @@ int xlac_rt_all_to_all(XlacRtDevice* dev, int64_t op_id, const char* name, const
     Copy(dst, src, chunk_bytes);
     return XLAC_RT_OK;
   }
-  int64_t n = static_cast<int64_t>(devices.size());
   if (SpansProcesses(dev->group, devices)) {
-    std::vector<const void*> all;
-    Instance* inst = ExchangeAcross(dev, op_id, name, CollectiveKind::kAllToAll, devices, src, chunk_bytes * n, 0, all);
-    if (inst == nullptr) return Status(dev);
-    for (int64_t i = 0; i < n; ++i) {
-      Copy(static_cast<unsigned char*>(dst) + i * chunk_bytes,
-           static_cast<const unsigned char*>(all[static_cast<size_t>(i)]) + rank * chunk_bytes, chunk_bytes);
-    }
-    Depart(dev, inst);
-    return XLAC_RT_OK;
+    CrossCollective c{CollectiveKind::kAllToAll, op_id, name, &devices, src, dst};
+    c.bytes = c.match_size = chunk_bytes;
+    return RunAcrossProcesses(dev, c);
   }
   Instance* inst = Arrive(dev, op_id, name, CollectiveKind::kAllToAll, devices, rank, src, dst, chunk_bytes, 0, 0);
   if (inst == nullptr) return Status(dev);
+  int64_t n = static_cast<int64_t>(devices.size());
   Output out = OutputFor(*inst, dst, chunk_bytes * n, chunk_bytes * n);
   for (int64_t i = 0; i < n; ++i) {
     Copy(out.ptr + i * chunk_bytes,
@@ -367,16 +288,11 @@ int xlac_rt_collective_permute(XlacRtDevice* dev, int64_t op_id, const char* nam
   }
   int64_t rank = me - devices.begin();
   if (SpansProcesses(dev->group, devices)) {
-    std::vector<const void*> all;
-    Instance* inst = ExchangeAcross(dev, op_id, name, CollectiveKind::kPermute, devices, src, bytes, 0, all);
-    if (inst == nullptr) return Status(dev);
-    if (source < 0) {
-      if (bytes > 0) std::memset(dst, 0, static_cast<size_t>(bytes));
-    } else {
-      Copy(dst, all[static_cast<size_t>(std::find(devices.begin(), devices.end(), source) - devices.begin())], bytes);
-    }
-    Depart(dev, inst);
-    return XLAC_RT_OK;
+    CrossCollective c{CollectiveKind::kPermute, op_id, name, &devices, src, dst};
+    c.bytes = c.match_size = bytes;
+    c.pairs = pairs;
+    c.num_pairs = num_pairs;
+    return RunAcrossProcesses(dev, c);
   }
   Instance* inst = Arrive(dev, op_id, name, CollectiveKind::kPermute, devices, rank, src, dst, bytes, 0, 0);
   if (inst == nullptr) return Status(dev);
@@ -408,12 +324,9 @@ int xlac_rt_collective_broadcast(XlacRtDevice* dev, int64_t op_id, const char* n
     return XLAC_RT_OK;
   }
   if (SpansProcesses(dev->group, devices)) {
-    std::vector<const void*> all;
-    Instance* inst = ExchangeAcross(dev, op_id, name, CollectiveKind::kBroadcast, devices, src, bytes, 0, all);
-    if (inst == nullptr) return Status(dev);
-    Copy(dst, all[0], bytes);
-    Depart(dev, inst);
-    return XLAC_RT_OK;
+    CrossCollective c{CollectiveKind::kBroadcast, op_id, name, &devices, src, dst};
+    c.bytes = c.match_size = bytes;
+    return RunAcrossProcesses(dev, c);
   }
   Instance* inst = Arrive(dev, op_id, name, CollectiveKind::kBroadcast, devices, rank, src, dst, bytes, 0, 0);
   if (inst == nullptr) return Status(dev);
@@ -432,11 +345,8 @@ int xlac_rt_barrier(XlacRtDevice* dev, int64_t op_id, const char* name, const in
   if (devices.empty()) return NotInAnyGroup(dev, op_id, name);
   if (devices.size() == 1) return XLAC_RT_OK;
   if (SpansProcesses(dev->group, devices)) {
-    std::vector<const void*> all;
-    Instance* inst = ExchangeAcross(dev, op_id, name, CollectiveKind::kBarrier, devices, nullptr, 0, 0, all);
-    if (inst == nullptr) return Status(dev);
-    Depart(dev, inst);
-    return XLAC_RT_OK;
+    CrossCollective c{CollectiveKind::kBarrier, op_id, name, &devices, nullptr, nullptr};
+    return RunAcrossProcesses(dev, c);
   }
   Instance* inst = Arrive(dev, op_id, name, CollectiveKind::kBarrier, devices, rank, nullptr, nullptr, 0, 0, 0);
   if (inst == nullptr) return Status(dev);

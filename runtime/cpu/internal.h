@@ -108,4 +108,28 @@ void Sync(XlacRtDevice* dev, Instance* inst);
 // Leaves the instance; the last participant to leave frees it. No access to `inst` afterwards.
 void Depart(XlacRtDevice* dev, Instance* inst);
 
+// A collective whose participants span processes (cross_process.cc), described as the in-process one was called.
+struct CrossCollective {
+  CollectiveKind kind;
+  int64_t op_id = 0;
+  const char* name = nullptr;
+  const std::vector<int64_t>* devices = nullptr;  // the participants, rank order
+  const void* src = nullptr;
+  void* dst = nullptr;
+  int64_t bytes = 0;  // all-gather, broadcast, permute: per participant; all-to-all: per chunk
+  int64_t count = 0;  // all-reduce, reduce-scatter: elements of the result
+  int64_t element_bytes = 0;
+  XlacRtCombineFn combine = nullptr;
+  void* combine_ctx = nullptr;
+  const int64_t* pairs = nullptr;  // permute: (source, target) device ids
+  int64_t num_pairs = 0;
+  int64_t match_size = 0;  // the size local participants must agree on (Arrive's `size`)
+};
+// True when a transport is installed and some participant lives in another process.
+bool SpansProcesses(const XlacRtGroup* group, const std::vector<int64_t>& devices);
+// Computes dst exactly as the in-process collective would. XLAC_RT_OK, or the device's error code.
+int RunAcrossProcesses(XlacRtDevice* dev, const CrossCollective& c);
+// Permute: the source rank of every rank (-1: none; the last pair naming a target wins).
+std::vector<int64_t> PermuteSources(const CrossCollective& c);
+
 }  // namespace xlac::rt

@@ -139,28 +139,34 @@ int xlac_rt_barrier(XlacRtDevice* dev, int64_t op_id, const char* name, const in
 
 /* ---- several processes (docs/multihost.md) ---- */
 
-/* One exchange among the processes that own participants of a collective spanning processes. */
+/* One step of a collective spanning processes: every process that owns a participant sends one message to every
+ * other such process and receives one from each (possibly empty: arrival is what a barrier needs). */
 typedef struct XlacRtExchange {
   int64_t op_id;
   const char* name;
   int64_t generation; /* the k-th execution of op_id by this participant group in the run, from 0 */
+  int64_t step;       /* collectives of several steps (all-reduce) number them from 0 */
   int kind;           /* which collective, for mismatch messages only: its name is kind_name */
   const char* kind_name;
   const int64_t* devices; /* the participants' global device ids, rank order */
   int64_t num_devices;
   int64_t devices_per_process; /* device d lives in process d / devices_per_process */
-  /* num_devices * bytes. On entry it holds the contributions of this process's participants at their ranks; the
-   * transport fills in every other participant's, so on return it holds all of them in rank order. */
-  void* all;
-  int64_t bytes;      /* per participant */
+  /* Indexed by process (process_count entries): the message for it, and where the one it sends goes, which must be
+   * exactly recv_bytes[q] long (any other size is a mismatch). Entries of this process and of processes without
+   * participants are unused. */
+  const void* const* send;
+  const int64_t* send_bytes;
+  void* const* recv;
+  const int64_t* recv_bytes;
   int64_t timeout_ms; /* the group's collective timeout */
 } XlacRtExchange;
 
 /* How a group reaches the devices of other processes (runtime/mpi/ implements it over MPI). The group's devices are
  * split evenly over process_count processes, contiguous by device id; this process runs only its own. A collective
  * among local devices stays in memory as in one process. One that spans processes meets its local participants in
- * memory, then the lowest-ranked local one calls exchange for all of them; every participant then computes its
- * result from all contributions exactly as the in-process code would (same order), so results are bit-identical.
+ * memory, then the lowest-ranked local one calls exchange for all of them (once per step) with just the data each
+ * other process needs; every element of a result is computed from the same contributions in the same order as in
+ * one process, so results are bit-identical.
  * exchange may be called concurrently from several device threads (for different participant groups). It returns
  * 0, or an XlacRtStatusCode with a NUL-terminated message (e.g. naming a process that never arrived) written to
  * message (message_capacity bytes). */

@@ -40,7 +40,7 @@ State& S() {
 constexpr int64_t kPiece = int64_t{1} << 30;
 
 struct Header {
-  int64_t kind, op_id, generation, bytes, num_devices;
+  int64_t kind, op_id, generation, step, bytes;
 };
 
 void Fill(XlacRtStatus* status, int code, const std::string& message) {
@@ -87,16 +87,15 @@ int Post(bool send, unsigned char* data, int64_t bytes, int peer, int tag, std::
 // Gives up on an exchange whose requests may still be in flight: receives are cancelled, every request is freed, and
 // the buffers they point into are kept alive for the rest of the process (MPI may still read or write them). Only
 // failed runs get here, and those end the processes.
-void Abandon(std::vector<MPI_Request>& requests, const std::vector<char>& done, std::vector<unsigned char>&& out,
-             std::vector<std::vector<unsigned char>>&& in) {
+void Abandon(std::vector<MPI_Request>& requests, const std::vector<char>& done,
+             std::vector<std::vector<unsigned char>>&& out, std::vector<std::vector<unsigned char>>&& in) {
   for (size_t r = 0; r < requests.size(); ++r) {
     if (done[r] || requests[r] == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&requests[r]);
     MPI_Request_free(&requests[r]);
   }
   struct Kept {
-    std::vector<unsigned char> out;
-    std::vector<std::vector<unsigned char>> in;
+    std::vector<std::vector<unsigned char>> out, in;
   };
   static std::vector<Kept*>* kept = new std::vector<Kept*>;  // never freed, on purpose
   static std::mutex mu;
@@ -157,7 +156,7 @@ const char* KindName(int64_t kind, const XlacRtExchange* x) {
 
 int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capacity) {
   State& s = S();
-  const int64_t per = x->devices_per_process, n = x->num_devices, bytes = x->bytes;
+  const int64_t per = x->devices_per_process;
   const int64_t total_devices = per * s.size;
   std::string failure;
   if (KnownFailure(failure)) return Cancelled(message, capacity, failure);
@@ -169,31 +168,30 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
                        " devices exceeds the MPI library's tag range (" + std::to_string(s.tag_ub) + ")");
   }
   const int tag = static_cast<int>(tag64);
-  auto* all = static_cast<unsigned char*>(x->all);
-  // Participating processes and, per process, its participants' ranks in rank order.
-  std::vector<std::vector<int64_t>> ranks_of(static_cast<size_t>(s.size));
-  for (int64_t i = 0; i < n; ++i) ranks_of[static_cast<size_t>(x->devices[i] / per)].push_back(i);
+  std::vector<char> participates(static_cast<size_t>(s.size), 0);
+  for (int64_t i = 0; i < x->num_devices; ++i) participates[static_cast<size_t>(x->devices[i] / per)] = 1;
 
-  const std::vector<int64_t>& mine = ranks_of[static_cast<size_t>(s.rank)];
-  std::vector<unsigned char> out(sizeof(Header) + mine.size() * static_cast<size_t>(bytes));
-  Header header{x->kind, x->op_id, x->generation, bytes, n};
-  std::memcpy(out.data(), &header, sizeof header);
-  for (size_t j = 0; j < mine.size(); ++j) {
-    std::memcpy(out.data() + sizeof(Header) + j * bytes, all + mine[j] * bytes, static_cast<size_t>(bytes));
-  }
+  // One message per peer: a header the receiver checks, then the payload.
   std::vector<int> peers;
-  std::vector<std::vector<unsigned char>> in(static_cast<size_t>(s.size));
+  std::vector<std::vector<unsigned char>> out(static_cast<size_t>(s.size)), in(static_cast<size_t>(s.size));
   std::vector<MPI_Request> requests;
   std::vector<int> request_peer;
+  int64_t sent = 0;
   for (int p = 0; p < s.size; ++p) {
-    if (p == s.rank || ranks_of[static_cast<size_t>(p)].empty()) continue;
+    if (p == s.rank || !participates[static_cast<size_t>(p)]) continue;
     peers.push_back(p);
-    std::vector<unsigned char>& buffer = in[static_cast<size_t>(p)];
-    buffer.resize(sizeof(Header) + ranks_of[static_cast<size_t>(p)].size() * static_cast<size_t>(bytes));
-    int rc = Post(false, buffer.data(), static_cast<int64_t>(buffer.size()), p, tag, requests, request_peer);
-    if (rc == MPI_SUCCESS) {
-      rc = Post(true, out.data(), static_cast<int64_t>(out.size()), p, tag, requests, request_peer);
+    std::vector<unsigned char>& to = out[static_cast<size_t>(p)];
+    std::vector<unsigned char>& from = in[static_cast<size_t>(p)];
+    Header header{x->kind, x->op_id, x->generation, x->step, x->send_bytes[p]};
+    to.resize(sizeof(Header) + static_cast<size_t>(x->send_bytes[p]));
+    std::memcpy(to.data(), &header, sizeof header);
+    if (x->send_bytes[p] > 0) {
+      std::memcpy(to.data() + sizeof(Header), x->send[p], static_cast<size_t>(x->send_bytes[p]));
     }
+    sent += x->send_bytes[p];
+    from.resize(sizeof(Header) + static_cast<size_t>(x->recv_bytes[p]));
+    int rc = Post(false, from.data(), static_cast<int64_t>(from.size()), p, tag, requests, request_peer);
+    if (rc == MPI_SUCCESS) rc = Post(true, to.data(), static_cast<int64_t>(to.size()), p, tag, requests, request_peer);
     if (rc != MPI_SUCCESS) {
       Abandon(requests, std::vector<char>(requests.size(), 0), std::move(out), std::move(in));
       return Message(message, capacity, XLAC_RT_ERROR_EXECUTION, "MPI: " + MpiError(rc));
@@ -245,25 +243,24 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
     }
   }
   for (int p : peers) {
-    const std::vector<unsigned char>& buffer = in[static_cast<size_t>(p)];
+    const std::vector<unsigned char>& from = in[static_cast<size_t>(p)];
     Header got;
-    std::memcpy(&got, buffer.data(), sizeof got);
-    if (got.kind != header.kind || got.op_id != header.op_id || got.generation != header.generation ||
-        got.bytes != header.bytes || got.num_devices != header.num_devices) {
+    std::memcpy(&got, from.data(), sizeof got);
+    if (got.kind != x->kind || got.op_id != x->op_id || got.generation != x->generation || got.step != x->step ||
+        got.bytes != x->recv_bytes[p]) {
       return Message(message, capacity, XLAC_RT_ERROR_COLLECTIVE_MISMATCH,
-                     DevicesOf(p, per) + " ran " + KindName(got.kind, x) + " op " + std::to_string(got.op_id) +
-                         " (execution " + std::to_string(got.generation) + ", " + std::to_string(got.bytes) +
-                         " bytes per device) where this process ran " + x->kind_name + " op " +
-                         std::to_string(x->op_id) + " (execution " + std::to_string(x->generation) + ", " +
-                         std::to_string(bytes) + " bytes per device)");
+                     DevicesOf(p, per) + " sent " + KindName(got.kind, x) + " op " + std::to_string(got.op_id) +
+                         " (execution " + std::to_string(got.generation) + ", step " + std::to_string(got.step) +
+                         ") with " + std::to_string(got.bytes) + " bytes where this process ran " + x->kind_name +
+                         " op " + std::to_string(x->op_id) + " (execution " + std::to_string(x->generation) +
+                         ", step " + std::to_string(x->step) + ") expecting " + std::to_string(x->recv_bytes[p]) +
+                         " bytes");
     }
-    const std::vector<int64_t>& theirs = ranks_of[static_cast<size_t>(p)];
-    for (size_t j = 0; j < theirs.size(); ++j) {
-      std::memcpy(all + theirs[j] * bytes, buffer.data() + sizeof(Header) + j * bytes, static_cast<size_t>(bytes));
+    if (x->recv_bytes[p] > 0) {
+      std::memcpy(x->recv[p], from.data() + sizeof(Header), static_cast<size_t>(x->recv_bytes[p]));
     }
   }
-  s.bytes_sent.fetch_add(static_cast<int64_t>(peers.size()) * static_cast<int64_t>(mine.size()) * bytes,
-                         std::memory_order_relaxed);
+  s.bytes_sent.fetch_add(sent, std::memory_order_relaxed);
   return XLAC_RT_OK;
 }
 

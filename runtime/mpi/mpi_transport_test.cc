@@ -58,9 +58,9 @@ TEST(MpiTransport, CollectivesAcrossProcesses) {
     int64_t low = std::min(d, partner), high = std::max(d, partner);
     EXPECT_EQ(got[static_cast<size_t>(d)], (std::vector<int64_t>{10, 100, low + 1, high + 1})) << "device " << d;
   }
-  // Per exchange: the header, plus this process's 2 participants (all-reduce) or 1 (each all-gather pair) to the
-  // other process; only payload counts.
-  EXPECT_EQ(xlac_rt_mpi_bytes_sent() - sent_before, 2 * 16 + 2 * 16);
+  // Payload only. All-reduce: the other process's element of this process's 2 sources, then this process's folded
+  // element; all-gather: per pair, the local participant's 16 bytes.
+  EXPECT_EQ(xlac_rt_mpi_bytes_sent() - sent_before, (2 * 8 + 8) + 2 * 16);
 }
 
 TEST(MpiTransport, AProcessThatNeverArrivesIsNamedAtTheTimeout) {
@@ -94,8 +94,8 @@ TEST(MpiTransport, DisagreeingProcessesFailWithAMismatch) {
   // Either local device may fail first.
   const std::string message = status.message;
   if (me == 1) {
-    EXPECT_NE(message.find(": sum (op 7): process 0 (devices 0-1) ran all-reduce op 7 (execution 0, 16 bytes per "
-                           "device) where this process ran all-reduce op 7 (execution 0, 32 bytes per device)"),
+    EXPECT_NE(message.find(": sum (op 7): process 0 (devices 0-1) sent all-reduce op 7 (execution 0, step 0) with 8 "
+                           "bytes where this process ran all-reduce op 7 (execution 0, step 0) expecting 16 bytes"),
               std::string::npos)
         << message;
   } else {

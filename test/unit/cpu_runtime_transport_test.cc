@@ -27,8 +27,8 @@ namespace {
 
 using Body = std::function<void(XlacRtDevice* dev, int64_t device)>;
 
-// All "processes" meet here: per exchange, each participating process's leader adds its contributions and waits for
-// the others.
+// All "processes" meet here: a mailbox per (collective execution, step, sender, receiver). Each exchange posts its
+// messages and waits for the ones addressed to it.
 class FakeWorld {
  public:
   explicit FakeWorld(int64_t processes) : transports_(static_cast<size_t>(processes)) {
@@ -40,13 +40,12 @@ class FakeWorld {
   // A process whose leader gives up at once (to test failure propagation).
   bool broken = false;
   int64_t exchanges = 0;
+  int64_t bytes_sent = 0;
   std::vector<std::string> failures;  // what XlacRtTransport::fail announced
 
  private:
-  struct Meeting {
-    std::vector<unsigned char> all;
-    std::set<int64_t> arrived, left;
-  };
+  // (op_id, first device, generation, step, from, to)
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
   static void Fail(void* user, const char* message) {
     auto* world = static_cast<FakeWorld*>(user);
@@ -60,40 +59,51 @@ class FakeWorld {
     // The exchange does not say which process calls (a real transport knows its own rank); the entry trampoline
     // records it per device thread.
     const int64_t me = world->CurrentProcess();
-    std::set<int64_t> participants;
-    for (int64_t i = 0; i < x->num_devices; ++i) participants.insert(x->devices[i] / x->devices_per_process);
-    auto key = std::make_tuple(x->op_id, x->devices[0], x->generation);
+    std::set<int64_t> peers;
+    for (int64_t i = 0; i < x->num_devices; ++i) peers.insert(x->devices[i] / x->devices_per_process);
+    peers.erase(me);
+    auto key = [&](int64_t from, int64_t to) { return Key{x->op_id, x->devices[0], x->generation, x->step, from, to}; };
     std::unique_lock<std::mutex> lock(world->mu_);
     if (world->broken) {
       std::snprintf(message, capacity, "the fake transport is broken");
       return XLAC_RT_ERROR_EXECUTION;
     }
     ++world->exchanges;
-    Meeting& m = world->meetings_[key];
-    if (m.all.empty()) m.all.resize(static_cast<size_t>(x->num_devices * x->bytes));
-    for (int64_t i = 0; i < x->num_devices; ++i) {
-      if (x->devices[i] / x->devices_per_process != me) continue;
-      std::memcpy(m.all.data() + i * x->bytes, static_cast<unsigned char*>(x->all) + i * x->bytes,
-                  static_cast<size_t>(x->bytes));
+    for (int64_t p : peers) {
+      const auto* data = static_cast<const unsigned char*>(x->send[p]);
+      world->mailbox_[key(me, p)].assign(data, data + x->send_bytes[p]);
+      world->bytes_sent += x->send_bytes[p];
     }
-    m.arrived.insert(me);
     world->cv_.notify_all();
+    auto all_here = [&] {
+      for (int64_t p : peers) {
+        if (!world->mailbox_.count(key(p, me))) return false;
+      }
+      return true;
+    };
     if (!world->cv_.wait_for(lock, std::chrono::milliseconds(x->timeout_ms),
-                             [&] { return m.arrived.size() == participants.size() || !world->failures.empty(); })) {
+                             [&] { return all_here() || !world->failures.empty(); })) {
       std::string missing;
-      for (int64_t p : participants) {
-        if (!m.arrived.count(p)) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+      for (int64_t p : peers) {
+        if (!world->mailbox_.count(key(p, me))) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
       }
       std::snprintf(message, capacity, "process %s never arrived", missing.c_str());
       return XLAC_RT_ERROR_DEADLINE_EXCEEDED;
     }
-    if (m.arrived.size() != participants.size()) {
+    if (!all_here()) {
       std::snprintf(message, capacity, "cancelled because %s", world->failures[0].c_str());
       return XLAC_RT_ERROR_CANCELLED;
     }
-    std::memcpy(x->all, m.all.data(), m.all.size());
-    m.left.insert(me);
-    if (m.left.size() == participants.size()) world->meetings_.erase(key);
+    for (int64_t p : peers) {
+      auto it = world->mailbox_.find(key(p, me));
+      if (static_cast<int64_t>(it->second.size()) != x->recv_bytes[p]) {
+        std::snprintf(message, capacity, "process %lld sent %zu bytes, expected %lld", static_cast<long long>(p),
+                      it->second.size(), static_cast<long long>(x->recv_bytes[p]));
+        return XLAC_RT_ERROR_COLLECTIVE_MISMATCH;
+      }
+      if (!it->second.empty()) std::memcpy(x->recv[p], it->second.data(), it->second.size());
+      world->mailbox_.erase(it);
+    }
     return XLAC_RT_OK;
   }
 
@@ -103,7 +113,7 @@ class FakeWorld {
   std::vector<XlacRtTransport> transports_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, Meeting> meetings_;
+  std::map<Key, std::vector<unsigned char>> mailbox_;
 };
 
 thread_local int64_t current_process = -1;
@@ -274,6 +284,31 @@ TEST(CpuRuntimeTransport, OnlyLocalDevicesRunAndLocalGroupsStayInMemory) {
   for (int64_t d = 0; d < kDevices; ++d) want.emplace_back(d / 4, d);
   EXPECT_EQ(ran, want);
   EXPECT_EQ(world.exchanges, 0);  // every pair lies within one process
+}
+
+// Each process sends only what the others need: for an all-reduce, its participants' share of the elements another
+// process folds, then its folded share; for a reduce-scatter, the chunks of the other process's ranks.
+TEST(CpuRuntimeTransport, ProcessesSendOnlyWhatOthersNeed) {
+  FakeWorld world(2);
+  std::vector<int64_t> all = {0, 1, 2, 3, 4, 5, 6, 7};
+  Body body = [&](XlacRtDevice* dev, int64_t d) {
+    std::vector<float> src(24, static_cast<float>(d)), dst(24);
+    ASSERT_EQ(xlac_rt_all_reduce(dev, 1, "ar", all.data(), 1, 8, src.data(), dst.data(), 12, 4, AddF32, nullptr), 0);
+    EXPECT_EQ(dst[11], 28.0f);
+  };
+  for (const XlacRtStatus& s : RunSplit(kDevices, 2, body, &world)) EXPECT_EQ(s.code, XLAC_RT_OK) << s.message;
+  // Per process: 4 participants x 6 elements x 4 bytes, then 6 folded elements.
+  EXPECT_EQ(world.bytes_sent, 2 * (4 * 6 * 4 + 6 * 4));
+
+  FakeWorld world2(2);
+  Body scatter = [&](XlacRtDevice* dev, int64_t d) {
+    std::vector<float> src(24, static_cast<float>(d)), dst(3);
+    ASSERT_EQ(xlac_rt_reduce_scatter(dev, 2, "rs", all.data(), 1, 8, src.data(), dst.data(), 3, 4, AddF32, nullptr), 0);
+    EXPECT_EQ(dst[0], 28.0f);
+  };
+  for (const XlacRtStatus& s : RunSplit(kDevices, 2, scatter, &world2)) EXPECT_EQ(s.code, XLAC_RT_OK) << s.message;
+  // Per process: 4 participants x the 4 other process's chunks of 3 elements.
+  EXPECT_EQ(world2.bytes_sent, 2 * (4 * 4 * 3 * 4));
 }
 
 TEST(CpuRuntimeTransport, FailedExchangeFailsTheLeaderAndCancelsLocalPeers) {
