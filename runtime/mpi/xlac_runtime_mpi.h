@@ -11,12 +11,13 @@
  *
  * Messages. Exchanges are point-to-point messages on a duplicate of MPI_COMM_WORLD, tagged by (op_id, lowest device
  * of the participant group), so concurrent groups never match each other's messages, and successive executions of
- * one collective match in order (MPI never lets messages with the same source and tag overtake each other). Each
- * message starts with a header (collective, op_id, execution, bytes) that the receiver checks, so processes running
- * different collectives fail with XLAC_RT_ERROR_COLLECTIVE_MISMATCH instead of exchanging garbage. A process that
- * does not arrive within the group's collective timeout fails the exchange with XLAC_RT_ERROR_DEADLINE_EXCEEDED
- * naming it (and its devices); never a hang. A process whose device fails tells the others at once
- * (XlacRtTransport::fail), so their exchanges end with XLAC_RT_ERROR_CANCELLED naming it (see xlac_rt_mpi_recover).
+ * one collective (and the steps of one) match in order (MPI never lets messages with the same source and tag
+ * overtake each other). Each message starts with a header (collective, op_id, execution, step, bytes) that the
+ * receiver checks, so processes running different collectives fail with XLAC_RT_ERROR_COLLECTIVE_MISMATCH instead
+ * of exchanging garbage. A process that does not arrive within the group's collective timeout fails the exchange
+ * with XLAC_RT_ERROR_DEADLINE_EXCEEDED naming it (and its devices); never a hang. A process whose device fails
+ * tells the others at once (XlacRtTransport::fail), so their exchanges end with XLAC_RT_ERROR_CANCELLED naming it
+ * (see xlac_rt_mpi_recover).
  */
 #ifndef XLAC_RUNTIME_MPI_XLAC_RUNTIME_MPI_H_
 #define XLAC_RUNTIME_MPI_XLAC_RUNTIME_MPI_H_
