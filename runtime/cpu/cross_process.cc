@@ -33,6 +33,27 @@ void FoldInto(unsigned char* acc, const std::vector<const unsigned char*>& parts
   for (size_t i = 1; i < parts.size(); ++i) combine(acc, parts[i], count, ctx);
 }
 
+// FoldInto over the device's parallel-loop threads (ranges are independent: the combiner is elementwise).
+void ParallelFoldInto(XlacRtDevice* dev, unsigned char* acc, const std::vector<const unsigned char*>& parts,
+                      int64_t count, int64_t element_bytes, XlacRtCombineFn combine, void* ctx) {
+  struct Work {
+    unsigned char* acc;
+    const std::vector<const unsigned char*>* parts;
+    int64_t element_bytes;
+    XlacRtCombineFn combine;
+    void* ctx;
+  } work{acc, &parts, element_bytes, combine, ctx};
+  xlac_rt_device_parallel_for(
+      dev, count,
+      [](int64_t begin, int64_t end, void* p) {
+        const Work& w = *static_cast<const Work*>(p);
+        std::vector<const unsigned char*> shifted(w.parts->size());
+        for (size_t i = 0; i < shifted.size(); ++i) shifted[i] = (*w.parts)[i] + begin * w.element_bytes;
+        FoldInto(w.acc + begin * w.element_bytes, shifted, end - begin, w.element_bytes, w.combine, w.ctx);
+      },
+      &work);
+}
+
 // Who holds which participant.
 struct Layout {
   int64_t me = 0;
@@ -230,7 +251,7 @@ class Leader {
       }
     }
     Bytes folded(static_cast<size_t>(size[mine] * eb));
-    FoldInto(folded.data(), parts, size[mine], eb, c_.combine, c_.combine_ctx);
+    ParallelFoldInto(dev_, folded.data(), parts, size[mine], eb, c_.combine, c_.combine_ctx);
     for (int64_t p : l_.parts) {
       if (p == l_.me) continue;
       Send(p) = folded;

@@ -144,6 +144,9 @@ std::vector<XlacRtStatus> RunSplit(int64_t devices, int64_t processes, const Bod
       XlacRtGroup* group = xlac_rt_group_create(devices, 1, timeout_ms, &status);
       ASSERT_NE(group, nullptr);
       if (processes > 1) ASSERT_EQ(xlac_rt_group_set_transport(group, world->transport(p), &status), XLAC_RT_OK);
+      // Leaders fold their all-reduce slice on the device's loop threads.
+      xlac_rt_group_set_thread_pool(group, xlac_rt_shared_thread_pool(4));
+      xlac_rt_group_set_threads_per_device(group, 3);
       Run run{&body, p};
       void* table[1] = {&run};
       std::vector<void* const*> per_device(static_cast<size_t>(devices), nullptr);
