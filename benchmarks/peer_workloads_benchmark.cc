@@ -212,6 +212,7 @@ void RunWorkload(benchmark::State& state, const std::string& path, const Setting
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   xlac::Settings settings;
+  std::vector<std::filesystem::path> extra;  // modules to time beside the directory's
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -220,6 +221,8 @@ int main(int argc, char** argv) {
     };
     if (const char* v = value("--hlo_dir=")) {
       settings.hlo_dir = v;
+    } else if (const char* v = value("--extra_hlo=")) {
+      extra.emplace_back(v);
     } else if (const char* v = value("--runs=")) {
       settings.runs = std::max(1, std::atoi(v));
     } else if (const char* v = value("--warmup=")) {
@@ -241,6 +244,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::sort(files.begin(), files.end());
+  files.insert(files.end(), extra.begin(), extra.end());
   for (const std::filesystem::path& file : files) {
     benchmark::RegisterBenchmark(
         file.stem().c_str(),

@@ -9,6 +9,7 @@
 #include "passes/flatten_call_graph.h"
 #include "passes/fusion/fusion.h"
 #include "passes/fusion_inliner.h"
+#include "passes/layout_assignment.h"
 #include "passes/layout_copies.h"
 #include "passes/pass.h"
 #include "passes/scan_expander.h"
@@ -41,6 +42,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
         {"fusion-inliner",
          "Replace every fusion codegen cannot emit as one kernel by its fused computation's instructions",
          RunFusionInliner},
+        {"layout-assignment",
+         "Choose the free instructions' layouts for the kernels; layout-only transposes and reshapes become bitcasts",
+         RunLayoutAssignment},
         {"layout-copies",
          "Copy tuple operands and get-tuple-element results to their declared layouts where they differ",
          RunLayoutCopies},

@@ -75,6 +75,8 @@ std::optional<std::string_view> ConsumerKind(const FusionState& state, const Ins
     return kOutput;
   }
   if (HasControlEdges(inst) || inst.HasSideEffect() || inst.operand_count() == 0) return std::nullopt;
+  // A bitcast moves no data; as the root of a loop fusion it would become a copy.
+  if (inst.opcode() == Opcode::kBitcast) return std::nullopt;
   if (IsFusibleReduce(inst)) return kInput;
   // A loop over one element saves nothing (loop counters, while conditions, scalar bookkeeping).
   if (IsElementalOp(inst) && inst.shape().ElementCount().value_or(0) > 1) return kLoop;

@@ -1,0 +1,35 @@
+// layout-assignment: physical layouts chosen for the CPU kernels, instead of the ones the input happened to carry.
+//
+// XLA dumps print a layout on every instruction, but only some of them constrain the program: what the caller
+// passes and gets back, and what layout-sensitive ops read and write. Everything else is free, and this pass
+// chooses it so that data moves less:
+//   - A transpose whose operand is produced for it alone (by a dot, an elementwise op, a broadcast or an iota) has
+//     that producer write in the layout that makes the transpose a pure layout change; a transpose read only by
+//     dots (the GEMM packs any strides) takes its operand's layout, permuted.
+//   - Elementwise ops (convert, compare, select and clamp included), copy, slice, pad, reverse and concatenate
+//     follow the first operand whose layout changed, so a transposed layout flows down a chain instead of being
+//     undone at once; broadcasts and iotas feeding only such an op follow it too.
+//   - A reduce whose operand changed keeps the operand's order over the dimensions it keeps.
+//   - A reshape whose operand changed takes the layout that makes it a bitcast, when one exists.
+//   - A convolution keeps its output layout when the tiled kernel takes it (feature most minor, or batch and feature
+//     most major: NHWC- and NCHW-like); otherwise its output becomes feature-minor.
+// Transposes and reshapes that end up as layout changes become bitcasts (no data moves; buffer assignment aliases
+// them). A constrained instruction reading a value whose layout changed reads a copy in the old layout.
+//
+// Constrained, kept exactly: parameters and roots of every computation (so the entry computation layout and every
+// call boundary are unchanged), constants, bitcasts, instructions with tuple, token or dynamic shapes, layouts with
+// more than a dimension order (tiles, memory spaces, ...), every op outside the list above, and the instructions
+// of fused computations (a fusion is kept with its operands' layouts).
+//
+// Precondition: the module verifies. Results are unchanged (every rule preserves logical values), so the
+// interpreter's answer for the module is the same before and after. Returns whether anything changed.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+
+namespace xlac {
+
+absl::StatusOr<bool> RunLayoutAssignment(Module& module);
+
+}  // namespace xlac
