@@ -16,7 +16,11 @@ Values carry a rough bound on their magnitude so that floating-point results sta
 the driver's tolerance; bf16 values are converted to f32 before a sum or a dot (partial sums rounded to bf16 would
 legitimately differ from one sum).
 
-CLI: gen_spmd_module.py SEED [-o FILE] prints (or writes) the module for SEED.
+With compiler=True (the compiler fuzzer, docs/compiler_fuzzing.md) the same program is printed without shardings
+on one partition, and a random subset of array values (parameters, intermediates, values inside called computations)
+gets a random non-default layout, drawn from a second random stream so that the sharded modules stay unchanged.
+
+CLI: gen_spmd_module.py SEED [--compiler] [-o FILE] prints (or writes) the module for SEED.
 """
 
 import argparse
@@ -37,11 +41,14 @@ from gen_window_ops import WindowAndIndexOps
 # The generator.
 
 class Generator(WindowAndIndexOps, ControlFlowOps):
-    def __init__(self, seed):
+    def __init__(self, seed, compiler=False):
         self.rng = random.Random(seed)
         rng = self.rng
         self.n = rng.choice([2, 2, 4, 4, 4, 8, 8])
-        self.p = Program(self.n)
+        self.compiler = compiler
+        self.layout_rng = random.Random(seed * 7919 + 17)
+        self.layout_prob = self.layout_rng.choice([0.0, 0.25, 0.5, 0.8])
+        self.p = self.new_program()
         self.counter = 0
         self.shard_prob = rng.choice([0.15, 0.3, 0.45, 0.6, 0.8])
         self.num_params = 0
@@ -51,6 +58,13 @@ class Generator(WindowAndIndexOps, ControlFlowOps):
         self.callees = {}  # type -> names of one-parameter callees
 
     # -- helpers --
+    def new_program(self):
+        p = Program(self.n)
+        if self.compiler:
+            p.unsharded = True
+            p.layout_rng, p.layout_prob = self.layout_rng, self.layout_prob
+        return p
+
     def fresh(self, base):
         self.counter += 1
         return "%s.%d" % (base, self.counter)
@@ -500,7 +514,7 @@ class Generator(WindowAndIndexOps, ControlFlowOps):
     def computation(self):
         """Builds a nested computation (a Program sharing the module's computations) instead of the current one."""
         saved = (self.p, self.extra_outputs, self.max_params)
-        sub = Program(self.n)
+        sub = self.new_program()
         sub.comps, sub.comp_order = self.p.comps, self.p.comp_order
         self.p, self.extra_outputs, self.max_params = sub, [], 0
         self.depth += 1
@@ -590,10 +604,10 @@ class Generator(WindowAndIndexOps, ControlFlowOps):
         return self.p
 
 
-def generate(seed):
+def generate(seed, compiler=False):
     """The program for seed: one whose result depends on at least one parameter."""
     for attempt in range(100):
-        p = Generator(seed * 1000003 + attempt if attempt else seed).generate()
+        p = Generator(seed * 1000003 + attempt if attempt else seed, compiler).generate()
         if p.params():
             return p
     raise RuntimeError("no program for seed %d" % seed)
@@ -603,8 +617,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("seed", type=int)
     ap.add_argument("-o", "--output", help="write the module here instead of stdout")
+    ap.add_argument("--compiler", action="store_true", help="unsharded, with random layouts (see above)")
     args = ap.parse_args()
-    text = generate(args.seed).render()
+    text = generate(args.seed, args.compiler).render()
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)

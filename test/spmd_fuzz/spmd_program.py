@@ -22,18 +22,37 @@ def is_tuple(ty):
     return ty[0] == "tuple"
 
 
-def layout(dims):
+def layout(dims, minor_to_major=None):
     if not dims:
         return ""
-    return "{" + ",".join(str(i) for i in reversed(range(len(dims)))) + "}"
+    if minor_to_major is None:
+        minor_to_major = reversed(range(len(dims)))
+    return "{" + ",".join(str(i) for i in minor_to_major) + "}"
 
 
-def type_str(ty, with_layout=True):
+def type_str(ty, with_layout=True, minor_to_major=None):
     if is_tuple(ty):
         return "(" + ", ".join(type_str(t, with_layout) for t in ty[1]) + ")"
     dtype, dims = ty
     s = "%s[%s]" % (dtype, ",".join(str(d) for d in dims))
-    return s + (layout(dims) if with_layout else "")
+    return s + (layout(dims, minor_to_major) if with_layout else "")
+
+
+def strip_shardings(text):
+    """text without its `, sharding={...}` attributes (braces nest)."""
+    out, i = [], 0
+    while True:
+        j = text.find(", sharding={", i)
+        if j < 0:
+            return "".join(out) + text[i:]
+        out.append(text[i:j])
+        k, depth = j + len(", sharding="), 0
+        while True:
+            depth += {"{": 1, "}": -1}.get(text[k], 0)
+            k += 1
+            if depth == 0:
+                break
+        i = k
 
 
 def num_elements(dims):
@@ -143,6 +162,7 @@ class Inst:
         self.mag = mag
         self.param_index = param_index
         self.comps = list(comps)  # names of called computations
+        self.layout = None  # minor_to_major of an array result; None: the default (descending)
 
 
 class Program:
@@ -154,10 +174,21 @@ class Program:
         self.comps = {}  # name -> (text, [names of computations it calls])
         self.comp_order = []
         self.header_attrs = []  # e.g. "allow_spmd_sharding_propagation_to_output={true}"
+        # The compiler fuzzer's form: no shardings (the "Sharding" custom-call becomes a copy), one partition, and
+        # with layout_rng set, a random layout on some array values as they are added.
+        self.unsharded = False
+        self.layout_rng = None
+        self.layout_prob = 0.0
 
     # -- construction --
     def add(self, inst):
         assert inst.name not in self.by_name, inst.name
+        rng = self.layout_rng
+        if rng is not None and not is_tuple(inst.ty) and len(inst.ty[1]) >= 2 and rng.random() < self.layout_prob:
+            perm = list(range(len(inst.ty[1])))
+            while perm == list(reversed(range(len(perm)))):
+                rng.shuffle(perm)
+            inst.layout = tuple(perm)
         self.insts.append(inst)
         self.by_name[inst.name] = inst
         return inst
@@ -171,9 +202,11 @@ class Program:
 
     def copy(self):
         p = Program(self.num_partitions)
+        p.unsharded = self.unsharded
         for i in self.insts:
             j = Inst(i.name, i.ty, i.opcode, i.operands, i.attrs, i.mag, i.param_index, i.comps)
             j.sharding = i.sharding
+            j.layout = i.layout
             p.add(j)
         p.root = self.root
         p.comps = dict(self.comps)
@@ -211,8 +244,11 @@ class Program:
 
     # -- printing --
     def render(self):
-        out = ["HloModule m, %snum_partitions=%d" % ("".join(a + ", " for a in self.header_attrs),
-                                                     self.num_partitions), ""]
+        if self.unsharded:
+            out = ["HloModule m", ""]
+        else:
+            out = ["HloModule m, %snum_partitions=%d" % ("".join(a + ", " for a in self.header_attrs),
+                                                         self.num_partitions), ""]
         needed = set()
         stack = [c for i in self.insts for c in i.comps]
         while stack:
@@ -222,7 +258,7 @@ class Program:
                 stack.extend(self.comps[c][1])
         for c in self.comp_order:
             if c in needed:
-                out.append(self.comps[c][0])
+                out.append(strip_shardings(self.comps[c][0]) if self.unsharded else self.comps[c][0])
                 out.append("")
         out.append(self.render_computation("main", entry=True))
         return "\n".join(out) + "\n"
@@ -242,13 +278,20 @@ class Program:
         return "\n".join(out)
 
     def inst_text(self, i):
+        ty = type_str(i.ty, minor_to_major=i.layout)
         if i.opcode == "parameter":
-            s = "%%%s = %s parameter(%d)" % (i.name, type_str(i.ty), i.param_index)
+            s = "%%%s = %s parameter(%d)" % (i.name, ty, i.param_index)
         elif i.opcode == "constant":
-            s = "%%%s = %s constant(%s)" % (i.name, type_str(i.ty), i.attrs)
+            s = "%%%s = %s constant(%s)" % (i.name, ty, i.attrs)
         else:
-            ops = ", ".join("%s %%%s" % (type_str(self.by_name[o].ty), o) for o in i.operands)
-            s = "%%%s = %s %s(%s)%s" % (i.name, type_str(i.ty), i.opcode, ops, i.attrs)
+            ops = ", ".join("%s %%%s" % (type_str(self.by_name[o].ty, minor_to_major=self.by_name[o].layout), o)
+                            for o in i.operands)
+            opcode, attrs = i.opcode, i.attrs
+            if self.unsharded and opcode == "custom-call" and 'custom_call_target="Sharding"' in attrs:
+                opcode, attrs = "copy", ""
+            s = "%%%s = %s %s(%s)%s" % (i.name, ty, opcode, ops, attrs)
+        if self.unsharded:
+            return strip_shardings(s)
         if i.sharding:
             s += ", sharding=" + i.sharding
         return s
