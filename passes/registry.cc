@@ -18,6 +18,7 @@
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/tpu_dot_precision.h"
+#include "passes/tpu_layouts.h"
 
 namespace xlac {
 
@@ -55,6 +56,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
         {"tpu-dot-precision",
          "Rewrite f32 dots and convolutions at HIGH precision into the 3-pass bf16 split a TPU runs",
          RunTpuDotPrecision},
+        {"tpu-layouts",
+         "Give every array the tiled layout a TPU stores it in (T(8,128) ...), for inspection; codegen never runs it",
+         RunTpuLayouts},
         {"spmd-partitioner",
          "Rewrite a sharded module into the per-partition program, with the collectives that keep it equivalent",
          [](Module& module) { return RunSpmdPartitioner(module); }},
