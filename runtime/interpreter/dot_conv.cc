@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ir/tpu_numerics.h"
+#include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/internal.h"
 
 namespace xlac::interp {
@@ -34,24 +35,17 @@ inline void Accumulate(C& acc, C a, C b) {
 template <typename C>
 std::vector<C> Canonicalize(const std::vector<C>& data, const std::vector<int64_t>& dims,
                             const std::vector<std::vector<int64_t>>& lists) {
-  std::vector<int64_t> strides = RowMajorStrides(dims);
-  std::vector<int64_t> order_dims, order_strides;
-  for (const auto& list : lists) {
-    for (int64_t d : list) {
-      order_dims.push_back(dims[static_cast<size_t>(d)]);
-      order_strides.push_back(strides[static_cast<size_t>(d)]);
-    }
+  std::vector<int64_t> order;
+  for (const auto& list : lists) order.insert(order.end(), list.begin(), list.end());
+  if constexpr (std::is_same_v<C, bool>) {  // std::vector<bool> has no data()
+    std::vector<uint8_t> bytes(data.begin(), data.end()), out(data.size());
+    PermuteInto<uint8_t>(bytes.data(), dims, order, out.data());
+    return std::vector<bool>(out.begin(), out.end());
+  } else {
+    std::vector<C> out(data.size());
+    PermuteInto<C>(data.data(), dims, order, out.data());
+    return out;
   }
-  std::vector<C> out;
-  out.reserve(data.size());
-  if (data.empty()) return out;
-  std::vector<int64_t> index(order_dims.size(), 0);
-  do {
-    int64_t off = 0;
-    for (size_t k = 0; k < index.size(); ++k) off += index[k] * order_strides[k];
-    out.push_back(data[static_cast<size_t>(off)]);
-  } while (NextIndex(index, order_dims));
-  return out;
 }
 
 int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& which) {
@@ -106,7 +100,7 @@ absl::Status ComputeInto(Literal& result, const Instruction& inst, bool tpu_nume
   return absl::OkStatus();
 }
 
-absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool tpu_numerics) {
+absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool tpu_numerics, int64_t threads) {
   if (operands.size() != 2 || inst.FindAttr("sparsity") != nullptr) {
     return Unsupported(inst, "sparse dot is not supported");
   }
@@ -143,6 +137,10 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
     std::vector<C> b = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, rf, rc});
     auto run = [&](const std::vector<C>& x, const std::vector<C>& y) {
       std::vector<C> out(static_cast<size_t>(batch * m * n));
+      if constexpr (kIsFloat<C>) {
+        GemmNT<C>(x.data(), y.data(), out.data(), batch, m, n, k, threads);
+        return out;
+      }
       for (int64_t g = 0; g < batch; ++g) {
         for (int64_t i = 0; i < m; ++i) {
           size_t arow = static_cast<size_t>((g * m + i) * k);
@@ -162,7 +160,8 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
   return result;
 }
 
-absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands, bool tpu_numerics) {
+absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands, bool tpu_numerics,
+                                        int64_t threads) {
   const AttrValue* dn_attr = inst.FindAttr("dim_labels");
   if (operands.size() != 2 || dn_attr == nullptr || dn_attr->kind != AttrKind::kConvDnums) {
     return Error(inst, "malformed convolution");
@@ -210,6 +209,39 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
 
   Literal result(inst.shape());
   const std::vector<int64_t>& od = inst.shape().dimensions;
+  // The fast path: operands permuted to [batch][spatial...][feature] and [spatial...][in][out] (ConvCanonical).
+  auto FastConvolution = [&]<typename T>(const std::vector<T>& a, const std::vector<T>& b, std::vector<T>& out) {
+    ConvProblem p;
+    p.in_batch = input_batch;
+    p.input_z = input_z;
+    p.out_batch = od[dn.output_batch_dimension];
+    p.output_z = output_z;
+    p.in_group = in_group;
+    p.out_group = out_group;
+    p.depthwise_multiplier = depthwise_multiplier;
+    p.batch_group_size = batch_group_size;
+    std::vector<int64_t> os = RowMajorStrides(od);
+    std::vector<int64_t> in_order{dn.input_batch_dimension}, k_order;
+    for (size_t s = 0; s < spatial; ++s) {
+      p.in_spatial.push_back(ld[dn.input_spatial_dimensions[s]]);
+      p.kernel_spatial.push_back(window_dims[s]);
+      p.out_spatial.push_back(od[dn.output_spatial_dimensions[s]]);
+      p.reversal.push_back(window.dimensions[s].window_reversal);
+      p.out_spatial_strides.push_back(os[dn.output_spatial_dimensions[s]]);
+      in_order.push_back(dn.input_spatial_dimensions[s]);
+      k_order.push_back(dn.kernel_spatial_dimensions[s]);
+    }
+    in_order.push_back(dn.input_feature_dimension);
+    k_order.push_back(dn.kernel_input_feature_dimension);
+    k_order.push_back(dn.kernel_output_feature_dimension);
+    p.taps = &taps;
+    p.out_batch_stride = os[dn.output_batch_dimension];
+    p.out_feature_stride = os[dn.output_feature_dimension];
+    std::vector<T> in_c(a.size()), k_c(b.size());
+    PermuteInto<T>(a.data(), ld, in_order, in_c.data());
+    PermuteInto<T>(b.data(), rd, k_order, k_c.data());
+    ConvCanonical<T>(p, in_c.data(), k_c.data(), out.data(), threads);
+  };
   absl::Status tpu_status;
   DispatchKind(KindOf(type), [&](auto tag) {
     using C = decltype(tag);
@@ -217,6 +249,10 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     std::vector<C> b = LoadAll<C>(rhs);
     auto run = [&](const std::vector<C>& a, const std::vector<C>& b) {
       std::vector<C> out(static_cast<size_t>(result.element_count()));
+      if constexpr (kIsFloat<C>) {
+        FastConvolution(a, b, out);
+        return out;
+      }
       std::vector<int64_t> o(od.size(), 0);
       std::vector<const std::vector<std::pair<int64_t, int64_t>>*> lists(spatial);
       std::vector<int64_t> sizes(spatial), k(spatial);
@@ -287,7 +323,7 @@ absl::StatusOr<Literal> EvalRaggedDot(const Instruction& inst, Operands operands
   if (ragged_dims.size() != 1) return Error(inst, "expected one lhs_ragged_dims entry");
   int64_t ragged = ragged_dims[0];
   bool contracting = Contains(lc, ragged);
-  if (Contains(lb, ragged)) return EvalDot(inst, operands.subspan(0, 2), /*tpu_numerics=*/false);
+  if (Contains(lb, ragged)) return EvalDot(inst, operands.subspan(0, 2), /*tpu_numerics=*/false, /*threads=*/1);
   std::vector<int64_t> lf, rf;
   for (int64_t d = 0; d < static_cast<int64_t>(ld.size()); ++d) {
     if (!Contains(lb, d) && !Contains(lc, d)) lf.push_back(d);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/sharding.h"
+#include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/internal.h"
 
 namespace xlac::interp {
@@ -206,9 +207,11 @@ absl::StatusOr<Literal> Evaluator::EvalInstruction(const Instruction& inst, Oper
     case Opcode::kRaggedDot:
       return EvalRaggedDot(inst, operands);
     case Opcode::kDot:
-      return EvalDot(inst, operands, device_.options != nullptr && device_.options->tpu_numerics);
+      return EvalDot(inst, operands, device_.options != nullptr && device_.options->tpu_numerics,
+                     KernelThreads(device_));
     case Opcode::kConvolution:
-      return EvalConvolution(inst, operands, device_.options != nullptr && device_.options->tpu_numerics);
+      return EvalConvolution(inst, operands, device_.options != nullptr && device_.options->tpu_numerics,
+                             KernelThreads(device_));
     case Opcode::kGather:
       return EvalGather(inst, operands);
     case Opcode::kScatter:

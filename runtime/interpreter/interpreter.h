@@ -44,6 +44,10 @@ struct InterpreterOptions {
   // TPU dot numerics (ir/tpu_numerics.h): f32 dots and convolutions at DEFAULT precision round their operands to
   // bf16 and accumulate in f32, as a TPU's matrix unit does; HIGH is the 3-pass bf16 split; HIGHEST stays f32.
   bool tpu_numerics = false;
+  // Threads for the large kernels (dot, convolution) of all devices together; 0 means the CPUs of the process's
+  // affinity mask. Each device gets max(1, threads / devices). Results never depend on it: threads split only
+  // independent output blocks, never one element's sum.
+  int64_t threads = 0;
   // Evaluates custom-calls the interpreter does not implement itself (test-harness `check.*` targets, tool hooks).
   // Called from every device thread, possibly concurrently. Returning an Unimplemented status falls back to the
   // interpreter's "unsupported custom call target X" error.

@@ -1,0 +1,483 @@
+// Fast dot and convolution kernels (see fast_kernels.h for the bit-identity contract).
+//
+// Vectors are GCC/Clang vector extensions: lane-wise IEEE operations, so a lane computes exactly what scalar code
+// computes. The kernels are compiled twice, for the baseline ISA and for AVX2 (without FMA: -ffp-contract=off
+// keeps every product and sum rounded separately anyway), and the AVX2 copy runs when the CPU has it.
+#include "runtime/interpreter/fast_kernels.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "runtime/cpu/xlac_runtime.h"
+
+namespace xlac::interp {
+namespace {
+
+#define XLAC_INLINE inline __attribute__((always_inline))
+
+template <typename T>
+struct VecOf;
+template <>
+struct VecOf<float> {
+  typedef float V __attribute__((vector_size(32)));
+  static constexpr int kLanes = 8;
+};
+template <>
+struct VecOf<double> {
+  typedef double V __attribute__((vector_size(32)));
+  static constexpr int kLanes = 4;
+};
+
+template <typename T>
+XLAC_INLINE typename VecOf<T>::V Load(const T* p) {
+  typename VecOf<T>::V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T>
+XLAC_INLINE void Store(T* p, typename VecOf<T>::V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+template <typename T>
+XLAC_INLINE typename VecOf<T>::V Splat(T s) {
+  typename VecOf<T>::V v;
+  for (int l = 0; l < VecOf<T>::kLanes; ++l) v[l] = s;
+  return v;
+}
+
+bool HasAvx2() {
+  static const bool has = [] {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+#else
+    return false;
+#endif
+  }();
+  return has;
+}
+
+// ---- GEMM: out[g] = a[g] (m x k) * b[g]^T (n x k) ----
+
+constexpr int kGemmMR = 4;        // rows per tile
+constexpr int kGemmNV = 2;        // vectors per tile row
+constexpr int64_t kGemmKC = 256;  // contraction block (accumulators go through `out` between blocks: exact)
+constexpr int64_t kGemmRowChunk = 64;
+constexpr int64_t kGemmPanelChunk = 16;
+
+template <typename T>
+struct GemmArgs {
+  const T* a;
+  const T* bp;  // [batch][panels][k][NR], zero-padded columns
+  T* out;
+  int64_t m, n, k, panels, row_chunks, panel_chunks;
+};
+
+template <typename T, int MR>
+XLAC_INLINE void GemmTile(const T* a, int64_t lda, const T* bp, int64_t kc, T* c, int64_t ldc, int64_t cols,
+                          bool first) {
+  using V = typename VecOf<T>::V;
+  constexpr int L = VecOf<T>::kLanes;
+  constexpr int NR = kGemmNV * L;
+  V acc[MR][kGemmNV];
+  T tmp[MR][NR];
+  if (first) {
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < kGemmNV; ++v) acc[r][v] = V{};  // +0, as the naive loop starts
+  } else if (cols == NR) {
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < kGemmNV; ++v) acc[r][v] = Load(c + r * ldc + v * L);
+  } else {
+    for (int r = 0; r < MR; ++r) {
+      for (int j = 0; j < NR; ++j) tmp[r][j] = j < cols ? c[r * ldc + j] : T(0);
+      for (int v = 0; v < kGemmNV; ++v) acc[r][v] = Load(&tmp[r][v * L]);
+    }
+  }
+  for (int64_t kk = 0; kk < kc; ++kk) {
+    const T* brow = bp + kk * NR;
+    V b[kGemmNV];
+    for (int v = 0; v < kGemmNV; ++v) b[v] = Load(brow + v * L);
+    for (int r = 0; r < MR; ++r) {
+      V x = Splat<T>(a[r * lda + kk]);
+      for (int v = 0; v < kGemmNV; ++v) acc[r][v] = acc[r][v] + x * b[v];
+    }
+  }
+  if (cols == NR) {
+    for (int r = 0; r < MR; ++r)
+      for (int v = 0; v < kGemmNV; ++v) Store(c + r * ldc + v * L, acc[r][v]);
+  } else {
+    for (int r = 0; r < MR; ++r) {
+      for (int v = 0; v < kGemmNV; ++v) Store(&tmp[r][v * L], acc[r][v]);
+      for (int j = 0; j < cols; ++j) c[r * ldc + j] = tmp[r][j];
+    }
+  }
+}
+
+template <typename T>
+XLAC_INLINE void GemmBlock(const GemmArgs<T>& g, int64_t block) {
+  constexpr int64_t NR = kGemmNV * VecOf<T>::kLanes;
+  int64_t per_batch = g.row_chunks * g.panel_chunks;
+  int64_t b = block / per_batch;
+  int64_t rc = (block % per_batch) / g.panel_chunks;
+  int64_t pc = block % g.panel_chunks;
+  int64_t i0 = rc * kGemmRowChunk, i1 = std::min(g.m, i0 + kGemmRowChunk);
+  int64_t p0 = pc * kGemmPanelChunk, p1 = std::min(g.panels, p0 + kGemmPanelChunk);
+  const T* a = g.a + b * g.m * g.k;
+  T* out = g.out + b * g.m * g.n;
+  for (int64_t kb = 0; kb < g.k; kb += kGemmKC) {
+    int64_t kc = std::min(kGemmKC, g.k - kb);
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* bp = g.bp + ((b * g.panels + p) * g.k + kb) * NR;
+      int64_t cols = std::min(NR, g.n - p * NR);
+      int64_t i = i0;
+      for (; i + kGemmMR <= i1; i += kGemmMR) {
+        GemmTile<T, kGemmMR>(a + i * g.k + kb, g.k, bp, kc, out + i * g.n + p * NR, g.n, cols, kb == 0);
+      }
+      for (; i < i1; ++i) GemmTile<T, 1>(a + i * g.k + kb, g.k, bp, kc, out + i * g.n + p * NR, g.n, cols, kb == 0);
+    }
+  }
+}
+
+// ---- convolution ----
+
+constexpr int kConvMaxNV = 4;
+
+template <typename T>
+struct ConvArgs {
+  const ConvProblem* p;
+  const T* in;
+  const T* kp;  // [kernel_spatial...][in_group][ozp]
+  T* out;
+  int64_t ozp;
+  int64_t positions_per_block;
+  int64_t positions;
+  std::vector<int64_t> in_sstride, k_sstride;
+  int64_t in_bstride;
+};
+
+// Sums of one output position over a block of lanes (output features oz0 + l), every lane reading the same
+// input element per (tap, input feature): features of one feature group and one batch group.
+template <typename T, int NV>
+XLAC_INLINE void ConvBroadcast(const ConvArgs<T>& c, const int64_t* taps, int64_t ntaps, int64_t in_off, int64_t oz0,
+                               T* acc_out) {
+  using V = typename VecOf<T>::V;
+  constexpr int L = VecOf<T>::kLanes;
+  V acc[NV];
+  for (int v = 0; v < NV; ++v) acc[v] = V{};
+  int64_t in_group = c.p->in_group;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const T* ip = c.in + in_off + taps[2 * t];
+    const T* kr = c.kp + taps[2 * t + 1] + oz0;
+    for (int64_t iz = 0; iz < in_group; ++iz) {
+      V x = Splat<T>(ip[iz]);
+      for (int v = 0; v < NV; ++v) acc[v] = acc[v] + x * Load(kr + iz * c.ozp + v * L);
+    }
+  }
+  for (int v = 0; v < NV; ++v) Store(acc_out + v * L, acc[v]);
+}
+
+// Depthwise (one input feature per group, one output feature per group, no batch groups): lane l reads input
+// feature oz0 + l, so both operands are contiguous vectors.
+template <typename T>
+XLAC_INLINE void ConvDepthwise(const ConvArgs<T>& c, const int64_t* taps, int64_t ntaps, int64_t in_off, int64_t oz0,
+                               T* acc_out) {
+  using V = typename VecOf<T>::V;
+  constexpr int L = VecOf<T>::kLanes;
+  V acc[kConvMaxNV];
+  for (int v = 0; v < kConvMaxNV; ++v) acc[v] = V{};
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const T* ip = c.in + in_off + taps[2 * t] + oz0;
+    const T* kr = c.kp + taps[2 * t + 1] + oz0;
+    for (int v = 0; v < kConvMaxNV; ++v) acc[v] = acc[v] + Load(ip + v * L) * Load(kr + v * L);
+  }
+  for (int v = 0; v < kConvMaxNV; ++v) Store(acc_out + v * L, acc[v]);
+}
+
+// Any lanes: lane l reads from its own input offset (feature and batch group of output feature oz0 + l).
+template <typename T>
+XLAC_INLINE void ConvPerLane(const ConvArgs<T>& c, const int64_t* taps, int64_t ntaps, const int64_t* lane_off,
+                             int64_t lanes, int64_t oz0, T* acc) {
+  for (int64_t l = 0; l < lanes; ++l) acc[l] = T(0);
+  int64_t in_group = c.p->in_group;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const T* kr = c.kp + taps[2 * t + 1] + oz0;
+    for (int64_t iz = 0; iz < in_group; ++iz) {
+      const T* krow = kr + iz * c.ozp;
+      for (int64_t l = 0; l < lanes; ++l) acc[l] = acc[l] + c.in[lane_off[l] + taps[2 * t] + iz] * krow[l];
+    }
+  }
+}
+
+template <typename T>
+XLAC_INLINE void ConvBlock(const ConvArgs<T>& c, int64_t block) {
+  constexpr int L = VecOf<T>::kLanes;
+  constexpr int64_t kMaxLanes = kConvMaxNV * L;
+  const ConvProblem& p = *c.p;
+  size_t spatial = p.out_spatial.size();
+  int64_t q0 = block * c.positions_per_block, q1 = std::min(c.positions, q0 + c.positions_per_block);
+  // Tap lists of every position of the block: (input spatial offset, kernel spatial offset) pairs in row-major
+  // window order (the accumulation order), built once per block.
+  std::vector<int64_t> taps, tap_start, out_base, batch_of;
+  std::vector<int64_t> o(spatial), k(spatial);
+  for (int64_t q = q0; q < q1; ++q) {
+    int64_t rest = q;
+    for (size_t s = spatial; s-- > 0;) {
+      o[s] = rest % p.out_spatial[s];
+      rest /= p.out_spatial[s];
+    }
+    int64_t ob = rest;
+    int64_t base = ob * p.out_batch_stride;
+    for (size_t s = 0; s < spatial; ++s) base += o[s] * p.out_spatial_strides[s];
+    out_base.push_back(base);
+    batch_of.push_back(ob);
+    tap_start.push_back(static_cast<int64_t>(taps.size() / 2));
+    bool any = true;
+    for (size_t s = 0; s < spatial; ++s) {
+      if ((*p.taps)[s][static_cast<size_t>(o[s])].empty()) any = false;
+    }
+    if (!any) continue;
+    std::fill(k.begin(), k.end(), 0);
+    while (true) {
+      int64_t in_sp = 0, k_sp = 0;
+      for (size_t s = 0; s < spatial; ++s) {
+        const auto& [x, w] = (*p.taps)[s][static_cast<size_t>(o[s])][static_cast<size_t>(k[s])];
+        int64_t kw = p.reversal[s] ? p.kernel_spatial[s] - 1 - w : w;
+        in_sp += x * c.in_sstride[s];
+        k_sp += kw * c.k_sstride[s];
+      }
+      taps.push_back(in_sp);
+      taps.push_back(k_sp);
+      bool done = true;
+      for (size_t s = spatial; s-- > 0;) {
+        if (++k[s] < static_cast<int64_t>((*p.taps)[s][static_cast<size_t>(o[s])].size())) {
+          done = false;
+          break;
+        }
+        k[s] = 0;
+      }
+      if (done) break;
+    }
+  }
+  tap_start.push_back(static_cast<int64_t>(taps.size() / 2));
+
+  bool depthwise = p.in_group == 1 && p.out_group == 1 && p.depthwise_multiplier >= p.output_z;
+  alignas(32) T acc[kMaxLanes];
+  int64_t lane_off[kMaxLanes];
+  for (int64_t oz0 = 0; oz0 < p.output_z;) {
+    int64_t fg_end = (oz0 / p.out_group + 1) * p.out_group;
+    int64_t bg_end = (oz0 / p.depthwise_multiplier + 1) * p.depthwise_multiplier;
+    int64_t seg = std::min({p.output_z, fg_end, bg_end}) - oz0;
+    int mode;  // 0 broadcast, 1 depthwise, 2 per lane
+    int64_t lanes;
+    int nv = 0;
+    if (depthwise && oz0 + kMaxLanes <= p.output_z) {
+      mode = 1;
+      lanes = kMaxLanes;
+    } else if (seg >= L / 2 || seg >= p.output_z - oz0) {
+      mode = 0;
+      lanes = std::min(seg, kMaxLanes);
+      nv = static_cast<int>((lanes + L - 1) / L);
+      if (nv == 3) nv = 4;
+    } else {
+      mode = 2;
+      lanes = std::min(kMaxLanes, p.output_z - oz0);
+    }
+    for (int64_t q = q0; q < q1; ++q) {
+      size_t qi = static_cast<size_t>(q - q0);
+      const int64_t* tp = taps.data() + 2 * tap_start[qi];
+      int64_t ntaps = tap_start[qi + 1] - tap_start[qi];
+      int64_t ob = batch_of[qi];
+      auto in_offset = [&](int64_t oz) {
+        int64_t batch = ob + (oz / p.depthwise_multiplier) * p.batch_group_size;
+        return batch * c.in_bstride + (oz / p.out_group) * p.in_group;
+      };
+      if (mode == 0) {
+        int64_t off = in_offset(oz0);
+        if (nv == 1)
+          ConvBroadcast<T, 1>(c, tp, ntaps, off, oz0, acc);
+        else if (nv == 2)
+          ConvBroadcast<T, 2>(c, tp, ntaps, off, oz0, acc);
+        else
+          ConvBroadcast<T, 4>(c, tp, ntaps, off, oz0, acc);
+      } else if (mode == 1) {
+        ConvDepthwise<T>(c, tp, ntaps, ob * c.in_bstride, oz0, acc);
+      } else {
+        for (int64_t l = 0; l < lanes; ++l) lane_off[l] = in_offset(oz0 + l);
+        ConvPerLane<T>(c, tp, ntaps, lane_off, lanes, oz0, acc);
+      }
+      T* out = c.out + out_base[qi];
+      for (int64_t l = 0; l < lanes; ++l) out[(oz0 + l) * p.out_feature_stride] = acc[l];
+    }
+    oz0 += lanes;
+  }
+}
+
+// Baseline and AVX2 copies of the block functions.
+#define XLAC_DEFINE_BLOCKS(T, SUFFIX)                                                                                 \
+  void GemmBlock##SUFFIX(const GemmArgs<T>& g, int64_t b) { GemmBlock<T>(g, b); }                                     \
+  __attribute__((target("avx2"))) void GemmBlockAvx2##SUFFIX(const GemmArgs<T>& g, int64_t b) { GemmBlock<T>(g, b); } \
+  void ConvBlock##SUFFIX(const ConvArgs<T>& c, int64_t b) { ConvBlock<T>(c, b); }                                     \
+  __attribute__((target("avx2"))) void ConvBlockAvx2##SUFFIX(const ConvArgs<T>& c, int64_t b) { ConvBlock<T>(c, b); } \
+  void RunGemmBlock(const GemmArgs<T>& g, int64_t b) {                                                                \
+    HasAvx2() ? GemmBlockAvx2##SUFFIX(g, b) : GemmBlock##SUFFIX(g, b);                                                \
+  }                                                                                                                   \
+  void RunConvBlock(const ConvArgs<T>& c, int64_t b) {                                                                \
+    HasAvx2() ? ConvBlockAvx2##SUFFIX(c, b) : ConvBlock##SUFFIX(c, b);                                                \
+  }
+XLAC_DEFINE_BLOCKS(float, F32)
+XLAC_DEFINE_BLOCKS(double, F64)
+#undef XLAC_DEFINE_BLOCKS
+
+struct BlockTask {
+  const std::function<void(int64_t)>* fn;
+  std::atomic<int64_t>* next;
+  int64_t blocks;
+};
+
+void RunSlot(int64_t begin, int64_t end, void* ctx) {
+  auto* task = static_cast<BlockTask*>(ctx);
+  for (int64_t slot = begin; slot < end; ++slot) {
+    // Blocks are handed out dynamically; a block's result does not depend on who computes it.
+    for (int64_t b = task->next->fetch_add(1); b < task->blocks; b = task->next->fetch_add(1)) (*task->fn)(b);
+  }
+}
+
+}  // namespace
+
+int64_t KernelThreads(const DeviceContext& device) {
+  int64_t threads = device.options != nullptr ? device.options->threads : 1;
+  if (threads <= 0) threads = xlac_rt_available_cpus();
+  int64_t devices = std::max<int64_t>(1, device.num_replicas * device.num_partitions);
+  return std::max<int64_t>(1, threads / devices);
+}
+
+void ParallelBlocks(int64_t blocks, int64_t threads, const std::function<void(int64_t)>& fn) {
+  if (threads <= 1 || blocks <= 1) {
+    for (int64_t b = 0; b < blocks; ++b) fn(b);
+    return;
+  }
+  int64_t slots = std::min(threads, blocks);
+  XlacRtThreadPool* pool = xlac_rt_shared_thread_pool(static_cast<int>(slots));
+  std::atomic<int64_t> next{0};
+  BlockTask task{&fn, &next, blocks};
+  xlac_rt_parallel_for(pool, slots, RunSlot, &task);
+}
+
+template <typename T>
+void GemmNT(const T* a, const T* b, T* out, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t threads) {
+  if (batch * m * n == 0) return;
+  if (k == 0) {
+    std::fill(out, out + batch * m * n, T(0));
+    return;
+  }
+  constexpr int64_t NR = kGemmNV * VecOf<T>::kLanes;
+  int64_t panels = (n + NR - 1) / NR;
+  std::vector<T> bp(static_cast<size_t>(batch * panels * k * NR));
+  ParallelBlocks(batch * panels, threads, [&](int64_t gp) {
+    int64_t g = gp / panels, p = gp % panels;
+    T* dst = bp.data() + gp * k * NR;
+    int64_t cols = std::min(NR, n - p * NR);
+    const T* src = b + (g * n + p * NR) * k;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t j = 0; j < NR; ++j) dst[kk * NR + j] = j < cols ? src[j * k + kk] : T(0);
+    }
+  });
+  GemmArgs<T> args{a,
+                   bp.data(),
+                   out,
+                   m,
+                   n,
+                   k,
+                   panels,
+                   (m + kGemmRowChunk - 1) / kGemmRowChunk,
+                   (panels + kGemmPanelChunk - 1) / kGemmPanelChunk};
+  ParallelBlocks(batch * args.row_chunks * args.panel_chunks, threads,
+                 [&](int64_t block) { RunGemmBlock(args, block); });
+}
+
+template <typename T>
+void ConvCanonical(const ConvProblem& p, const T* input, const T* kernel, T* out, int64_t threads) {
+  constexpr int64_t L = VecOf<T>::kLanes;
+  int64_t positions = p.out_batch;
+  for (int64_t d : p.out_spatial) positions *= d;
+  if (positions * p.output_z == 0) return;
+  ConvArgs<T> c;
+  c.p = &p;
+  c.in = input;
+  c.out = out;
+  // Room for whole vectors past the last feature: lanes past a block's end compute values nobody stores.
+  c.ozp = (p.output_z + L - 1) / L * L + kConvMaxNV * L;
+  int64_t kernel_rows = p.in_group;
+  for (int64_t d : p.kernel_spatial) kernel_rows *= d;
+  std::vector<T> kp(static_cast<size_t>(kernel_rows * c.ozp), T(0));
+  for (int64_t r = 0; r < kernel_rows; ++r) {
+    std::copy(kernel + r * p.output_z, kernel + (r + 1) * p.output_z, kp.begin() + r * c.ozp);
+  }
+  c.kp = kp.data();
+  size_t spatial = p.out_spatial.size();
+  c.in_sstride.assign(spatial, 0);
+  c.k_sstride.assign(spatial, 0);
+  int64_t in_stride = p.input_z, k_stride = p.in_group * c.ozp;
+  for (size_t s = spatial; s-- > 0;) {
+    c.in_sstride[s] = in_stride;
+    c.k_sstride[s] = k_stride;
+    in_stride *= p.in_spatial[s];
+    k_stride *= p.kernel_spatial[s];
+  }
+  c.in_bstride = in_stride;
+  c.positions = positions;
+  c.positions_per_block = std::clamp<int64_t>(positions / (std::max<int64_t>(threads, 1) * 8), 1, 64);
+  int64_t blocks = (positions + c.positions_per_block - 1) / c.positions_per_block;
+  ParallelBlocks(blocks, threads, [&](int64_t block) { RunConvBlock(c, block); });
+}
+
+template <typename T>
+void PermuteInto(const T* data, const std::vector<int64_t>& dims, const std::vector<int64_t>& order, T* out) {
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  size_t rank = order.size();
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total == 0) return;
+  if (rank == 0) {
+    out[0] = data[0];
+    return;
+  }
+  std::vector<int64_t> pd(rank), ps(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    pd[i] = dims[static_cast<size_t>(order[i])];
+    ps[i] = strides[static_cast<size_t>(order[i])];
+  }
+  int64_t inner = pd[rank - 1], inner_stride = ps[rank - 1];
+  std::vector<int64_t> index(rank - 1, 0);
+  std::vector<int64_t> outer_dims(pd.begin(), pd.end() - 1);
+  int64_t pos = 0;
+  do {
+    int64_t off = 0;
+    for (size_t i = 0; i + 1 < rank; ++i) off += index[i] * ps[i];
+    const T* src = data + off;
+    if (inner_stride == 1) {
+      std::copy(src, src + inner, out + pos);
+    } else {
+      for (int64_t j = 0; j < inner; ++j) out[pos + j] = src[j * inner_stride];
+    }
+    pos += inner;
+  } while (NextIndex(index, outer_dims));
+}
+
+template void GemmNT<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t, int64_t);
+template void GemmNT<double>(const double*, const double*, double*, int64_t, int64_t, int64_t, int64_t, int64_t);
+template void ConvCanonical<float>(const ConvProblem&, const float*, const float*, float*, int64_t);
+template void ConvCanonical<double>(const ConvProblem&, const double*, const double*, double*, int64_t);
+#define XLAC_PERMUTE(T) \
+  template void PermuteInto<T>(const T*, const std::vector<int64_t>&, const std::vector<int64_t>&, T*);
+XLAC_PERMUTE(uint8_t)
+XLAC_PERMUTE(int64_t)
+XLAC_PERMUTE(uint64_t)
+XLAC_PERMUTE(float)
+XLAC_PERMUTE(double)
+XLAC_PERMUTE(c64)
+XLAC_PERMUTE(c128)
+#undef XLAC_PERMUTE
+
+}  // namespace xlac::interp
