@@ -224,6 +224,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   jit_options.compile.tpu_numerics = options.tpu_numerics || tpu != nullptr;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions > 0 ? options.num_partitions : tpu_partitions;
+  jit_options.cache.dir = options.cache_dir;
+  jit_options.cache.readonly = options.cache_readonly;
+  jit_options.cache.max_bytes = options.cache_max_bytes;
   if (tpu != nullptr) {
     // One core's program must fit its HBM once padded to TPU tiles; checked before compiling.
     absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(*module, jit_options.compile);
@@ -265,6 +268,8 @@ const std::vector<ArrayInfo>& Executable::results() const { return impl_->result
 int64_t Executable::num_devices() const { return impl_->jit->num_devices(); }
 bool Executable::partitioned() const { return impl_->partitioned; }
 std::string Executable::spmd_report() const { return impl_->partitioned ? FormatSpmdReport(impl_->spmd) : ""; }
+bool Executable::cache_hit() const { return impl_->jit->cache_hit(); }
+std::string Executable::cache_report() const { return impl_->jit->cache_log(); }
 
 absl::Status Executable::Run(const std::vector<const void*>& parameters, const std::vector<void*>& results) {
   if (parameters.size() != impl_->parameters.size()) {

@@ -1,14 +1,18 @@
 #include "codegen/jit.h"
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "codegen/custom_call_abi.h"
 #include "codegen/parallel_programs.h"
 #include "fmt/format.h"
+#include "frontend/hlo/printer.h"
 #include "ir/sharding.h"
 #include "ir/status_macros.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -17,6 +21,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
@@ -182,6 +187,8 @@ struct JitExecutable::Impl {
   const XlacRtTransport* transport = nullptr;
   int64_t local_begin = 0, local_end = 0;  // the devices this process runs
   std::string llvm_ir;
+  std::string cache_log;
+  bool cache_hit = false;
   CustomCalls custom_calls;
   Infeeds infeeds;
   // Buffers reused by every Run ([device][allocation]; null for constants and for parameters bound to the caller's
@@ -418,8 +425,56 @@ const std::vector<Shape>& JitExecutable::parameter_shapes() const { return impl_
 const Shape& JitExecutable::result_shape() const { return impl_->result_shape; }
 int64_t JitExecutable::num_devices() const { return impl_->replicas * impl_->partitions; }
 const std::string& JitExecutable::llvm_ir() const { return impl_->llvm_ir; }
+const std::string& JitExecutable::cache_log() const { return impl_->cache_log; }
+bool JitExecutable::cache_hit() const { return impl_->cache_hit; }
+
+namespace {
+
+// Everything the object code depends on besides the prepared module's digest (CacheEntry::check): `module` is the
+// module given to Compile, printed, so its formatting and comments do not matter.
+CacheKeyComponents CacheKey(const Module& module, const JitOptions& options, const TargetInfo& target, int64_t replicas,
+                            int64_t partitions) {
+  const CompileOptions& c = options.compile;
+  return {
+      {"module", Sha256Hex(PrintModule(module))},
+      {"entry", c.entry_name},
+      {"opt_level", std::to_string(c.opt_level)},
+      {"exact", std::to_string(c.exact)},
+      {"tpu_numerics", std::to_string(c.tpu_numerics)},
+      {"codegen", fmt::format("tiled_dot={} tiled_convolution={} parallel={} row_groups={}", c.tiled_dot,
+                              c.tiled_convolution, c.parallel, c.row_groups)},
+      {"buffers", fmt::format("alignment={} reuse={} in_place={}", c.buffers.alignment, c.buffers.reuse_buffers,
+                              c.buffers.allow_in_place)},
+      {"devices", fmt::format("{} replicas x {} partitions", replicas, partitions)},
+      {"handlers", fmt::format("custom_call={} infeed={}", options.custom_call_handler != nullptr,
+                               options.infeed_handler != nullptr)},
+      {"triple", target.triple},
+      {"cpu", target.cpu},
+      {"features", target.features},
+      {"xlac", XlacBuildIdentity()},
+      {"llvm", LlvmVersionString()},
+  };
+}
+
+// What a hit rebuilds instead of loading: the prepared module, its buffer assignment and the ids that name the
+// custom-call and infeed sites' symbols. The cached object is used only when this matches what it was built from.
+std::string PreparedCheck(const PreparedModule& prepared) {
+  std::string text = PrintModule(*prepared.module);
+  text += prepared.assignment.ToString();
+  for (const auto& comp : prepared.module->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kCustomCall || inst->opcode() == Opcode::kInfeed) {
+        text += fmt::format("site {} {}\n", inst->name(), inst->unique_id());
+      }
+    }
+  }
+  return Sha256Hex(text);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Module& module, const JitOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>();
   XLAC_ASSIGN_OR_RETURN(impl->infeeds.module, TagInfeeds(module, options.infeed_handler != nullptr));
   impl->infeeds.handler = options.infeed_handler;
@@ -476,14 +531,6 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
                         CreateTargetMachine(target, options.compile.opt_level));
 
-  auto context = std::make_unique<llvm::LLVMContext>();
-  XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> llvm_module,
-                        LowerToLlvm(impl->prepared, target, *tm, *context, options.compile));
-  if (options.keep_llvm_ir) {
-    llvm::raw_string_ostream os(impl->llvm_ir);
-    llvm_module->print(os, nullptr);
-  }
-
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};
   jtmb.setCPU(target.cpu);
   llvm::SubtargetFeatures features(target.features);
@@ -491,6 +538,49 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Strict;
   jtmb.setCodeGenOptLevel(tm->getOptLevel());
+
+  // With a cache the module is compiled to an object file here, as the JIT's own compile layer would with the same
+  // target machine, so the object can be stored; a hit loads the stored object instead.
+  std::optional<CompilationCache> cache;
+  CacheKeyComponents key;
+  std::string check;
+  std::unique_ptr<llvm::MemoryBuffer> object;
+  if (!options.cache.dir.empty() && !options.keep_llvm_ir) {
+    cache.emplace(options.cache);
+    key = CacheKey(module, options, target, impl->replicas, impl->partitions);
+    check = PreparedCheck(impl->prepared);
+    std::optional<CacheEntry> entry = cache->Lookup(key, impl->cache_log);
+    if (entry.has_value() && entry->check == check) {
+      impl->cache_log += fmt::format("cache: hit {}\n", cache->EntryPath(key));
+      object = llvm::MemoryBuffer::getMemBufferCopy(entry->object, "xlac-cache-entry");
+      impl->cache_hit = true;
+    } else {
+      impl->cache_log += fmt::format("cache: miss {}\n", cache->EntryPath(key));
+      if (entry.has_value()) {
+        impl->cache_log += "cache: the entry was built from a different prepared module or buffer assignment\n";
+      } else {
+        impl->cache_log += cache->ExplainMiss(key);
+      }
+    }
+  }
+  auto context = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvm_module;
+  if (object == nullptr) {
+    XLAC_ASSIGN_OR_RETURN(llvm_module, LowerToLlvm(impl->prepared, target, *tm, *context, options.compile));
+    if (options.keep_llvm_ir) {
+      llvm::raw_string_ostream os(impl->llvm_ir);
+      llvm_module->print(os, nullptr);
+    }
+    if (cache.has_value()) {
+      llvm::Expected<std::unique_ptr<llvm::TargetMachine>> jit_tm = jtmb.createTargetMachine();
+      if (!jit_tm) return absl::InternalError("cannot create the target machine: " + ToString(jit_tm.takeError()));
+      llvm::orc::SimpleCompiler compiler(**jit_tm);
+      llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> compiled = compiler(*llvm_module);
+      if (!compiled) return absl::InternalError("code generation failed: " + ToString(compiled.takeError()));
+      object = std::move(*compiled);
+      cache->Store(key, CacheEntry{check, std::string(object->getBuffer())}, impl->cache_log);
+    }
+  }
   llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
       llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) return absl::InternalError("cannot create the JIT: " + ToString(jit.takeError()));
@@ -548,7 +638,12 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   if (llvm::Error e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime_symbols)))) {
     return absl::InternalError("cannot bind runtime symbols: " + ToString(std::move(e)));
   }
-  if (llvm::Error e = impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvm_module), std::move(context)))) {
+  if (object != nullptr) {
+    if (llvm::Error e = impl->jit->addObjectFile(std::move(object))) {
+      return absl::InternalError("cannot add the object file to the JIT: " + ToString(std::move(e)));
+    }
+  } else if (llvm::Error e =
+                 impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvm_module), std::move(context)))) {
     return absl::InternalError("cannot add the module to the JIT: " + ToString(std::move(e)));
   }
   llvm::Expected<llvm::orc::ExecutorAddr> address = impl->jit->lookup(options.compile.entry_name);
@@ -569,6 +664,11 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   if (impl->infeeds.module) {
     XLAC_RETURN_IF_ERROR(
         BindInfeedSites(*impl->jit, *impl->prepared.module, options.compile.entry_name, impl->infeeds));
+  }
+  if (cache.has_value()) {
+    impl->cache_log +=
+        fmt::format("cache: executable ready in {:.1f} ms\n",
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   return std::unique_ptr<JitExecutable>(new JitExecutable(std::move(impl)));
 }

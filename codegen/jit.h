@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/compilation_cache.h"
 #include "codegen/pipeline.h"
 #include "ir/literal.h"
 #include "ir/module.h"
@@ -56,6 +57,10 @@ struct JitOptions {
   // (xlac_rt_group_set_transport), so Run and RunPerDevice return zero-filled results for the other processes'
   // devices and RunBuffers returns this process's first device's. Not owned; must outlive the executable.
   const XlacRtTransport* transport = nullptr;
+  // The persistent compilation cache (docs/cache.md); an empty dir disables it. A hit still prepares the module (a
+  // millisecond: it rebuilds the buffer assignment and the handlers' instructions) but skips LLVM emission,
+  // optimization and code generation. keep_llvm_ir bypasses lookups (a hit has no IR).
+  CacheOptions cache;
 };
 
 // A compiled module. Reusable: its buffers are allocated on the first run and reused by every later one (results
@@ -72,6 +77,10 @@ class JitExecutable {
   int64_t num_devices() const;
   // The optimized LLVM IR (only with JitOptions::keep_llvm_ir).
   const std::string& llvm_ir() const;
+  // With JitOptions::cache: what the cache did ("cache: hit ...", "cache: miss ...", corrupt entries, stores,
+  // evictions), one line each, and whether the object code came from the cache.
+  const std::string& cache_log() const;
+  bool cache_hit() const;
 
   // Runs every device on the same `args` (logical row-major literals, as the interpreter takes them) and returns
   // one result per device.

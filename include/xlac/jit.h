@@ -96,6 +96,12 @@ struct CompileOptions {
   // buffers).
   std::string tpu;
   std::string tpu_topology;
+  // Persistent compilation cache (docs/cache.md): the object code of every compilation is kept in this directory,
+  // which many processes may share, and a later Compile of the same module with the same code-changing options on
+  // the same CPU and xlac build loads it instead of compiling. Empty: no cache.
+  std::string cache_dir;
+  bool cache_readonly = false;                 // look entries up, never write the directory
+  int64_t cache_max_bytes = int64_t{1} << 30;  // least recently used entries are evicted beyond this
 };
 
 class Executable {
@@ -118,6 +124,10 @@ class Executable {
   // the bytes each core sends, then warnings (replicated fallbacks). Empty when not partitioned.
   bool partitioned() const;
   std::string spmd_report() const;
+  // With CompileOptions::cache_dir: whether the code came from the cache, and why not (which key component differs
+  // from the nearest entry, corrupt entries), one "cache: ..." line each. Empty without a cache.
+  bool cache_hit() const;
+  std::string cache_report() const;
 
   // Runs the program. `parameters[i]` points to parameters()[i].byte_size() bytes; `results[j]` to
   // results()[j].byte_size() writable bytes. Unpartitioned with several devices, every device gets the same

@@ -76,6 +76,20 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "mpi-report") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.mpi_report = true;
+    } else if (name == "cache-readonly" || name == "explain-cache") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      (name == "cache-readonly" ? options.cache_readonly : options.explain_cache) = true;
+    } else if (name == "cache-dir") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      if (v->empty()) return Invalid("--cache-dir needs a directory name");
+      options.cache_dir = std::string(*v);
+    } else if (name == "cache-max-bytes") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<int64_t> n = ParseNumber<int64_t>(name, *v, 1);
+      if (!n.ok()) return n.status();
+      options.cache_max_bytes = *n;
     } else if (name == "exact") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.exact = true;
@@ -254,6 +268,15 @@ inputs; process 0 prints / writes the global outputs and runs --check-against, t
   --mpi-report            Process 0 prints how long each process's run took (compilation excluded) and the bytes
                           it sent to other processes (also without MPI: one process, 0 bytes)
   --help                  Print this help and exit
+
+Compilation cache (docs/cache.md): the JIT keeps the object code of every compilation in a directory, keyed by the
+canonical module text, the options that change code, the CPU and the xlac build; the next run of the same module
+loads it instead of compiling. Processes may share the directory. XLAC_CACHE_DIR sets it when --cache-dir is absent.
+  --cache-dir=<dir>       Use (and create) this cache directory
+  --cache-readonly        Look entries up but never write the directory (shared, prebuilt caches)
+  --cache-max-bytes=<N>   Evict the least recently used entries beyond N bytes (default 1073741824)
+  --explain-cache         Print to stderr whether the compile hit the cache and, on a miss, which key component
+                          differs from the nearest entry (and corrupt entries found)
 
 Exit status: 0 when the run succeeded, every check passed and (with --check-against) every output matched; 1 on
 any error (including a module the JIT cannot compile), failed check or mismatch.

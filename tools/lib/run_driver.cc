@@ -283,6 +283,9 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   jit_options.threads = options.threads;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
+  jit_options.cache.dir = options.cache_dir;
+  jit_options.cache.readonly = options.cache_readonly;
+  jit_options.cache.max_bytes = options.cache_max_bytes;
   // Only modules whose custom-calls are all checks get a handler: any other target (interpreter.run_parallel, ...)
   // then stays a compile-time "not supported" that points at the interpreter instead of failing at run time.
   if (HasChecks(module) && OnlyCheckCustomCalls(module)) {
@@ -308,6 +311,7 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
     }
     return absl::UnknownError("");
   }
+  if (options.explain_cache) err << (*executable)->cache_log();
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<Literal>> results = (*executable)->RunPerDevice(args);
   run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -665,6 +669,13 @@ int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostr
   if (options->help) {
     out << RunHelpText();
     return 0;
+  }
+  if (const char* dir = std::getenv("XLAC_CACHE_DIR"); options->cache_dir.empty() && dir != nullptr) {
+    options->cache_dir = dir;
+  }
+  if (options->explain_cache && options->cache_dir.empty()) {
+    err << "xla-run: error: --explain-cache needs --cache-dir (or XLAC_CACHE_DIR)\n";
+    return 1;
   }
   std::optional<MpiProcesses> mpi;
   if (options->mpi.value_or(LaunchedByMpirun())) {

@@ -52,6 +52,11 @@ struct RunOptions {
   // environment shows an mpirun launch (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK).
   std::optional<bool> mpi;
   bool mpi_report = false;  // --mpi-report: process 0 prints each process's run time and bytes sent
+  // --cache-dir (or XLAC_CACHE_DIR, read by RunMain): the JIT's persistent compilation cache (docs/cache.md).
+  std::string cache_dir;
+  bool cache_readonly = false;                 // --cache-readonly: look up, never write
+  int64_t cache_max_bytes = int64_t{1} << 30;  // --cache-max-bytes: LRU eviction beyond this
+  bool explain_cache = false;                  // --explain-cache: say hit/miss (and why) on stderr
 
   bool ShouldPrint() const { return print.value_or(output_dir.empty()); }
 };
