@@ -53,6 +53,10 @@ struct CodegenOptions {
   // bf16 and accumulate in f32, bit for bit the interpreter with InterpreterOptions::tpu_numerics (HIGH arrives
   // already split into DEFAULT dots by the tpu-dot-precision pass).
   bool tpu_numerics = false;
+  // Calls xlac_rt_trace_begin/end(dev, instruction unique_id) around every kernel of the entry computation and of
+  // the control flow it runs (runtime/cpu/xlac_runtime_trace.h), for --trace and per-core kernel time. Off: no
+  // call is emitted, so untraced code pays nothing.
+  bool trace_kernels = false;
 };
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,

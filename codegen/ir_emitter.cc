@@ -339,12 +339,42 @@ absl::Status IrEmitter::EmitSequential(const Computation& comp) {
   for (const Instruction* inst : order) {
     auto found = group_of.find(inst);
     if (found == group_of.end()) {
+      const bool traced = TracesKernel(*inst);
+      if (traced) EmitTraceHook("xlac_rt_trace_begin", inst->unique_id());
       XLAC_RETURN_IF_ERROR(EmitInstruction(*inst));
+      if (traced) EmitTraceHook("xlac_rt_trace_end", inst->unique_id());
     } else if (found->second->members.front() == inst) {
+      const bool traced = options_.trace_kernels && function_ == entry_function_;
+      if (traced) EmitTraceHook("xlac_rt_trace_begin", inst->unique_id());
       XLAC_RETURN_IF_ERROR(EmitRowGroup(*found->second));
+      if (traced) EmitTraceHook("xlac_rt_trace_end", inst->unique_id());
     }
   }
   return absl::OkStatus();
+}
+
+// Kernels are what does work at run time; parameters, constants and tuple plumbing emit no code worth a slice.
+// Only in the entry function, where the device context is its second argument.
+bool IrEmitter::TracesKernel(const Instruction& inst) const {
+  if (!options_.trace_kernels || function_ != entry_function_) return false;
+  switch (inst.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kBitcast:
+      return false;
+    default:
+      return true;
+  }
+}
+
+void IrEmitter::EmitTraceHook(const char* hook, int64_t kernel_id) {
+  llvm::FunctionCallee fn = llvm_module_.getOrInsertFunction(
+      hook, llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getInt64Ty()}, false));
+  b_.CreateCall(fn, {function_->getArg(1), b_.getInt64(static_cast<uint64_t>(kernel_id))});
 }
 
 void IrEmitter::CopyLeaves(const Instruction* src, const Instruction* dst, const Shape& shape,

@@ -255,6 +255,9 @@ class IrEmitter {
   llvm::IRBuilder<> b_;
   llvm::Function* function_ = nullptr;  // the function being emitted into
   llvm::Function* entry_function_ = nullptr;
+  // Trace hooks (CodegenOptions::trace_kernels).
+  bool TracesKernel(const Instruction& inst) const;
+  void EmitTraceHook(const char* hook, int64_t kernel_id);
   // Inside EmitRowGroup: the row being emitted. Loop nests then bind their leading (row) dimensions to it instead of
   // looping over them.
   struct RowContext {

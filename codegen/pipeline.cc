@@ -6,18 +6,32 @@
 #include "ir/status_macros.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "passes/codegen_prepare.h"
 #include "passes/optimization_pipeline.h"
 
 namespace xlac::codegen {
+namespace {
+
+std::string PrintLlvm(const llvm::Module& module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, nullptr);
+  return text;
+}
+
+}  // namespace
 
 absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const CompileOptions& options) {
   PreparedModule prepared;
+  CompileObserver* observer = options.observer;
   prepared.module = module.Clone();
+  if (observer != nullptr) observer->DumpModule(*prepared.module, "before_optimizations.txt");
   OptimizationOptions optimization;
   optimization.opt_level = options.opt_level;
   optimization.tpu_numerics = options.tpu_numerics;
+  optimization.observer = observer;
   DiagnosticEngine diags;
   absl::StatusOr<bool> optimized = RunOptimizationPipeline(*prepared.module, optimization, diags);
   if (!optimized.ok()) {
@@ -25,8 +39,15 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
     return absl::Status(optimized.status().code(),
                         absl::StrCat(optimized.status().message(), ": ", diags.diagnostics().front().message));
   }
-  XLAC_RETURN_IF_ERROR(PrepareForCodegen(*prepared.module));
-  XLAC_ASSIGN_OR_RETURN(prepared.assignment, AssignBuffers(*prepared.module, options.buffers));
+  XLAC_RETURN_IF_ERROR(PrepareForCodegen(*prepared.module, observer));
+  if (observer != nullptr) observer->DumpModule(*prepared.module, "after_optimizations.txt");
+  {
+    ScopedPhase phase(observer, "buffer assignment", "codegen");
+    XLAC_ASSIGN_OR_RETURN(prepared.assignment, AssignBuffers(*prepared.module, options.buffers));
+  }
+  if (observer != nullptr && observer->dumping()) {
+    observer->DumpText("buffer-assignment.txt", prepared.assignment.ToString());
+  }
   return prepared;
 }
 
@@ -42,10 +63,20 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& 
   codegen.parallel = options.parallel;
   codegen.row_groups = options.row_groups;
   codegen.tpu_numerics = options.tpu_numerics;
-  XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> llvm_module,
-                        EmitModule(*prepared.module, prepared.assignment, context, codegen));
-  llvm_module->setDataLayout(target_machine.createDataLayout());
-  OptimizeModule(*llvm_module, target_machine, options.opt_level);
+  codegen.trace_kernels = options.trace_kernels;
+  CompileObserver* observer = options.observer;
+  std::unique_ptr<llvm::Module> llvm_module;
+  {
+    ScopedPhase phase(observer, "llvm emit", "codegen");
+    XLAC_ASSIGN_OR_RETURN(llvm_module, EmitModule(*prepared.module, prepared.assignment, context, codegen));
+    llvm_module->setDataLayout(target_machine.createDataLayout());
+  }
+  if (observer != nullptr && observer->dumping()) observer->DumpText("ir-no-opt.ll", PrintLlvm(*llvm_module));
+  {
+    ScopedPhase phase(observer, "llvm optimize", "llvm");
+    OptimizeModule(*llvm_module, target_machine, options.opt_level);
+  }
+  if (observer != nullptr && observer->dumping()) observer->DumpText("ir-with-opt.ll", PrintLlvm(*llvm_module));
   return llvm_module;
 }
 

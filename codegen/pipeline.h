@@ -11,6 +11,7 @@
 #include "codegen/target.h"
 #include "ir/module.h"
 #include "passes/buffer_assignment.h"
+#include "passes/compile_observer.h"
 
 namespace llvm {
 class LLVMContext;
@@ -31,6 +32,9 @@ struct CompileOptions {
   bool parallel = true;           // CodegenOptions::parallel
   bool row_groups = true;         // CodegenOptions::row_groups
   bool tpu_numerics = false;      // CodegenOptions::tpu_numerics
+  bool trace_kernels = false;     // CodegenOptions::trace_kernels (changes the code: part of any cache key)
+  // Times the phases and writes the dumps (passes/compile_observer.h); not owned, may be null. Never changes code.
+  CompileObserver* observer = nullptr;
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.

@@ -28,8 +28,11 @@ void GiveOutputFusionsTheirOwnComputation(Module& module) {
 
 }  // namespace
 
-absl::Status PrepareForCodegen(Module& module) {
-  PassManager manager;
+absl::Status PrepareForCodegen(Module& module, CompileObserver* observer) {
+  PassManagerOptions manager_options;
+  manager_options.observer = observer;
+  manager_options.pipeline_name = "codegen-prepare";
+  PassManager manager(std::move(manager_options));
   absl::Status added = manager.AddPasses({"async-to-sync", "fusion-inliner", "scan-expander", "call-inliner",
                                           "flatten-call-graph", "layout-copies", "dce", "copy-insertion"});
   if (!added.ok()) return added;

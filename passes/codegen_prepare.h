@@ -11,9 +11,11 @@
 
 #include "absl/status/status.h"
 #include "ir/module.h"
+#include "passes/compile_observer.h"
 
 namespace xlac {
 
-absl::Status PrepareForCodegen(Module& module);
+// `observer` (may be null) times and dumps each step.
+absl::Status PrepareForCodegen(Module& module, CompileObserver* observer = nullptr);
 
 }  // namespace xlac

@@ -20,7 +20,10 @@ absl::StatusOr<bool> RunOptimizationPipeline(Module& module, const OptimizationO
                                              DiagnosticEngine& diags) {
   std::vector<std::string> steps = OptimizationPipeline(options);
   if (steps.empty()) return false;
-  PassManager manager;
+  PassManagerOptions manager_options;
+  manager_options.observer = options.observer;
+  manager_options.pipeline_name = "optimization";
+  PassManager manager(std::move(manager_options));
   if (absl::Status added = manager.AddPasses(steps); !added.ok()) return added;
   return manager.Run(module, diags);
 }

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
+#include "passes/compile_observer.h"
 
 namespace xlac {
 
@@ -22,6 +23,8 @@ struct OptimizationOptions {
   // TPU dot numerics (ir/tpu_numerics.h): tpu-dot-precision first, at every level, so that HIGH precision dots are
   // the 3-pass split before anything else looks at them.
   bool tpu_numerics = false;
+  // Times and dumps each step (passes/compile_observer.h); not owned, may be null.
+  CompileObserver* observer = nullptr;
 };
 
 // The pass names, in order, for `options`.

@@ -30,6 +30,13 @@ absl::StatusOr<bool> PassManager::Run(Module& module, DiagnosticEngine& diags) {
                           absl::StrCat("pass '", pass.name, "' failed: ", changed.status().message()));
     }
     any_changed |= *changed;
+    if (options_.observer != nullptr) {
+      CompileObserver& observer = *options_.observer;
+      int64_t end_ns = CompileObserver::NowNs();
+      observer.RecordPhase(absl::StrCat("pass ", pass.name), "pass",
+                           end_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count(), end_ns);
+      observer.DumpAfterPass(module, options_.pipeline_name, pass.name);
+    }
     if (options_.time_passes) {
       timings_.push_back({pass.name, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed), *changed});
     }

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
+#include "passes/compile_observer.h"
 #include "passes/pass.h"
 #include "passes/verifier.h"
 
@@ -29,6 +30,10 @@ struct PassManagerOptions {
   std::function<std::string(const Module&)> printer;
   // Record the wall time of each pass (see PassManager::timings and PrintTimingReport).
   bool time_passes = false;
+  // When set (not owned): each pass is recorded as a phase "pass NAME" and, when it dumps, the module is dumped
+  // after each pass as a step of pipeline `pipeline_name` (passes/compile_observer.h).
+  CompileObserver* observer = nullptr;
+  std::string pipeline_name = "passes";
 };
 
 struct PassTiming {

@@ -130,6 +130,7 @@ int xlac_rt_all_reduce(XlacRtDevice* dev, int64_t op_id, const char* name, const
     Copy(dst, src, bytes);
     return XLAC_RT_OK;
   }
+  CollectiveScope scope(dev, CollectiveKind::kAllReduce, name, bytes, bytes);
   if (SpansProcesses(dev->group, devices)) {
     CrossCollective c{CollectiveKind::kAllReduce, op_id, name, &devices, src, dst};
     c.count = count;
@@ -167,6 +168,8 @@ int xlac_rt_reduce_scatter(XlacRtDevice* dev, int64_t op_id, const char* name, c
     Copy(dst, src, chunk);
     return XLAC_RT_OK;
   }
+  CollectiveScope scope(dev, CollectiveKind::kReduceScatter, name, chunk * static_cast<int64_t>(devices.size()),
+                        chunk);
   if (SpansProcesses(dev->group, devices)) {
     CrossCollective c{CollectiveKind::kReduceScatter, op_id, name, &devices, src, dst};
     c.count = count;
@@ -198,6 +201,7 @@ int xlac_rt_all_gather(XlacRtDevice* dev, int64_t op_id, const char* name, const
     Copy(dst, src, bytes);
     return XLAC_RT_OK;
   }
+  CollectiveScope scope(dev, CollectiveKind::kAllGather, name, bytes, bytes * static_cast<int64_t>(devices.size()));
   if (SpansProcesses(dev->group, devices)) {
     CrossCollective c{CollectiveKind::kAllGather, op_id, name, &devices, src, dst};
     c.bytes = c.match_size = bytes;
@@ -235,6 +239,8 @@ int xlac_rt_all_to_all(XlacRtDevice* dev, int64_t op_id, const char* name, const
     Copy(dst, src, chunk_bytes);
     return XLAC_RT_OK;
   }
+  const int64_t all_chunks = chunk_bytes * static_cast<int64_t>(devices.size());
+  CollectiveScope scope(dev, CollectiveKind::kAllToAll, name, all_chunks, all_chunks);
   if (SpansProcesses(dev->group, devices)) {
     CrossCollective c{CollectiveKind::kAllToAll, op_id, name, &devices, src, dst};
     c.bytes = c.match_size = chunk_bytes;
@@ -287,6 +293,9 @@ int xlac_rt_collective_permute(XlacRtDevice* dev, int64_t op_id, const char* nam
     return XLAC_RT_OK;
   }
   int64_t rank = me - devices.begin();
+  bool sends = false;
+  for (int64_t p = 0; p < num_pairs; ++p) sends |= pairs[2 * p] == dev->id;
+  CollectiveScope scope(dev, CollectiveKind::kPermute, name, sends ? bytes : 0, source >= 0 ? bytes : 0);
   if (SpansProcesses(dev->group, devices)) {
     CrossCollective c{CollectiveKind::kPermute, op_id, name, &devices, src, dst};
     c.bytes = c.match_size = bytes;
@@ -323,6 +332,7 @@ int xlac_rt_collective_broadcast(XlacRtDevice* dev, int64_t op_id, const char* n
     Copy(dst, src, bytes);
     return XLAC_RT_OK;
   }
+  CollectiveScope scope(dev, CollectiveKind::kBroadcast, name, rank == 0 ? bytes : 0, bytes);
   if (SpansProcesses(dev->group, devices)) {
     CrossCollective c{CollectiveKind::kBroadcast, op_id, name, &devices, src, dst};
     c.bytes = c.match_size = bytes;
@@ -344,6 +354,7 @@ int xlac_rt_barrier(XlacRtDevice* dev, int64_t op_id, const char* name, const in
   if (!FindGroup(dev, op_id, name, groups, num_groups, group_size, devices, rank)) return Status(dev);
   if (devices.empty()) return NotInAnyGroup(dev, op_id, name);
   if (devices.size() == 1) return XLAC_RT_OK;
+  CollectiveScope scope(dev, CollectiveKind::kBarrier, name, 0, 0);
   if (SpansProcesses(dev->group, devices)) {
     CrossCollective c{CollectiveKind::kBarrier, op_id, name, &devices, nullptr, nullptr};
     return RunAcrossProcesses(dev, c);

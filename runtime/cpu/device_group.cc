@@ -22,6 +22,7 @@ void Reset(XlacRtGroup* group) {
     dev->generation.clear();
     dev->state = DeviceState::kRunning;
     dev->waiting_at.clear();
+    ResetObservability(dev.get());
   }
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/cpu/xlac_runtime.h"
+#include "runtime/cpu/xlac_runtime_trace.h"
 
 namespace xlac::rt {
 
@@ -64,6 +65,11 @@ struct XlacRtDevice {
   // Guarded by the group mutex.
   xlac::rt::DeviceState state = xlac::rt::DeviceState::kRunning;
   std::string waiting_at;
+  // Observability (trace.cc), touched only by the device's own thread during a run.
+  XlacRtDeviceStats stats{};
+  int64_t blocked_ns = 0;                 // time blocked in Arrive/Sync so far in this run
+  std::vector<int64_t> trace_stack;       // begin times of the open kernel slices
+  std::vector<XlacRtTraceEvent> events;   // only while the group traces
 };
 
 struct XlacRtGroup {
@@ -79,6 +85,7 @@ struct XlacRtGroup {
   void* infeed_user = nullptr;
   // Set only when the devices span several processes; then this process runs [local_begin, local_end).
   const XlacRtTransport* transport = nullptr;
+  bool tracing = false;  // xlac_rt_group_set_tracing
   int64_t local_begin = 0;
   int64_t local_end = 0;
 
@@ -129,6 +136,25 @@ struct CrossCollective {
 bool SpansProcesses(const XlacRtGroup* group, const std::vector<int64_t>& devices);
 // Computes dst exactly as the in-process collective would. XLAC_RT_OK, or the device's error code.
 int RunAcrossProcesses(XlacRtDevice* dev, const CrossCollective& c);
+// Counts one collective call on `dev` (and records its trace event when the group traces): construct it once the
+// call is known to exchange data between several devices; the destructor accounts for the time until return.
+class CollectiveScope {
+ public:
+  CollectiveScope(XlacRtDevice* dev, CollectiveKind kind, const char* name, int64_t sent, int64_t received);
+  ~CollectiveScope();
+  CollectiveScope(const CollectiveScope&) = delete;
+  CollectiveScope& operator=(const CollectiveScope&) = delete;
+
+ private:
+  XlacRtDevice* dev_;
+  CollectiveKind kind_;
+  const char* name_;
+  int64_t sent_, received_, begin_ns_, blocked_at_begin_;
+};
+int64_t NowNs();
+// Clears a device's counters and events for a new run.
+void ResetObservability(XlacRtDevice* dev);
+
 // Permute: the source rank of every rank (-1: none; the last pair naming a target wins).
 std::vector<int64_t> PermuteSources(const CrossCollective& c);
 

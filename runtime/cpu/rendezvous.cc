@@ -78,6 +78,12 @@ Instance* Arrive(XlacRtDevice* dev, int64_t op_id, const char* name, CollectiveK
                  const std::vector<int64_t>& devices, int64_t rank, const void* src, void* dst, int64_t size,
                  int64_t element_bytes, int64_t scratch_bytes) {
   XlacRtGroup* group = dev->group;
+  // Time blocked here is the collective's wait time (xlac_rt_group_device_stats).
+  struct Blocked {
+    XlacRtDevice* dev;
+    int64_t begin = NowNs();
+    ~Blocked() { dev->blocked_ns += NowNs() - begin; }
+  } blocked{dev};
   std::string what = std::string(name != nullptr ? name : KindName(kind)) + " (op " + std::to_string(op_id) + ")";
   int64_t generation = dev->generation[op_id]++;
   std::unique_lock<std::mutex> lock(group->mu);
@@ -158,6 +164,12 @@ Instance* Arrive(XlacRtDevice* dev, int64_t op_id, const char* name, CollectiveK
 
 void Sync(XlacRtDevice* dev, Instance* inst) {
   XlacRtGroup* group = dev->group;
+  const int64_t begin = NowNs();
+  struct Blocked {
+    XlacRtDevice* dev;
+    int64_t begin;
+    ~Blocked() { dev->blocked_ns += NowNs() - begin; }
+  } blocked{dev, begin};
   std::unique_lock<std::mutex> lock(group->mu);
   int64_t n = static_cast<int64_t>(inst->devices.size());
   if (++inst->synced == n) {
