@@ -447,6 +447,10 @@ bool Parser::ParseOneInstructionAttribute(PendingInstruction* inst, absl::flat_h
     attr_kind = AttrKind::kIntListList;  // one list per in-place update operand
   }
   AttrValue value;
+  if (name == "api_version" && kind() == TokKind::kIdent && tok().str == "API_VERSION_UNSPECIFIED") {
+    // A valid protobuf enum name that XLA's parser refuses; older printers wrote it for the original API.
+    return TokenError("invalid API version API_VERSION_UNSPECIFIED (XLA rejects it; write API_VERSION_ORIGINAL)");
+  }
   if (!ParseAttrValue(name, *attr_kind, spec->enum_values, spec->enum_case_insensitive, &value)) return false;
   inst->attrs.Set(name, std::move(value));
   return true;

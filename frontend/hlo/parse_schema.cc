@@ -158,8 +158,8 @@ std::array<OpSchema, kNumOpcodes> BuildSchemas() {
       Opt("literal"),
       Precision(),
       OptEnum("schedule", {"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"}),
-      // API_VERSION_UNSPECIFIED is rejected by recent XLA but printed by older versions (and in real dumps).
-      OptEnum("api_version", {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+      // XLA's parser rejects API_VERSION_UNSPECIFIED ("Invalid API version"; parse_instruction.cc says so).
+      OptEnum("api_version", {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
                               "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}),
   };
   at(Opcode::kCustomCall).computations = {OptComp("to_apply"), OptCompList("called_computations")};

@@ -2,6 +2,7 @@
 // default-omission rules of XLA's PrintExtraAttributesImpl overrides (xla/hlo/ir/hlo_instructions.cc), then the
 // called computations, sharding, frontend attributes, control predecessors, statistics and result accuracy that
 // HloInstruction::PrintExtraAttributes (xla/hlo/ir/hlo_instruction.cc) appends.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -525,17 +526,26 @@ void AppendOpcodeAttributes(const Instruction& inst, const HloPrintOptions& opti
       if (thread != nullptr && ValueText(*thread) != "\"main\"") {
         out.push_back("async_execution_thread=" + ValueText(*thread));
       }
+      const Computation* wrapped = AsyncWrappedComputation(inst);
+      auto wrapped_rules = RulesFor(*AsyncWrappedOpcode(inst));
+      // Without a wrapped computation the parser keeps one attribute list, and an aliasing the wrapped opcode
+      // takes too (custom-call, fusion, call) was parsed as the wrapped op's: it prints where that op prints it,
+      // so that the text does not depend on where the input wrote it (nor on whether it came from a computation).
+      const bool aliasing_is_wrapped =
+          wrapped == nullptr && OpcodePrintsAttribute(*AsyncWrappedOpcode(inst), "output_to_operand_aliasing");
       const AttrValue* aliasing = inst.FindAttr("output_to_operand_aliasing");
-      if (aliasing != nullptr && !IsEmptyValue(*aliasing)) {
+      if (aliasing != nullptr && !IsEmptyValue(*aliasing) && !aliasing_is_wrapped) {
         out.push_back("output_to_operand_aliasing=" + ValueText(*aliasing));
       }
-      if (const Computation* wrapped = AsyncWrappedComputation(inst)) {
+      if (wrapped != nullptr) {
         AppendExtraAttributes(*wrapped->root(), options, out);
         return;
       }
       // No wrapped computation: the wrapped instruction's attributes live on the async-start itself.
-      std::vector<AttrRule> rules(std::begin(kAsyncStart), std::end(kAsyncStart));
-      auto wrapped_rules = RulesFor(*AsyncWrappedOpcode(inst));
+      std::vector<AttrRule> rules;
+      for (const AttrRule& r : kAsyncStart) {
+        if (!(aliasing_is_wrapped && r.name == "output_to_operand_aliasing")) rules.push_back(r);
+      }
       rules.insert(rules.end(), wrapped_rules.begin(), wrapped_rules.end());
       std::vector<std::string> own;
       AppendRuleAttrs(inst, rules, options, own);
@@ -552,6 +562,11 @@ void AppendOpcodeAttributes(const Instruction& inst, const HloPrintOptions& opti
       AppendRuleAttrs(inst, RulesFor(inst.opcode()), options, out);
       return;
   }
+}
+
+bool OpcodePrintsAttribute(Opcode op, std::string_view name) {
+  auto rules = RulesFor(op);
+  return std::any_of(rules.begin(), rules.end(), [&](const AttrRule& r) { return r.name == name; });
 }
 
 bool IsPrintedWithExtraAttributes(std::string_view name) {

@@ -49,6 +49,9 @@ void AppendExtraAttributes(const Instruction& inst, const HloPrintOptions& optio
 // (statistics, result_accuracy, parameter_replication); the instruction printer skips them.
 bool IsPrintedWithExtraAttributes(std::string_view name);
 
+// True if `op` prints attribute `name` among its own attributes (AppendOpcodeAttributes).
+bool OpcodePrintsAttribute(Opcode op, std::string_view name);
+
 // Async ops (print_async.cc).
 // The async-start of an async chain (the instruction itself for an async-start).
 const Instruction* AsyncChainStart(const Instruction& inst);
