@@ -159,6 +159,8 @@ class PyExecutable {
   int64_t num_devices() const { return exe_->num_devices(); }
   bool partitioned() const { return exe_->partitioned(); }
   std::string spmd_report() const { return exe_->spmd_report(); }
+  bool cache_hit() const { return exe_->cache_hit(); }
+  std::string cache_report() const { return exe_->cache_report(); }
 
   void Run(const std::vector<py::array>& inputs, std::vector<py::array> outputs) {
     Buffers b = CheckedBuffers(exe_->parameters(), exe_->results(), inputs, outputs);
@@ -181,7 +183,8 @@ class PyExecutable {
 
 std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, const std::string& target_cpu,
                                       int64_t num_replicas, int64_t num_partitions, bool partition, bool exact,
-                                      int threads, bool tpu_numerics, const std::string& source_name) {
+                                      int threads, bool tpu_numerics, const std::string& source_name,
+                                      const std::string& cache_dir, bool cache_readonly, int64_t cache_max_bytes) {
   CompileOptions options;
   options.opt_level = opt_level;
   options.target_cpu = target_cpu;
@@ -192,6 +195,9 @@ std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, co
   options.threads = threads;
   options.tpu_numerics = tpu_numerics;
   options.source_name = source_name;
+  options.cache_dir = cache_dir;
+  options.cache_readonly = cache_readonly;
+  options.cache_max_bytes = cache_max_bytes;
   absl::StatusOr<std::unique_ptr<Executable>> exe;
   bool root_is_tuple = false;
   {
@@ -373,11 +379,13 @@ PYBIND11_MODULE(_xlac, m) {
       .def_property_readonly("num_devices", &PyExecutable::num_devices)
       .def_property_readonly("partitioned", &PyExecutable::partitioned)
       .def_property_readonly("spmd_report", &PyExecutable::spmd_report)
+      .def_property_readonly("cache_hit", &PyExecutable::cache_hit)
+      .def_property_readonly("cache_report", &PyExecutable::cache_report)
       .def("run", &PyExecutable::Run, py::arg("inputs"), py::arg("outputs"));
 
   m.def("compile", &Compile, py::arg("text"), py::arg("opt_level"), py::arg("target_cpu"), py::arg("num_replicas"),
         py::arg("num_partitions"), py::arg("partition"), py::arg("exact"), py::arg("threads"), py::arg("tpu_numerics"),
-        py::arg("source_name"));
+        py::arg("source_name"), py::arg("cache_dir"), py::arg("cache_readonly"), py::arg("cache_max_bytes"));
 
   py::class_<InterpreterProgram>(m, "_InterpreterProgram")
       .def(py::init([](std::string text, const std::string& source_name, int64_t num_replicas, int64_t num_partitions,

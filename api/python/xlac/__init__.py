@@ -13,6 +13,7 @@ is importable, and raw bit patterns otherwise (uint16 for bf16, uint8 for the 8-
 
 import collections
 import operator
+import os
 
 import numpy as np
 
@@ -154,6 +155,13 @@ def _nonnegative(name, value):
     return value
 
 
+def _positive(name, value):
+    value = operator.index(value)
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return value
+
+
 def _text(text):
     if isinstance(text, (bytes, bytearray)):
         return bytes(text).decode("utf-8")
@@ -200,6 +208,17 @@ class Executable:
         """The partitioner's report: one line per inserted collective with the bytes each core sends, then warnings."""
         return self._impl.spmd_report
 
+    @property
+    def cache_hit(self):
+        """Whether the compiled code came from the persistent compilation cache (compile(cache_dir=...))."""
+        return self._impl.cache_hit
+
+    @property
+    def cache_report(self):
+        """What the cache did: "cache: hit/miss ..." lines, on a miss which key component differs from the nearest
+        entry, corrupt entries found, stores and evictions. Empty without a cache."""
+        return self._impl.cache_report
+
     def __call__(self, *args):
         return _run(self._impl, self._parameters, self._results, self._impl.root_is_tuple, args)
 
@@ -226,6 +245,9 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     threads=0,
     tpu_numerics=False,
     source_name="<text>",
+    cache_dir=None,
+    cache_readonly=False,
+    cache_max_bytes=1 << 30,
 ):
     """Compiles HLO or StableHLO text into an Executable (xlac::Executable::Compile; options as in include/xlac/jit.h).
 
@@ -234,6 +256,11 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     global arrays); False runs the unpartitioned program on every device. exact: results bit-identical to the
     interpreter. threads: 0 uses the process's CPUs. tpu_numerics: TPU dot/convolution precision. source_name: the
     file name diagnostics show.
+
+    cache_dir: the persistent compilation cache (docs/cache.md), a directory many processes may share; a module
+    compiled before with the same options on the same CPU and xlac build is loaded instead of compiled. None takes
+    the XLAC_CACHE_DIR environment variable (no cache when unset or empty). cache_readonly: look entries up, never
+    write. cache_max_bytes: least recently used entries are evicted beyond it.
 
     Raises CompileError (a ValueError) with file:line:col diagnostics for modules that do not parse, verify or
     partition, and UnimplementedError (a NotImplementedError) for what xlac does not support yet.
@@ -252,6 +279,9 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
         threads=_nonnegative("threads", threads),
         tpu_numerics=bool(tpu_numerics),
         source_name=str(source_name),
+        cache_dir=os.fspath(cache_dir) if cache_dir is not None else os.environ.get("XLAC_CACHE_DIR", ""),
+        cache_readonly=bool(cache_readonly),
+        cache_max_bytes=_positive("cache_max_bytes", cache_max_bytes),
     )
     return Executable(impl)
 
