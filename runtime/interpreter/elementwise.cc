@@ -1,7 +1,9 @@
 // Array-level elementwise ops: unary and binary arithmetic, compare, select, clamp, complex/real/imag, is-finite.
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/cpu/xlac_runtime_complex.h"
+#include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/kernels.h"
 
 namespace xlac::interp {
@@ -10,7 +12,27 @@ namespace {
 // Index of operand element for result element i: scalars broadcast.
 inline int64_t At(const Literal& lit, int64_t i) { return lit.element_count() == 1 ? 0 : i; }
 
-absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x) {
+// Element-parallel loops over big arrays: independent elements, so the split never changes a result.
+constexpr int64_t kChunk = int64_t{1} << 16;
+template <typename F>
+void ForChunks(int64_t n, int64_t threads, const F& body) {
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+  ParallelBlocks(chunks, threads, [&](int64_t c) { body(c * kChunk, std::min(n, (c + 1) * kChunk)); });
+}
+
+// The compute type of f32 and f64 is their storage type: kernels read and write literal storage directly.
+template <typename C>
+bool StoredAsCompute(PrimitiveType t) {
+  if constexpr (std::is_same_v<C, float>) return t == PrimitiveType::kF32;
+  if constexpr (std::is_same_v<C, double>) return t == PrimitiveType::kF64;
+  return false;
+}
+template <typename C>
+const C* Typed(const Literal& lit) {
+  return reinterpret_cast<const C*>(lit.raw_data());
+}
+
+absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x, int64_t threads) {
   PrimitiveType type = x.shape().element_type;
   Opcode op = inst.opcode();
   Literal result(inst.shape());
@@ -61,6 +83,14 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x) {
     using C = decltype(tag);
     UnaryFn<C> fn = GetUnaryFn<C>(op);
     if (fn == nullptr) return Unsupported(inst, "not defined for element type {}", PrimitiveTypeName(type));
+    if (StoredAsCompute<C>(type)) {
+      const C* px = Typed<C>(x);
+      C* out = reinterpret_cast<C*>(result.mutable_raw_data());
+      ForChunks(n, threads, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) out[i] = fn(px[i], type);
+      });
+      return std::move(result);
+    }
     std::vector<C> v = LoadAll<C>(x);
     for (size_t i = 0; i < v.size(); ++i) v[i] = fn(v[i], type);
     StoreAll<C>(result, v);
@@ -68,7 +98,7 @@ absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x) {
   });
 }
 
-absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, const Literal& b) {
+absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, const Literal& b, int64_t threads) {
   PrimitiveType type = a.shape().element_type;
   Opcode op = inst.opcode();
   if (b.shape().element_type != type) {
@@ -100,6 +130,16 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, co
     using C = decltype(tag);
     BinaryFn<C> fn = GetBinaryFn<C>(op);
     if (fn == nullptr) return Unsupported(inst, "not defined for element type {}", PrimitiveTypeName(type));
+    if (StoredAsCompute<C>(type)) {
+      const C* pa = Typed<C>(a);
+      const C* pb = Typed<C>(b);
+      int64_t ia = a.element_count() == 1 ? 0 : 1, ib = b.element_count() == 1 ? 0 : 1;
+      C* out = reinterpret_cast<C*>(result.mutable_raw_data());
+      ForChunks(n, threads, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i) out[i] = fn(pa[i * ia], pb[i * ib], type);
+      });
+      return std::move(result);
+    }
     std::vector<C> va = LoadAll<C>(a);
     std::vector<C> vb = LoadAll<C>(b);
     std::vector<C> out(static_cast<size_t>(n));
@@ -110,7 +150,7 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, co
   });
 }
 
-absl::StatusOr<Literal> EvalCompare(const Instruction& inst, const Literal& a, const Literal& b) {
+absl::StatusOr<Literal> EvalCompare(const Instruction& inst, const Literal& a, const Literal& b, int64_t threads) {
   PrimitiveType type = a.shape().element_type;
   std::optional<CompareDirection> dir = ParseDirection(TextAttr(inst, "direction"));
   if (!dir) return Error(inst, "bad comparison direction '{}'", std::string(TextAttr(inst, "direction")));
@@ -121,6 +161,16 @@ absl::StatusOr<Literal> EvalCompare(const Instruction& inst, const Literal& a, c
     using C = decltype(tag);
     CompareFn<C> fn = GetCompareFn<C>(*dir, total);
     if (fn == nullptr) return Unsupported(inst, "direction not defined for {}", PrimitiveTypeName(type));
+    if (StoredAsCompute<C>(type)) {
+      const C* pa = Typed<C>(a);
+      const C* pb = Typed<C>(b);
+      int64_t ia = a.element_count() == 1 ? 0 : 1, ib = b.element_count() == 1 ? 0 : 1;
+      uint8_t* out = result.mutable_raw_data();
+      ForChunks(n, threads, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i) out[i] = fn(pa[i * ia], pb[i * ib]) ? 1 : 0;
+      });
+      return std::move(result);
+    }
     std::vector<C> va = LoadAll<C>(a);
     std::vector<C> vb = LoadAll<C>(b);
     bool sa = va.size() == 1, sb = vb.size() == 1;
@@ -130,7 +180,8 @@ absl::StatusOr<Literal> EvalCompare(const Instruction& inst, const Literal& a, c
   });
 }
 
-absl::StatusOr<Literal> EvalSelect(const Instruction& inst, const Literal& pred, const Literal& t, const Literal& f) {
+absl::StatusOr<Literal> EvalSelect(const Instruction& inst, const Literal& pred, const Literal& t, const Literal& f,
+                                   int64_t threads) {
   if (inst.shape().IsTuple()) {
     // Legacy tuple select: a scalar predicate picks a whole operand.
     return LoadOne<bool>(pred, 0) ? t : f;
@@ -138,6 +189,27 @@ absl::StatusOr<Literal> EvalSelect(const Instruction& inst, const Literal& pred,
   Literal result(inst.shape());
   int64_t n = result.element_count();
   int64_t width = ByteWidth(inst.shape().element_type);
+  auto typed = [&](auto tag) {
+    using W = decltype(tag);
+    const uint8_t* p = pred.raw_data();
+    const W* pt = reinterpret_cast<const W*>(t.raw_data());
+    const W* pf = reinterpret_cast<const W*>(f.raw_data());
+    int64_t ip = pred.element_count() == 1 ? 0 : 1, it = t.element_count() == 1 ? 0 : 1;
+    int64_t jf = f.element_count() == 1 ? 0 : 1;
+    W* out = reinterpret_cast<W*>(result.mutable_raw_data());
+    ForChunks(n, threads, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) out[i] = p[i * ip] != 0 ? pt[i * it] : pf[i * jf];
+    });
+  };
+  // Whole-byte elements of 4 or 8 bytes (pred storage is one byte per element).
+  if (pred.shape().element_type == PrimitiveType::kPred && (width == 4 || width == 8) &&
+      t.shape().element_type == inst.shape().element_type && f.shape().element_type == inst.shape().element_type) {
+    if (width == 4)
+      typed(uint32_t{});
+    else
+      typed(uint64_t{});
+    return result;
+  }
   for (int64_t i = 0; i < n; ++i) {
     bool p = LoadOne<bool>(pred, At(pred, i));
     const Literal& src = p ? t : f;
@@ -166,20 +238,20 @@ absl::StatusOr<Literal> EvalClamp(const Instruction& inst, const Literal& lo, co
 
 }  // namespace
 
-absl::StatusOr<Literal> EvalElementwise(const Instruction& inst, Operands operands) {
+absl::StatusOr<Literal> EvalElementwise(const Instruction& inst, Operands operands, int64_t threads) {
   Opcode op = inst.opcode();
   switch (op) {
     case Opcode::kCompare:
-      return EvalCompare(inst, *operands[0], *operands[1]);
+      return EvalCompare(inst, *operands[0], *operands[1], threads);
     case Opcode::kSelect:
-      return EvalSelect(inst, *operands[0], *operands[1], *operands[2]);
+      return EvalSelect(inst, *operands[0], *operands[1], *operands[2], threads);
     case Opcode::kClamp:
       return EvalClamp(inst, *operands[0], *operands[1], *operands[2]);
     default:
       break;
   }
-  if (IsElementwiseUnary(op)) return EvalUnary(inst, *operands[0]);
-  if (IsElementwiseBinary(op)) return EvalBinary(inst, *operands[0], *operands[1]);
+  if (IsElementwiseUnary(op)) return EvalUnary(inst, *operands[0], threads);
+  if (IsElementwiseBinary(op)) return EvalBinary(inst, *operands[0], *operands[1], threads);
   return Unsupported(inst, "not an elementwise op");
 }
 

@@ -165,7 +165,7 @@ absl::StatusOr<Literal> Evaluator::EvalInstruction(const Instruction& inst, Oper
     if (operands[i]->is_unknown()) return Error(inst, "operand {} has no value", i);
   }
   Opcode op = inst.opcode();
-  if (IsElementwiseOp(op)) return EvalElementwise(inst, operands);
+  if (IsElementwiseOp(op)) return EvalElementwise(inst, operands, KernelThreads(device_));
   switch (op) {
     case Opcode::kConstant: {
       if (!inst.has_literal()) return Error(inst, "constant without a literal");

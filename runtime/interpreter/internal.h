@@ -226,7 +226,7 @@ class ScalarComputation {
 
 // ---- op families (each returns the result literal of `inst` given its operand values) ----
 
-absl::StatusOr<Literal> EvalElementwise(const Instruction& inst, Operands operands);
+absl::StatusOr<Literal> EvalElementwise(const Instruction& inst, Operands operands, int64_t threads);
 absl::StatusOr<Literal> EvalConvert(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalDataMovement(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalReduce(const Instruction& inst, Operands operands, Evaluator& ev);

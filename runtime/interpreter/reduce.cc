@@ -4,6 +4,7 @@
 // first argument(s), as in XLA's evaluator.
 #include <algorithm>
 
+#include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/kernels.h"
 
 namespace xlac::interp {
@@ -56,9 +57,33 @@ std::vector<int64_t> SubOffsets(const std::vector<int64_t>& dims, const std::vec
 // Fast path: one input, reducer is a single binary op.
 template <typename C>
 void ReduceFast(const Literal& input, const Literal& init, Literal& result, Opcode op, bool swapped,
-                const std::vector<int64_t>& base_offsets, const std::vector<int64_t>& reduce_offsets) {
+                const std::vector<int64_t>& base_offsets, const std::vector<int64_t>& reduce_offsets, int64_t threads) {
   PrimitiveType t = result.shape().element_type;
   BinaryFn<C> fn = GetBinaryFn<C>(op);
+  if constexpr (kIsFloat<C>) {
+    // f32 / f64: storage is the compute type and Normalize is the identity, so read and write storage directly;
+    // outputs are independent, each one's sum stays sequential on one thread.
+    if (t == (std::is_same_v<C, float> ? PrimitiveType::kF32 : PrimitiveType::kF64)) {
+      const C* x = reinterpret_cast<const C*>(input.raw_data());
+      C* out = reinterpret_cast<C*>(result.mutable_raw_data());
+      C init_v = LoadOne<C>(init, 0);
+      int64_t outputs = static_cast<int64_t>(base_offsets.size());
+      int64_t per_block = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, reduce_offsets.size()));
+      ParallelBlocks((outputs + per_block - 1) / per_block, threads, [&](int64_t block) {
+        for (int64_t o = block * per_block; o < std::min(outputs, (block + 1) * per_block); ++o) {
+          C acc = init_v;
+          const C* base = x + base_offsets[static_cast<size_t>(o)];
+          if (swapped) {
+            for (int64_t off : reduce_offsets) acc = fn(base[off], acc, t);
+          } else {
+            for (int64_t off : reduce_offsets) acc = fn(acc, base[off], t);
+          }
+          out[o] = acc;
+        }
+      });
+      return;
+    }
+  }
   std::vector<C> x = LoadAll<C>(input);
   C init_v = LoadOne<C>(init, 0);
   std::vector<C> out(base_offsets.size());
@@ -110,7 +135,8 @@ absl::StatusOr<Literal> EvalReduce(const Instruction& inst, Operands operands, E
   if (n == 1 && reducer.FastBinary(&op, &swapped) &&
       inputs[0]->shape().element_type == results[0].shape().element_type) {
     DispatchKind(KindOf(results[0].shape().element_type), [&](auto tag) {
-      ReduceFast<decltype(tag)>(*inputs[0], *inits[0], results[0], op, swapped, base_offsets, reduce_offsets);
+      ReduceFast<decltype(tag)>(*inputs[0], *inits[0], results[0], op, swapped, base_offsets, reduce_offsets,
+                                KernelThreads(ev.device()));
     });
     return PackResults(inst.shape(), std::move(results));
   }
