@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "codegen/compilation_cache.h"
 #include "codegen/pipeline.h"
+#include "codegen/profile.h"
 #include "ir/literal.h"
 #include "ir/module.h"
 
@@ -81,6 +82,9 @@ class JitExecutable {
   // evictions), one line each, and whether the object code came from the cache.
   const std::string& cache_log() const;
   bool cache_hit() const;
+  // The last Run's profile (codegen/profile.h): per device collective counters and arena sizes always; kernel
+  // times and trace slices when compiled with CompileOptions::trace_kernels.
+  const ExecutionProfile& last_profile() const;
 
   // Runs every device on the same `args` (logical row-major literals, as the interpreter takes them) and returns
   // one result per device.

@@ -79,6 +79,15 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "cache-readonly" || name == "explain-cache") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       (name == "cache-readonly" ? options.cache_readonly : options.explain_cache) = true;
+    } else if (name == "metrics") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.metrics = true;
+    } else if (name == "dump-to" || name == "dump-pass-regex" || name == "trace") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      if (v->empty()) return Invalid("--" + std::string(name) + " needs a value");
+      (name == "dump-to" ? options.dump_to : name == "trace" ? options.trace_file : options.dump_pass_regex) =
+          std::string(*v);
     } else if (name == "cache-dir") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
@@ -197,6 +206,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
   if (!options.check_against.empty() && options.backend == options.check_against) {
     return Invalid("--check-against=" + options.check_against + " compares a backend with itself; use --backend=jit");
   }
+  if (!options.dump_pass_regex.empty() && options.dump_to.empty()) return Invalid("--dump-pass-regex needs --dump-to");
   return options;
 }
 
@@ -277,6 +287,18 @@ loads it instead of compiling. Processes may share the directory. XLAC_CACHE_DIR
   --cache-max-bytes=<N>   Evict the least recently used entries beyond N bytes (default 1073741824)
   --explain-cache         Print to stderr whether the compile hit the cache and, on a miss, which key component
                           differs from the nearest entry (and corrupt entries found)
+
+Observability (docs/observability.md). XLAC_FLAGS adds flags to the command line (e.g. XLAC_FLAGS=--dump-to=d).
+  --metrics               After the outputs, print the metrics report in PyTorch/XLA's format: compile time per
+                          phase, execute time, and per emulated core the time waiting at collectives, the bytes
+                          sent and received per collective kind and the arena size (and kernel time with --trace)
+  --trace=<file.json>     Write a Chrome trace event file (Perfetto, chrome://tracing): compile phases on their own
+                          track, one track per emulated core with a slice per kernel and per collective (bytes,
+                          wait time). Compiles the kernels with trace hooks (without --trace there are none)
+  --dump-to=<dir>         Write the JIT compilation's dumps, named as XLA's: module_0001.NAME.before_optimizations
+                          .txt, one numbered file after each pass, after_optimizations.txt, buffer-assignment.txt,
+                          ir-no-opt.ll, ir-with-opt.ll and the object file (.o)
+  --dump-pass-regex=<re>  With --dump-to: a file only after the passes whose name matches <re>
 
 Exit status: 0 when the run succeeded, every check passed and (with --check-against) every output matched; 1 on
 any error (including a module the JIT cannot compile), failed check or mismatch.

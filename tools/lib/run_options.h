@@ -57,6 +57,12 @@ struct RunOptions {
   bool cache_readonly = false;                 // --cache-readonly: look up, never write
   int64_t cache_max_bytes = int64_t{1} << 30;  // --cache-max-bytes: LRU eviction beyond this
   bool explain_cache = false;                  // --explain-cache: say hit/miss (and why) on stderr
+  // Observability (docs/observability.md). --dump-to: XLA-style dumps of the JIT's compilation (module before and
+  // after optimization and after each pass matching --dump-pass-regex, buffer assignment, LLVM IR, object file).
+  std::string dump_to;
+  std::string dump_pass_regex;
+  bool metrics = false;    // --metrics: print the PyTorch/XLA-format metrics report after the outputs
+  std::string trace_file;  // --trace: write a Chrome trace event JSON file (kernel trace hooks compiled in)
 
   bool ShouldPrint() const { return print.value_or(output_dir.empty()); }
 };
