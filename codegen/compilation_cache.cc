@@ -17,6 +17,7 @@
 #include <random>
 
 #include "fmt/format.h"
+#include "frontend/hlo/printer.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/xxhash.h"
@@ -234,6 +235,25 @@ int FindBuildId(struct dl_phdr_info* info, size_t, void* data) {
 }
 
 }  // namespace
+
+CacheKeyComponents CompileCacheKey(const Module& module, const CompileOptions& c, const TargetInfo& target) {
+  return {
+      {"module", Sha256Hex(PrintModule(module))},
+      {"entry", c.entry_name},
+      {"opt_level", std::to_string(c.opt_level)},
+      {"exact", std::to_string(c.exact)},
+      {"tpu_numerics", std::to_string(c.tpu_numerics)},
+      {"codegen", fmt::format("tiled_dot={} tiled_convolution={} parallel={} row_groups={}", c.tiled_dot,
+                              c.tiled_convolution, c.parallel, c.row_groups)},
+      {"buffers", fmt::format("alignment={} reuse={} in_place={}", c.buffers.alignment, c.buffers.reuse_buffers,
+                              c.buffers.allow_in_place)},
+      {"triple", target.triple},
+      {"cpu", target.cpu},
+      {"features", target.features},
+      {"xlac", XlacBuildIdentity()},
+      {"llvm", LlvmVersionString()},
+  };
+}
 
 std::string Sha256Hex(std::string_view data) {
   std::array<uint8_t, 32> h = Sha256(data);

@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/pipeline.h"
+#include "codegen/target.h"
+#include "ir/module.h"
 
 namespace xlac::codegen {
 
@@ -62,6 +65,11 @@ class CompilationCache {
  private:
   CacheOptions options_;
 };
+
+// The components every compilation's key has: the canonical text of `module` (printed, so formatting, comments and
+// the input format do not matter), the code-changing `options`, the resolved `target`, the xlac build and the LLVM
+// version. Callers append what else changes their output (the JIT: device counts; xlac: the output kind).
+CacheKeyComponents CompileCacheKey(const Module& module, const CompileOptions& options, const TargetInfo& target);
 
 // Hex SHA-256 of `data`.
 std::string Sha256Hex(std::string_view data);

@@ -430,30 +430,14 @@ bool JitExecutable::cache_hit() const { return impl_->cache_hit; }
 
 namespace {
 
-// Everything the object code depends on besides the prepared module's digest (CacheEntry::check): `module` is the
-// module given to Compile, printed, so its formatting and comments do not matter.
+// Everything the object code depends on besides the prepared module's digest (CacheEntry::check).
 CacheKeyComponents CacheKey(const Module& module, const JitOptions& options, const TargetInfo& target, int64_t replicas,
                             int64_t partitions) {
-  const CompileOptions& c = options.compile;
-  return {
-      {"module", Sha256Hex(PrintModule(module))},
-      {"entry", c.entry_name},
-      {"opt_level", std::to_string(c.opt_level)},
-      {"exact", std::to_string(c.exact)},
-      {"tpu_numerics", std::to_string(c.tpu_numerics)},
-      {"codegen", fmt::format("tiled_dot={} tiled_convolution={} parallel={} row_groups={}", c.tiled_dot,
-                              c.tiled_convolution, c.parallel, c.row_groups)},
-      {"buffers", fmt::format("alignment={} reuse={} in_place={}", c.buffers.alignment, c.buffers.reuse_buffers,
-                              c.buffers.allow_in_place)},
-      {"devices", fmt::format("{} replicas x {} partitions", replicas, partitions)},
-      {"handlers", fmt::format("custom_call={} infeed={}", options.custom_call_handler != nullptr,
-                               options.infeed_handler != nullptr)},
-      {"triple", target.triple},
-      {"cpu", target.cpu},
-      {"features", target.features},
-      {"xlac", XlacBuildIdentity()},
-      {"llvm", LlvmVersionString()},
-  };
+  CacheKeyComponents key = CompileCacheKey(module, options.compile, target);
+  key.emplace_back("devices", fmt::format("{} replicas x {} partitions", replicas, partitions));
+  key.emplace_back("handlers", fmt::format("custom_call={} infeed={}", options.custom_call_handler != nullptr,
+                                           options.infeed_handler != nullptr));
+  return key;
 }
 
 // What a hit rebuilds instead of loading: the prepared module, its buffer assignment and the ids that name the

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "codegen/aot.h"
+#include "codegen/compilation_cache.h"
 #include "codegen/pipeline.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
@@ -54,6 +57,12 @@ OPTIONS:
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
+  --cache-dir=<dir>      Persistent compilation cache (docs/cache.md) for obj, asm and llvm outputs: a module
+                         compiled before with the same options, CPU and xlac build is read from <dir> instead
+                         of compiled (default: XLAC_CACHE_DIR)
+  --cache-readonly       Look entries up, never write the cache directory
+  --cache-max-bytes=<n>  Evict the least recently used entries beyond n bytes (default 1073741824)
+  --explain-cache        Print to stderr whether the cache hit and, on a miss, which key component differs
   -h, --help             Show this help
 )";
 
@@ -235,6 +244,18 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       options.tpu_numerics = true;
     } else if ((name == "tpu" || name == "topology") && has_value && !value.empty()) {
       (name == "tpu" ? options.tpu : options.topology) = std::string(value);
+    } else if (name == "cache-dir" && has_value && !value.empty()) {
+      options.cache_dir = std::string(value);
+    } else if ((name == "cache-readonly" || name == "explain-cache") && !has_value) {
+      (name == "cache-readonly" ? options.cache_readonly : options.explain_cache) = true;
+    } else if (name == "cache-max-bytes" && has_value) {
+      int64_t n = 0;
+      for (char c : value) {
+        if (c < '0' || c > '9' || n > (int64_t{1} << 50)) return absl::InvalidArgumentError("bad --cache-max-bytes");
+        n = n * 10 + (c - '0');
+      }
+      if (value.empty() || n < 1) return absl::InvalidArgumentError("--cache-max-bytes needs a positive integer");
+      options.cache_max_bytes = n;
     } else if (name == "target-cpu" && has_value && !value.empty()) {
       options.target_cpu = std::string(value);
     } else if (name == "num-partitions" && has_value) {
@@ -361,8 +382,34 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   codegen::AotOutput kind = options.emit == XlacEmit::kLlvmIr     ? codegen::AotOutput::kLlvmIr
                             : options.emit == XlacEmit::kAssembly ? codegen::AotOutput::kAssembly
                                                                   : codegen::AotOutput::kObject;
+  if (options.cache_dir.empty()) {
+    absl::StatusOr<codegen::AotResult> result = codegen::CompileAot(*module, kind, compile);
+    if (!result.ok()) return fail(result.status());
+    output = std::move(result->contents);
+    return 0;
+  }
+  codegen::TargetOptions target_options;
+  target_options.cpu = compile.target_cpu;
+  target_options.opt_level = compile.opt_level;
+  absl::StatusOr<codegen::TargetInfo> target = codegen::ResolveTarget(target_options);
+  if (!target.ok()) return fail(target.status());
+  codegen::CompilationCache cache({options.cache_dir, options.cache_readonly, options.cache_max_bytes});
+  codegen::CacheKeyComponents key = codegen::CompileCacheKey(*module, compile, *target);
+  key.emplace_back("output", kind == codegen::AotOutput::kObject     ? "object"
+                             : kind == codegen::AotOutput::kAssembly ? "assembly"
+                                                                     : "llvm-ir");
+  std::string log;
+  if (std::optional<codegen::CacheEntry> entry = cache.Lookup(key, log)) {
+    output = std::move(entry->object);
+    if (options.explain_cache) err << log << "cache: hit " << cache.EntryPath(key) << "\n";
+    return 0;
+  }
+  log += "cache: miss " + cache.EntryPath(key) + "\n" + cache.ExplainMiss(key);
   absl::StatusOr<codegen::AotResult> result = codegen::CompileAot(*module, kind, compile);
   if (!result.ok()) return fail(result.status());
+  // The entry's check field keeps the buffer table the object expects (informational: nothing is rebuilt).
+  cache.Store(key, codegen::CacheEntry{result->buffer_table, result->contents}, log);
+  if (options.explain_cache) err << log;
   output = std::move(result->contents);
   return 0;
 }
@@ -376,6 +423,9 @@ int XlacMain(std::span<const std::string_view> args, std::istream& in, std::ostr
   if (options->help) {
     out << kHelp;
     return 0;
+  }
+  if (const char* dir = std::getenv("XLAC_CACHE_DIR"); options->cache_dir.empty() && dir != nullptr) {
+    options->cache_dir = dir;
   }
   std::ostringstream buffer;
   std::string name = options->input_filename;

@@ -30,6 +30,12 @@ struct XlacOptions {
   // devices unless given, TPU dot numerics, and the per-core HBM check (passes/tpu_memory.h) before emitting.
   std::string tpu;
   std::string topology;
+  // --cache-dir (or XLAC_CACHE_DIR, read by XlacMain): obj/asm/llvm outputs go through the persistent compilation
+  // cache (docs/cache.md).
+  std::string cache_dir;
+  bool cache_readonly = false;                 // --cache-readonly
+  int64_t cache_max_bytes = int64_t{1} << 30;  // --cache-max-bytes
+  bool explain_cache = false;                  // --explain-cache: hit/miss and why, on stderr
   bool help = false;
 };
 
