@@ -15,15 +15,45 @@ Literal AffineGather(const Literal& src, const Shape& out_shape, int64_t base, c
   if (n == 0) return result;
   int64_t w = ByteWidth(out_shape.element_type);
   size_t rank = out_shape.dimensions.size();
-  std::vector<int64_t> index(rank, 0);
-  int64_t offset = base;
   const uint8_t* in = src.raw_data();
   uint8_t* out = result.mutable_raw_data();
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(out + i * w, in + offset * w, static_cast<size_t>(w));
-    for (size_t d = rank; d-- > 0;) {
+  if (rank == 0) {
+    std::memcpy(out, in + base * w, static_cast<size_t>(w));
+    return result;
+  }
+  // Row by row: the innermost dimension is a strided copy with a typed element move.
+  int64_t inner = out_shape.dimensions[rank - 1], step = coef[rank - 1];
+  auto copy_row = [&](auto tag, uint8_t* dst, const uint8_t* row) {
+    using E = decltype(tag);
+    E* d = reinterpret_cast<E*>(dst);
+    for (int64_t j = 0; j < inner; ++j) std::memcpy(d + j, row + j * step * w, sizeof(E));
+  };
+  std::vector<int64_t> index(rank - 1, 0);
+  std::vector<int64_t> outer(out_shape.dimensions.begin(), out_shape.dimensions.end() - 1);
+  int64_t offset = base;
+  for (int64_t i = 0; i < n; i += inner) {
+    const uint8_t* row = in + offset * w;
+    switch (w) {
+      case 1:
+        copy_row(uint8_t{}, out + i * w, row);
+        break;
+      case 2:
+        copy_row(uint16_t{}, out + i * w, row);
+        break;
+      case 4:
+        copy_row(uint32_t{}, out + i * w, row);
+        break;
+      case 8:
+        copy_row(uint64_t{}, out + i * w, row);
+        break;
+      default:
+        for (int64_t j = 0; j < inner; ++j) {
+          std::memcpy(out + (i + j) * w, row + j * step * w, static_cast<size_t>(w));
+        }
+    }
+    for (size_t d = rank - 1; d-- > 0;) {
       offset += coef[d];
-      if (++index[d] < out_shape.dimensions[d]) break;
+      if (++index[d] < outer[d]) break;
       offset -= coef[d] * index[d];
       index[d] = 0;
     }

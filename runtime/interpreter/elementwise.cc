@@ -135,9 +135,32 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, co
       const C* pb = Typed<C>(b);
       int64_t ia = a.element_count() == 1 ? 0 : 1, ib = b.element_count() == 1 ? 0 : 1;
       C* out = reinterpret_cast<C*>(result.mutable_raw_data());
-      ForChunks(n, threads, [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; ++i) out[i] = fn(pa[i * ia], pb[i * ib], type);
-      });
+      // The arithmetic ops inline (the same IEEE operation as their kernels); the others call theirs.
+      auto loop = [&](auto f) {
+        ForChunks(n, threads, [&](int64_t s, int64_t e) {
+          if (ia == 1 && ib == 1) {
+            for (int64_t i = s; i < e; ++i) out[i] = f(pa[i], pb[i]);
+          } else {
+            for (int64_t i = s; i < e; ++i) out[i] = f(pa[i * ia], pb[i * ib]);
+          }
+        });
+      };
+      switch (op) {
+        case Opcode::kAdd:
+          loop([](C x, C y) { return x + y; });
+          break;
+        case Opcode::kSubtract:
+          loop([](C x, C y) { return x - y; });
+          break;
+        case Opcode::kMultiply:
+          loop([](C x, C y) { return x * y; });
+          break;
+        case Opcode::kDivide:
+          loop([](C x, C y) { return x / y; });
+          break;
+        default:
+          loop([&](C x, C y) { return fn(x, y, type); });
+      }
       return std::move(result);
     }
     std::vector<C> va = LoadAll<C>(a);
