@@ -91,6 +91,13 @@ absl::StatusOr<OptOptions> ParseOptArgs(std::span<const std::string_view> args) 
       if (absl::Status s = SetPasses(*v, options); !s.ok()) return s;
       continue;
     }
+    if (name == "dump-to" || name == "dump-pass-regex") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      if (v->empty()) return absl::InvalidArgumentError("--" + std::string(name) + " needs a value");
+      (name == "dump-to" ? options.dump_to : options.dump_pass_regex) = std::string(*v);
+      continue;
+    }
     if (name == "o") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
@@ -132,6 +139,9 @@ OPTIONS:
   --verify-diagnostics    Check that the errors produced match the '// expected-error {{...}}' comments
   --print-after-all       Print the module to stderr after each pass
   --time-passes           Print the time spent in each pass to stderr
+  --dump-to=<dir>         Write the module after each pass to <dir>/module_0001.NAME.NNNN.xla-opt.after_PASS.txt
+                          (NAME: the input file's name; docs/observability.md). XLAC_FLAGS adds flags too
+  --dump-pass-regex=<re>  With --dump-to: only after the passes whose name matches <re>
   --explain-sharding      After each module, print '%name: {sharding} <- origin' per instruction: where
                           sharding-propagation (which must be in --passes) got its sharding
   --list-passes           List the available passes and exit

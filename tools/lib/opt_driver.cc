@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,6 +21,7 @@
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/verifier.h"
 #include "tools/lib/expected_diagnostics.h"
+#include "tools/lib/observe_flags.h"
 
 namespace xlac {
 namespace {
@@ -182,6 +185,20 @@ int RunOpt(const OptOptions& options, std::string_view input_name, std::string_v
     pm_options.print_after_all = &err;
     pm_options.printer = [print_options](const Module& module) { return PrintModule(module, print_options); };
   }
+  std::unique_ptr<CompileObserver> observer;
+  if (!options.dump_to.empty()) {
+    std::string name = options.input_filename == "-" ? "stdin" : std::filesystem::path(input_name).stem().string();
+    absl::StatusOr<std::unique_ptr<CompileObserver>> created = CompileObserver::Create(
+        DumpOptions{options.dump_to, options.dump_pass_regex, 1}, name,
+        [print_options](const Module& module) { return PrintModule(module, print_options); });
+    if (!created.ok()) {
+      err << "xla-opt: error: " << created.status().message() << "\n";
+      return 1;
+    }
+    observer = *std::move(created);
+    pm_options.observer = observer.get();
+    pm_options.pipeline_name = "xla-opt";
+  }
   PassManager pass_manager(std::move(pm_options));
   ShardingPropagationReport sharding_report;
   ShardingPropagationReport* report = options.explain_sharding ? &sharding_report : nullptr;
@@ -218,6 +235,10 @@ int RunOpt(const OptOptions& options, std::string_view input_name, std::string_v
     if (chunk_ok) output += chunk_output;
   }
   out << output;
+  if (observer != nullptr && !observer->status().ok()) {
+    err << "xla-opt: error: " << observer->status().message() << "\n";
+    ok = false;
+  }
   if (options.time_passes) pass_manager.PrintTimingReport(err);
   return ok ? 0 : 1;
 }
@@ -253,7 +274,9 @@ int OptMain(std::span<const std::string_view> args, std::istream& in, std::ostre
 }
 
 int OptMain(int argc, char** argv) {
-  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::vector<std::string_view> argv_args(argv + 1, argv + argc);
+  std::vector<std::string> with_env = WithXlacFlags(argv_args, std::getenv("XLAC_FLAGS"));
+  std::vector<std::string_view> args(with_env.begin(), with_env.end());
   std::ios::sync_with_stdio(false);
   int rc = OptMain(args, std::cin, std::cout, std::cerr);
   std::cout.flush();

@@ -23,6 +23,8 @@ struct OptOptions {
   bool verify_diagnostics = false;
   bool print_after_all = false;
   bool time_passes = false;
+  std::string dump_to;          // --dump-to: the module after each pass, as XLA names its dumps
+  std::string dump_pass_regex;  // --dump-pass-regex: only after the matching passes
   // After each printed module, say where sharding-propagation got every instruction's sharding (requires the pass
   // in `passes`).
   bool explain_sharding = false;
