@@ -188,9 +188,9 @@ int RunOpt(const OptOptions& options, std::string_view input_name, std::string_v
   std::unique_ptr<CompileObserver> observer;
   if (!options.dump_to.empty()) {
     std::string name = options.input_filename == "-" ? "stdin" : std::filesystem::path(input_name).stem().string();
-    absl::StatusOr<std::unique_ptr<CompileObserver>> created = CompileObserver::Create(
-        DumpOptions{options.dump_to, options.dump_pass_regex, 1}, name,
-        [print_options](const Module& module) { return PrintModule(module, print_options); });
+    absl::StatusOr<std::unique_ptr<CompileObserver>> created =
+        CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, 1}, name,
+                                [print_options](const Module& module) { return PrintModule(module, print_options); });
     if (!created.ok()) {
       err << "xla-opt: error: " << created.status().message() << "\n";
       return 1;
