@@ -18,7 +18,8 @@ legitimately differ from one sum).
 
 With compiler=True (the compiler fuzzer, docs/compiler_fuzzing.md) the same program is printed without shardings
 on one partition, and a random subset of array values (parameters, intermediates, values inside called computations)
-gets a random non-default layout, drawn from a second random stream so that the sharded modules stay unchanged.
+gets a random non-default layout, drawn from a second random stream so that the sharded modules stay unchanged;
+about a third of the modules use larger dimensions (up to 40, vector-width remainders such as 15, 17, 31, 33).
 
 CLI: gen_spmd_module.py SEED [--compiler] [-o FILE] prints (or writes) the module for SEED.
 """
@@ -48,6 +49,9 @@ class Generator(WindowAndIndexOps, ControlFlowOps):
         self.compiler = compiler
         self.layout_rng = random.Random(seed * 7919 + 17)
         self.layout_prob = self.layout_rng.choice([0.0, 0.25, 0.5, 0.8])
+        # Compiler fuzzing: some modules have larger dimensions (vector widths, remainders, GEMM tiles).
+        self.big = compiler and self.layout_rng.random() < 0.35
+        self.max_elements = 16384 if self.big else MAX_ELEMENTS
         self.p = self.new_program()
         self.counter = 0
         self.shard_prob = rng.choice([0.15, 0.3, 0.45, 0.6, 0.8])
@@ -77,7 +81,7 @@ class Generator(WindowAndIndexOps, ControlFlowOps):
         return inst
 
     def emit(self, base, ty, opcode, operands=(), attrs="", mag=1.0, comps=(), shard=True):
-        if not is_tuple(ty) and num_elements(ty[1]) > MAX_ELEMENTS:
+        if not is_tuple(ty) and num_elements(ty[1]) > self.max_elements:
             raise Skip("too large")
         if mag > MAX_MAG:
             raise Skip("magnitude")
@@ -89,6 +93,8 @@ class Generator(WindowAndIndexOps, ControlFlowOps):
     def rand_dims(self, rank=None):
         if rank is None:
             rank = self.rng.choice([1, 2, 2, 2, 3, 3])
+        if self.big:
+            return tuple(self.rng.choice([1, 3, 8, 15, 16, 17, 24, 31, 32, 33, 40]) for _ in range(rank))
         return tuple(self.rng.choice([1, 2, 3, 4, 4, 5, 6, 6, 7, 8, 8, 9, 10, 11, 12]) for _ in range(rank))
 
     def rand_dtype(self):
