@@ -17,6 +17,7 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectTransformLayer.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -30,6 +31,7 @@
 #include "runtime/cpu/xlac_runtime_kernels.h"
 #include "runtime/cpu/xlac_runtime_p2p.h"
 #include "runtime/cpu/xlac_runtime_rng.h"
+#include "runtime/cpu/xlac_runtime_trace.h"
 
 namespace xlac::codegen {
 namespace {
@@ -189,6 +191,10 @@ struct JitExecutable::Impl {
   std::string llvm_ir;
   std::string cache_log;
   bool cache_hit = false;
+  // Observability: the last run's profile; with trace hooks, each kernel id's (name, opcode) for its slices.
+  ExecutionProfile profile;
+  bool traced = false;
+  std::map<int64_t, std::pair<std::string, std::string>> kernel_names;
   CustomCalls custom_calls;
   Infeeds infeeds;
   // Buffers reused by every Run ([device][allocation]; null for constants and for parameters bound to the caller's
@@ -198,6 +204,8 @@ struct JitExecutable::Impl {
 
   uint8_t* ArenaBuffer(int64_t device, const Allocation& alloc);
   absl::Status Execute(const std::vector<void* const*>& tables);
+  // Reads the group's counters and trace events into `profile` (after a run, before the group is destroyed).
+  void CollectProfile(XlacRtGroup* group);
 };
 
 namespace {
@@ -383,6 +391,46 @@ uint8_t* JitExecutable::Impl::ArenaBuffer(int64_t device, const Allocation& allo
   return buffer.get();
 }
 
+void JitExecutable::Impl::CollectProfile(XlacRtGroup* group) {
+  profile.traced = traced;
+  profile.devices.clear();
+  int64_t arena_bytes = 0;
+  for (const Allocation& alloc : prepared.assignment.allocations()) {
+    if (alloc.constant == nullptr) arena_bytes += alloc.size;
+  }
+  for (int64_t d = local_begin; d < local_end; ++d) {
+    DeviceProfile device;
+    device.device = d;
+    device.arena_bytes = arena_bytes;
+    device.peak_live_bytes = prepared.assignment.peak_live_bytes();
+    XlacRtDeviceStats stats;
+    if (xlac_rt_group_device_stats(group, d, &stats) == 0) {
+      device.kernels = stats.kernels;
+      device.kernel_ns = stats.kernel_ns;
+      for (int k = 0; k < kNumCollectiveKinds; ++k) {
+        const XlacRtCollectiveStats& c = stats.collectives[k];
+        device.collectives[static_cast<size_t>(k)] = {c.count, c.bytes_sent, c.bytes_received, c.wait_ns};
+      }
+    }
+    const XlacRtTraceEvent* events = nullptr;
+    int64_t count = xlac_rt_group_trace_events(group, d, &events);
+    for (int64_t i = 0; i < count; ++i) {
+      const XlacRtTraceEvent& e = events[i];
+      TraceSlice slice{"", "", e.begin_ns, e.end_ns, e.bytes_sent, e.bytes_received, e.wait_ns};
+      if (e.kernel_id >= 0) {
+        auto found = kernel_names.find(e.kernel_id);
+        slice.name = found != kernel_names.end() ? found->second.first : fmt::format("kernel {}", e.kernel_id);
+        slice.category = found != kernel_names.end() ? found->second.second : "kernel";
+      } else {
+        slice.name = e.name != nullptr ? e.name : CollectiveKindName(e.collective_kind);
+        slice.category = "collective";
+      }
+      device.slices.push_back(std::move(slice));
+    }
+    profile.devices.push_back(std::move(device));
+  }
+}
+
 absl::Status JitExecutable::Impl::Execute(const std::vector<void* const*>& tables) {
   const int64_t devices = replicas * partitions;
   XlacRtStatus status;
@@ -403,7 +451,11 @@ absl::Status JitExecutable::Impl::Execute(const std::vector<void* const*>& table
     infeeds.counts.assign(static_cast<size_t>(devices), std::vector<uint64_t>(infeeds.origins.size()));
     xlac_rt_group_set_infeed_handler(group, &RunInfeed, &infeeds);
   }
+  if (traced) xlac_rt_group_set_tracing(group, 1);
+  profile.begin_ns = xlac_rt_now_ns();
   int code = xlac_rt_group_run(group, entry, tables.data(), &status);
+  profile.end_ns = xlac_rt_now_ns();
+  CollectProfile(group);
   xlac_rt_group_destroy(group);
   if (code == XLAC_RT_OK) return absl::OkStatus();
   std::string message = status.message;
@@ -427,6 +479,7 @@ int64_t JitExecutable::num_devices() const { return impl_->replicas * impl_->par
 const std::string& JitExecutable::llvm_ir() const { return impl_->llvm_ir; }
 const std::string& JitExecutable::cache_log() const { return impl_->cache_log; }
 bool JitExecutable::cache_hit() const { return impl_->cache_hit; }
+const ExecutionProfile& JitExecutable::last_profile() const { return impl_->profile; }
 
 namespace {
 
@@ -569,6 +622,14 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
       llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) return absl::InternalError("cannot create the JIT: " + ToString(jit.takeError()));
   impl->jit = std::move(*jit);
+  if (CompileObserver* observer = options.compile.observer; observer != nullptr && observer->dumping()) {
+    // The object file the JIT links, as the AOT path would write it.
+    impl->jit->getObjTransformLayer().setTransform(
+        [observer](std::unique_ptr<llvm::MemoryBuffer> buffer) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+          observer->DumpText("o", buffer->getBuffer());
+          return std::move(buffer);
+        });
+  }
   llvm::orc::JITDylib& dylib = impl->jit->getMainJITDylib();
   // libm and the C library come from the process; the runtime's entry points are bound explicitly because a
   // statically linked runtime's symbols are not in the dynamic symbol table.
@@ -616,6 +677,8 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   bind("xlac_rt_triangular_solve_f16", reinterpret_cast<void*>(&xlac_rt_triangular_solve_f16));
   bind("xlac_rt_rng_bit_generator", reinterpret_cast<void*>(&xlac_rt_rng_bit_generator));
   bind("xlac_rt_topk_keys", reinterpret_cast<void*>(&xlac_rt_topk_keys));
+  bind("xlac_rt_trace_begin", reinterpret_cast<void*>(&xlac_rt_trace_begin));
+  bind("xlac_rt_trace_end", reinterpret_cast<void*>(&xlac_rt_trace_end));
   int64_t complex_count = 0;
   const XlacRtComplexSymbol* complex_symbols = xlac_rt_complex_symbols(&complex_count);
   for (int64_t i = 0; i < complex_count; ++i) bind(complex_symbols[i].name, complex_symbols[i].address);
@@ -630,8 +693,19 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
                  impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvm_module), std::move(context)))) {
     return absl::InternalError("cannot add the module to the JIT: " + ToString(std::move(e)));
   }
+  std::optional<ScopedPhase> link_phase;
+  link_phase.emplace(options.compile.observer, cache.has_value() ? "jit link" : "jit codegen and link", "jit");
   llvm::Expected<llvm::orc::ExecutorAddr> address = impl->jit->lookup(options.compile.entry_name);
+  link_phase.reset();
   if (!address) return absl::InternalError("JIT compilation failed: " + ToString(address.takeError()));
+  if (options.compile.trace_kernels) {
+    impl->traced = true;
+    for (const auto& comp : impl->prepared.module->computations()) {
+      for (const auto& inst : comp->instructions()) {
+        impl->kernel_names[inst->unique_id()] = {inst->name(), std::string(OpcodeName(inst->opcode()))};
+      }
+    }
+  }
   impl->entry = address->toPtr<XlacRtEntryFn>();
   for (const auto& comp : impl->prepared.module->computations()) {
     for (const auto& inst : comp->instructions()) {
