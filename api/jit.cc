@@ -5,11 +5,14 @@
 
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 #include "codegen/jit.h"
 #include "codegen/pipeline.h"
+#include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
 #include "ir/diagnostics.h"
+#include "ir/status_macros.h"
 #include "ir/tpu_target.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/spmd/sharding_propagation.h"
@@ -150,8 +153,20 @@ int64_t ArrayInfo::byte_size() const {
   return n;
 }
 
+struct Metrics::Impl {
+  codegen::Metrics metrics;
+};
+Metrics::Metrics() : impl_(std::make_unique<Impl>()) {}
+Metrics::~Metrics() = default;
+std::string Metrics::Report() const { return impl_->metrics.Report(); }
+void Metrics::Clear() { impl_->metrics.Clear(); }
+
 struct Executable::Impl {
   std::unique_ptr<codegen::JitExecutable> jit;
+  // Observability: the compilation's observer (kept: the JIT's object dump reports to it), the metrics to record
+  // each run into.
+  std::unique_ptr<CompileObserver> observer;
+  Metrics* metrics = nullptr;
   std::vector<Shape> parameter_shapes;  // logical (row-major) global shapes
   std::vector<ArrayInfo> parameters, results;
   // Partitioned programs: the partitioner's report (parameter and result shardings), the number of partitions and
@@ -169,11 +184,22 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
                                                                 const CompileOptions& options) {
   SourceFile file(options.source_name, module_text);
   DiagnosticEngine diags;
+  const int64_t parse_begin = CompileObserver::NowNs();
   std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
   if (module == nullptr || !VerifyModule(*module, diags)) {
     return absl::InvalidArgumentError(diags.Render(file));
   }
   auto impl = std::make_unique<Impl>();
+  impl->metrics = options.metrics;
+  if (options.metrics != nullptr || !options.dump_to.empty()) {
+    XLAC_ASSIGN_OR_RETURN(
+        impl->observer,
+        CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, options.dump_module_id},
+                                module->name(), [](const Module& m) { return PrintModule(m); }));
+    impl->observer->RecordPhase("parse and verify", "frontend", parse_begin, CompileObserver::NowNs());
+    impl->observer->DumpModule(*module, "as_parsed.txt");
+  }
+
   // A TPU target's slice sets the device count unless the options do.
   const TpuChipSpec* tpu = nullptr;
   int64_t tpu_partitions = 0;
@@ -211,7 +237,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
     for (const Instruction* p : entry->parameters()) global_parameters.push_back(p->shape());
     impl->result_shape = entry->root()->shape();
     impl->result_shape.ClearLayout();
+    std::optional<ScopedPhase> phase(std::in_place, impl->observer.get(), "spmd partition", "frontend");
     absl::Status status = PartitionModule(*module, options.num_replicas, num_partitions, file, impl->spmd);
+    phase.reset();
     if (!status.ok()) return status;
     impl->partitioned = true;
     impl->num_partitions = num_partitions;
@@ -227,6 +255,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   jit_options.cache.dir = options.cache_dir;
   jit_options.cache.readonly = options.cache_readonly;
   jit_options.cache.max_bytes = options.cache_max_bytes;
+  jit_options.compile.observer = impl->observer.get();
   if (tpu != nullptr) {
     // One core's program must fit its HBM once padded to TPU tiles; checked before compiling.
     absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(*module, jit_options.compile);
@@ -242,6 +271,10 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> jit = codegen::JitExecutable::Compile(*module, jit_options);
   if (!jit.ok()) return jit.status();
   impl->jit = *std::move(jit);
+  if (impl->observer != nullptr && !impl->observer->status().ok()) return impl->observer->status();
+  if (options.metrics != nullptr) {
+    options.metrics->impl_->metrics.AddCompile(impl->observer->phases(), impl->jit->cache_hit());
+  }
   for (const Shape& p : impl->partitioned ? global_parameters : impl->jit->parameter_shapes()) {
     if (!p.IsArray()) {
       return absl::UnimplementedError("the JIT API takes array parameters only; parameter shape " +
@@ -272,6 +305,12 @@ bool Executable::cache_hit() const { return impl_->jit->cache_hit(); }
 std::string Executable::cache_report() const { return impl_->jit->cache_log(); }
 
 absl::Status Executable::Run(const std::vector<const void*>& parameters, const std::vector<void*>& results) {
+  absl::Status status = RunUnrecorded(parameters, results);
+  if (status.ok() && impl_->metrics != nullptr) impl_->metrics->impl_->metrics.AddExecution(impl_->jit->last_profile());
+  return status;
+}
+
+absl::Status Executable::RunUnrecorded(const std::vector<const void*>& parameters, const std::vector<void*>& results) {
   if (parameters.size() != impl_->parameters.size()) {
     return absl::InvalidArgumentError("expected " + std::to_string(impl_->parameters.size()) +
                                       " parameter buffers, got " + std::to_string(parameters.size()));

@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -181,11 +182,26 @@ class PyExecutable {
   std::mutex mu_;
 };
 
+// xlac.metrics_report(): every compilation and run of this process, as torch_xla's metrics are process-wide.
+Metrics& ProcessMetrics() {
+  static Metrics* metrics = new Metrics();  // never destroyed: executables may outlive module teardown
+  return *metrics;
+}
+
 std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, const std::string& target_cpu,
                                       int64_t num_replicas, int64_t num_partitions, bool partition, bool exact,
                                       int threads, bool tpu_numerics, const std::string& source_name,
-                                      const std::string& cache_dir, bool cache_readonly, int64_t cache_max_bytes) {
+                                      const std::string& cache_dir, bool cache_readonly, int64_t cache_max_bytes,
+                                      const std::string& dump_to, const std::string& dump_pass_regex) {
   CompileOptions options;
+  options.metrics = &ProcessMetrics();
+  options.dump_to = dump_to;
+  options.dump_pass_regex = dump_pass_regex;
+  if (!dump_to.empty()) {
+    // Each compilation of the process dumps as its own module_NNNN, as XLA numbers them.
+    static std::atomic<int64_t> next_module_id{1};
+    options.dump_module_id = next_module_id++;
+  }
   options.opt_level = opt_level;
   options.target_cpu = target_cpu;
   options.num_replicas = num_replicas;
@@ -385,7 +401,10 @@ PYBIND11_MODULE(_xlac, m) {
 
   m.def("compile", &Compile, py::arg("text"), py::arg("opt_level"), py::arg("target_cpu"), py::arg("num_replicas"),
         py::arg("num_partitions"), py::arg("partition"), py::arg("exact"), py::arg("threads"), py::arg("tpu_numerics"),
-        py::arg("source_name"), py::arg("cache_dir"), py::arg("cache_readonly"), py::arg("cache_max_bytes"));
+        py::arg("source_name"), py::arg("cache_dir"), py::arg("cache_readonly"), py::arg("cache_max_bytes"),
+        py::arg("dump_to"), py::arg("dump_pass_regex"));
+  m.def("metrics_report", [] { return ProcessMetrics().Report(); });
+  m.def("clear_metrics", [] { ProcessMetrics().Clear(); });
 
   py::class_<InterpreterProgram>(m, "_InterpreterProgram")
       .def(py::init([](std::string text, const std::string& source_name, int64_t num_replicas, int64_t num_partitions,

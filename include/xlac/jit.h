@@ -60,6 +60,27 @@ struct Infeed {
 // Called concurrently from every device thread; an error status fails the run with its message.
 using InfeedHandler = std::function<absl::Status(const Infeed& infeed)>;
 
+// Metrics over compilations and runs, reported in PyTorch/XLA's metrics_report() format (docs/observability.md):
+// CompileTime and PhaseTime.<phase> (parse, verify, spmd partition, each pass, llvm emit / optimize, jit codegen
+// and link), ExecuteTime, and per emulated core the time waiting at collectives, the bytes sent and received per
+// collective kind and the arena size; counters (CachedCompile, UncachedCompile, Executions, Collective.<kind>).
+// Give one to CompileOptions::metrics: Compile records the compilation and every Run of the executable its run.
+// Thread-safe; must outlive the executables that record into it.
+class Metrics {
+ public:
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+  std::string Report() const;
+  void Clear();
+
+ private:
+  friend class Executable;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 struct CompileOptions {
   int opt_level = 2;                // 0..3
   std::string target_cpu = "host";  // "host" (detect) or an LLVM CPU name
@@ -100,6 +121,14 @@ struct CompileOptions {
   // which many processes may share, and a later Compile of the same module with the same code-changing options on
   // the same CPU and xlac build loads it instead of compiling. Empty: no cache.
   std::string cache_dir;
+  // Observability (docs/observability.md), all off by default. `metrics` (not owned) records this compilation and
+  // every Run. `dump_to`: XLA-style dumps of the compilation into that directory (module before and after
+  // optimization and after each pass whose name matches `dump_pass_regex`, or every pass when it is empty; buffer
+  // assignment, LLVM IR, object file), numbered module_NNNN by `dump_module_id`.
+  Metrics* metrics = nullptr;
+  std::string dump_to;
+  std::string dump_pass_regex;
+  int64_t dump_module_id = 1;
   bool cache_readonly = false;                 // look entries up, never write the directory
   int64_t cache_max_bytes = int64_t{1} << 30;  // least recently used entries are evicted beyond this
 };
@@ -141,6 +170,7 @@ class Executable {
  private:
   struct Impl;
   explicit Executable(std::unique_ptr<Impl> impl);
+  absl::Status RunUnrecorded(const std::vector<const void*>& parameters, const std::vector<void*>& results);
   std::unique_ptr<Impl> impl_;
 };
 

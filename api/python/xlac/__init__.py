@@ -32,8 +32,10 @@ __all__ = [
     "Executable",
     "RuntimeError",
     "UnimplementedError",
+    "clear_metrics",
     "compile",
     "interpret",
+    "metrics_report",
     "numpy_dtype",
 ]
 
@@ -248,6 +250,8 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     cache_dir=None,
     cache_readonly=False,
     cache_max_bytes=1 << 30,
+    dump_to=None,
+    dump_pass_regex=None,
 ):
     """Compiles HLO or StableHLO text into an Executable (xlac::Executable::Compile; options as in include/xlac/jit.h).
 
@@ -261,6 +265,10 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     compiled before with the same options on the same CPU and xlac build is loaded instead of compiled. None takes
     the XLAC_CACHE_DIR environment variable (no cache when unset or empty). cache_readonly: look entries up, never
     write. cache_max_bytes: least recently used entries are evicted beyond it.
+
+    dump_to: a directory for XLA-style dumps of this compilation (docs/observability.md): the module before and
+    after optimization and after each pass (only those whose name matches the dump_pass_regex, when given), the
+    buffer assignment, LLVM IR and the object file, as module_NNNN.NAME.*, NNNN counting the process's compiles.
 
     Raises CompileError (a ValueError) with file:line:col diagnostics for modules that do not parse, verify or
     partition, and UnimplementedError (a NotImplementedError) for what xlac does not support yet.
@@ -282,8 +290,27 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
         cache_dir=os.fspath(cache_dir) if cache_dir is not None else os.environ.get("XLAC_CACHE_DIR", ""),
         cache_readonly=bool(cache_readonly),
         cache_max_bytes=_positive("cache_max_bytes", cache_max_bytes),
+        dump_to=os.fspath(dump_to) if dump_to is not None else "",
+        dump_pass_regex=str(dump_pass_regex) if dump_pass_regex is not None else "",
     )
     return Executable(impl)
+
+
+def metrics_report():
+    """The process's compile and execute metrics as text, in torch_xla.debug.metrics.metrics_report()'s format.
+
+    "Metric:" entries (TotalSamples, Accumulator, Percentiles): CompileTime, PhaseTime.<phase> (parse and verify,
+    spmd partition, each pass, llvm emit / optimize, jit codegen and link), ExecuteTime, and per emulated core
+    CoreN.CollectiveWaitTime.<kind>, CoreN.CollectiveBytesSent/Received.<kind>, CoreN.ArenaBytes and
+    CoreN.PeakArenaBytes; then "Counter:" entries (CachedCompile, UncachedCompile, Executions, Collective.<kind>).
+    docs/observability.md describes them.
+    """
+    return _xlac.metrics_report()
+
+
+def clear_metrics():
+    """Forgets every metric and counter metrics_report() shows."""
+    _xlac.clear_metrics()
 
 
 def interpret(
