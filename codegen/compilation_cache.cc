@@ -337,10 +337,12 @@ void CompilationCache::Store(const CacheKeyComponents& components, const CacheEn
   std::error_code ec;
   fs::create_directories(options_.dir, ec);
   const std::string path = EntryPath(components);
-  // Unique among processes (pid) and threads (counter), so concurrent writers never share a temporary.
+  // Unique among processes (pid, and a random tag for processes in other pid namespaces sharing the directory) and
+  // threads (counter), so concurrent writers never share a temporary.
   static std::atomic<uint64_t> counter{0};
-  std::string tmp = (fs::path(options_.dir) /
-                     fmt::format(".tmp-{}-{}-{}", fs::path(path).stem().string(), ::getpid(), counter.fetch_add(1)))
+  static const uint32_t tag = std::random_device{}();
+  std::string tmp = (fs::path(options_.dir) / fmt::format(".tmp-{}-{}-{:08x}-{}", fs::path(path).stem().string(),
+                                                          ::getpid(), tag, counter.fetch_add(1)))
                         .string();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -370,8 +372,8 @@ std::string CompilationCache::ExplainMiss(const CacheKeyComponents& components) 
     std::error_code e;
     uint64_t size = it->file_size(e);
     if (e) continue;
-    // Only the header: components are at most a few kilobytes.
-    absl::StatusOr<std::string> bytes = ReadWhole(it->path().string(), 1 << 20);
+    // Only the header (components are a few hundred bytes), so a miss in a full cache reads kilobytes per entry.
+    absl::StatusOr<std::string> bytes = ReadWhole(it->path().string(), kHeaderBytes + (16 << 10));
     if (!bytes.ok()) continue;
     absl::StatusOr<std::string_view> header = ParseHeader(*bytes, size);
     if (!header.ok()) continue;
