@@ -26,6 +26,7 @@
 #include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
 #include "passes/verifier.h"
+#include "tools/lib/observe_flags.h"
 #include "tools/lib/spmd_driver.h"
 
 namespace xlac {
@@ -63,6 +64,10 @@ OPTIONS:
   --cache-readonly       Look entries up, never write the cache directory
   --cache-max-bytes=<n>  Evict the least recently used entries beyond n bytes (default 1073741824)
   --explain-cache        Print to stderr whether the cache hit and, on a miss, which key component differs
+  --dump-to=<dir>        XLA-style dumps of the compilation (docs/observability.md): module before and after
+                         optimization and after each pass, buffer assignment, LLVM IR, the object file
+  --dump-pass-regex=<re> With --dump-to: per-pass dumps only for the passes whose name matches <re>
+  (XLAC_FLAGS in the environment adds flags before the command line's)
   -h, --help             Show this help
 )";
 
@@ -244,6 +249,8 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       options.tpu_numerics = true;
     } else if ((name == "tpu" || name == "topology") && has_value && !value.empty()) {
       (name == "tpu" ? options.tpu : options.topology) = std::string(value);
+    } else if ((name == "dump-to" || name == "dump-pass-regex") && has_value && !value.empty()) {
+      (name == "dump-to" ? options.dump_to : options.dump_pass_regex) = std::string(value);
     } else if (name == "cache-dir" && has_value && !value.empty()) {
       options.cache_dir = std::string(value);
     } else if ((name == "cache-readonly" || name == "explain-cache") && !has_value) {
@@ -379,6 +386,21 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     default:
       break;
   }
+  // Only the final compilation dumps (the reports above prepare the module too).
+  std::unique_ptr<CompileObserver> observer;
+  if (!options.dump_to.empty()) {
+    absl::StatusOr<std::unique_ptr<CompileObserver>> created =
+        CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, 1}, module->name(),
+                                [](const Module& m) { return PrintModule(m); });
+    if (!created.ok()) return fail(created.status());
+    observer = *std::move(created);
+    compile.observer = observer.get();
+  }
+  auto dump_output = [&](codegen::AotOutput kind) {
+    if (observer == nullptr) return 0;
+    if (kind == codegen::AotOutput::kObject) observer->DumpText("o", output);
+    return observer->status().ok() ? 0 : fail(observer->status());
+  };
   codegen::AotOutput kind = options.emit == XlacEmit::kLlvmIr     ? codegen::AotOutput::kLlvmIr
                             : options.emit == XlacEmit::kAssembly ? codegen::AotOutput::kAssembly
                                                                   : codegen::AotOutput::kObject;
@@ -386,7 +408,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     absl::StatusOr<codegen::AotResult> result = codegen::CompileAot(*module, kind, compile);
     if (!result.ok()) return fail(result.status());
     output = std::move(result->contents);
-    return 0;
+    return dump_output(kind);
   }
   codegen::TargetOptions target_options;
   target_options.cpu = compile.target_cpu;
@@ -411,7 +433,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   cache.Store(key, codegen::CacheEntry{result->buffer_table, result->contents}, log);
   if (options.explain_cache) err << log;
   output = std::move(result->contents);
-  return 0;
+  return dump_output(kind);
 }
 
 int XlacMain(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) {
@@ -463,7 +485,9 @@ int XlacMain(std::span<const std::string_view> args, std::istream& in, std::ostr
 }
 
 int XlacMain(int argc, char** argv) {
-  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::vector<std::string_view> argv_args(argv + 1, argv + argc);
+  std::vector<std::string> with_env = WithXlacFlags(argv_args, std::getenv("XLAC_FLAGS"));
+  std::vector<std::string_view> args(with_env.begin(), with_env.end());
   return XlacMain(args, std::cin, std::cout, std::cerr);
 }
 

@@ -36,6 +36,8 @@ struct XlacOptions {
   bool cache_readonly = false;                 // --cache-readonly
   int64_t cache_max_bytes = int64_t{1} << 30;  // --cache-max-bytes
   bool explain_cache = false;                  // --explain-cache: hit/miss and why, on stderr
+  std::string dump_to;          // --dump-to: XLA-style dumps of the compilation (docs/observability.md)
+  std::string dump_pass_regex;  // --dump-pass-regex: per-pass dumps only for the matching passes
   bool help = false;
 };
 
