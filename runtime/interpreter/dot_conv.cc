@@ -5,6 +5,7 @@
 // sequentially in its compute type (f32 for narrow floats, 64-bit for integers), rounding once at the end.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "ir/tpu_numerics.h"
@@ -19,6 +20,14 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.beg
 absl::StatusOr<Literal> ToType(const Literal& lit, PrimitiveType type) {
   if (lit.shape().element_type == type) return lit;
   return ConvertLiteral(lit, type);
+}
+
+// `lit` in `type`: the operand itself when it has that type already (no copy), else a converted copy in `storage`.
+absl::StatusOr<const Literal*> AsType(const Literal& lit, PrimitiveType type, std::optional<Literal>& storage) {
+  if (lit.shape().element_type == type) return &lit;
+  XLAC_ASSIGN_OR_RETURN(Literal converted, ConvertLiteral(lit, type));
+  storage.emplace(std::move(converted));
+  return &*storage;
 }
 
 template <typename C>
@@ -110,10 +119,9 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
     if (p == "PACKED_NIBBLE" || p == "packed_nibble") return Unsupported(inst, "packed-nibble dot is not supported");
   }
   PrimitiveType type = inst.shape().element_type;
-  absl::StatusOr<Literal> lhs = ToType(*operands[0], type);
-  absl::StatusOr<Literal> rhs = ToType(*operands[1], type);
-  if (!lhs.ok()) return lhs.status();
-  if (!rhs.ok()) return rhs.status();
+  std::optional<Literal> lhs_storage, rhs_storage;
+  XLAC_ASSIGN_OR_RETURN(const Literal* lhs, AsType(*operands[0], type, lhs_storage));
+  XLAC_ASSIGN_OR_RETURN(const Literal* rhs, AsType(*operands[1], type, rhs_storage));
   const std::vector<int64_t>& ld = lhs->shape().dimensions;
   const std::vector<int64_t>& rd = rhs->shape().dimensions;
   const std::vector<int64_t>& lb = IntList(inst, "lhs_batch_dims");
@@ -176,12 +184,11 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     for (size_t i = 0; i < spatial; ++i) window.dimensions[i].size = 1;
   }
   PrimitiveType type = inst.shape().element_type;
-  absl::StatusOr<Literal> lhs_or = ToType(*operands[0], type);
-  absl::StatusOr<Literal> rhs_or = ToType(*operands[1], type);
-  if (!lhs_or.ok()) return lhs_or.status();
-  if (!rhs_or.ok()) return rhs_or.status();
-  const Literal& lhs = *lhs_or;
-  const Literal& rhs = *rhs_or;
+  std::optional<Literal> lhs_storage, rhs_storage;
+  XLAC_ASSIGN_OR_RETURN(const Literal* lhs_ptr, AsType(*operands[0], type, lhs_storage));
+  XLAC_ASSIGN_OR_RETURN(const Literal* rhs_ptr, AsType(*operands[1], type, rhs_storage));
+  const Literal& lhs = *lhs_ptr;
+  const Literal& rhs = *rhs_ptr;
   const std::vector<int64_t>& ld = lhs.shape().dimensions;
   const std::vector<int64_t>& rd = rhs.shape().dimensions;
   std::vector<int64_t> ls = RowMajorStrides(ld), rs = RowMajorStrides(rd);
@@ -232,6 +239,8 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
       k_order.push_back(dn.kernel_spatial_dimensions[s]);
     }
     in_order.push_back(dn.input_feature_dimension);
+    p.batch_minor = batch_groups > 1 && feature_groups == 1 && depthwise_multiplier == 1 && batch_group_size == 1;
+    if (p.batch_minor) std::rotate(in_order.begin(), in_order.begin() + 1, in_order.end());
     k_order.push_back(dn.kernel_input_feature_dimension);
     k_order.push_back(dn.kernel_output_feature_dimension);
     p.taps = &taps;

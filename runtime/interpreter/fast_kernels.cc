@@ -153,7 +153,7 @@ struct ConvArgs {
   int64_t positions_per_block;
   int64_t positions;
   std::vector<int64_t> in_sstride, k_sstride;
-  int64_t in_bstride;
+  int64_t in_bstride, in_fstride;
 };
 
 // Sums of one output position over a block of lanes (output features oz0 + l), every lane reading the same
@@ -170,7 +170,7 @@ XLAC_INLINE void ConvBroadcast(const ConvArgs<T>& c, const int64_t* taps, int64_
     const T* ip = c.in + in_off + taps[2 * t];
     const T* kr = c.kp + taps[2 * t + 1] + oz0;
     for (int64_t iz = 0; iz < in_group; ++iz) {
-      V x = Splat<T>(ip[iz]);
+      V x = Splat<T>(ip[iz * c.in_fstride]);
       for (int v = 0; v < NV; ++v) acc[v] = acc[v] + x * Load(kr + iz * c.ozp + v * L);
     }
   }
@@ -194,6 +194,27 @@ XLAC_INLINE void ConvDepthwise(const ConvArgs<T>& c, const int64_t* taps, int64_
   for (int v = 0; v < kConvMaxNV; ++v) Store(acc_out + v * L, acc[v]);
 }
 
+// Batch-minor input, one batch per lane (see ConvProblem::batch_minor): both operands are contiguous vectors.
+template <typename T>
+XLAC_INLINE void ConvBatchLanes(const ConvArgs<T>& c, const int64_t* taps, int64_t ntaps, int64_t in_off, int64_t oz0,
+                                T* acc_out) {
+  using V = typename VecOf<T>::V;
+  constexpr int L = VecOf<T>::kLanes;
+  V acc[kConvMaxNV];
+  for (int v = 0; v < kConvMaxNV; ++v) acc[v] = V{};
+  int64_t in_group = c.p->in_group;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const T* ip = c.in + in_off + taps[2 * t];
+    const T* kr = c.kp + taps[2 * t + 1] + oz0;
+    for (int64_t iz = 0; iz < in_group; ++iz) {
+      for (int v = 0; v < kConvMaxNV; ++v) {
+        acc[v] = acc[v] + Load(ip + iz * c.in_fstride + v * L) * Load(kr + iz * c.ozp + v * L);
+      }
+    }
+  }
+  for (int v = 0; v < kConvMaxNV; ++v) Store(acc_out + v * L, acc[v]);
+}
+
 // Any lanes: lane l reads from its own input offset (feature and batch group of output feature oz0 + l).
 template <typename T>
 XLAC_INLINE void ConvPerLane(const ConvArgs<T>& c, const int64_t* taps, int64_t ntaps, const int64_t* lane_off,
@@ -204,7 +225,8 @@ XLAC_INLINE void ConvPerLane(const ConvArgs<T>& c, const int64_t* taps, int64_t 
     const T* kr = c.kp + taps[2 * t + 1] + oz0;
     for (int64_t iz = 0; iz < in_group; ++iz) {
       const T* krow = kr + iz * c.ozp;
-      for (int64_t l = 0; l < lanes; ++l) acc[l] = acc[l] + c.in[lane_off[l] + taps[2 * t] + iz] * krow[l];
+      const T* ip = c.in + taps[2 * t] + iz * c.in_fstride;
+      for (int64_t l = 0; l < lanes; ++l) acc[l] = acc[l] + ip[lane_off[l]] * krow[l];
     }
   }
 }
@@ -268,11 +290,14 @@ XLAC_INLINE void ConvBlock(const ConvArgs<T>& c, int64_t block) {
     int64_t fg_end = (oz0 / p.out_group + 1) * p.out_group;
     int64_t bg_end = (oz0 / p.depthwise_multiplier + 1) * p.depthwise_multiplier;
     int64_t seg = std::min({p.output_z, fg_end, bg_end}) - oz0;
-    int mode;  // 0 broadcast, 1 depthwise, 2 per lane
+    int mode;  // 0 broadcast, 1 depthwise, 2 per lane, 3 batch lanes
     int64_t lanes;
     int nv = 0;
     if (depthwise && oz0 + kMaxLanes <= p.output_z) {
       mode = 1;
+      lanes = kMaxLanes;
+    } else if (p.batch_minor && oz0 + kMaxLanes <= p.output_z) {
+      mode = 3;
       lanes = kMaxLanes;
     } else if (seg >= L / 2 || seg >= p.output_z - oz0) {
       mode = 0;
@@ -290,7 +315,7 @@ XLAC_INLINE void ConvBlock(const ConvArgs<T>& c, int64_t block) {
       int64_t ob = batch_of[qi];
       auto in_offset = [&](int64_t oz) {
         int64_t batch = ob + (oz / p.depthwise_multiplier) * p.batch_group_size;
-        return batch * c.in_bstride + (oz / p.out_group) * p.in_group;
+        return batch * c.in_bstride + (oz / p.out_group) * p.in_group * c.in_fstride;
       };
       if (mode == 0) {
         int64_t off = in_offset(oz0);
@@ -302,6 +327,8 @@ XLAC_INLINE void ConvBlock(const ConvArgs<T>& c, int64_t block) {
           ConvBroadcast<T, 4>(c, tp, ntaps, off, oz0, acc);
       } else if (mode == 1) {
         ConvDepthwise<T>(c, tp, ntaps, ob * c.in_bstride, oz0, acc);
+      } else if (mode == 3) {
+        ConvBatchLanes<T>(c, tp, ntaps, in_offset(oz0), oz0, acc);
       } else {
         for (int64_t l = 0; l < lanes; ++l) lane_off[l] = in_offset(oz0 + l);
         ConvPerLane<T>(c, tp, ntaps, lane_off, lanes, oz0, acc);
@@ -418,14 +445,15 @@ void ConvCanonical(const ConvProblem& p, const T* input, const T* kernel, T* out
   size_t spatial = p.out_spatial.size();
   c.in_sstride.assign(spatial, 0);
   c.k_sstride.assign(spatial, 0);
-  int64_t in_stride = p.input_z, k_stride = p.in_group * c.ozp;
+  int64_t in_stride = p.batch_minor ? p.input_z * p.in_batch : p.input_z, k_stride = p.in_group * c.ozp;
   for (size_t s = spatial; s-- > 0;) {
     c.in_sstride[s] = in_stride;
     c.k_sstride[s] = k_stride;
     in_stride *= p.in_spatial[s];
     k_stride *= p.kernel_spatial[s];
   }
-  c.in_bstride = in_stride;
+  c.in_bstride = p.batch_minor ? 1 : in_stride;
+  c.in_fstride = p.batch_minor ? p.in_batch : 1;
   c.positions = positions;
   c.positions_per_block = std::clamp<int64_t>(positions / (std::max<int64_t>(threads, 1) * 8), 1, 64);
   int64_t blocks = (positions + c.positions_per_block - 1) / c.positions_per_block;

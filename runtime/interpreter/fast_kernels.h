@@ -30,7 +30,7 @@ template <typename T>
 void GemmNT(const T* a, const T* b, T* out, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t threads);
 
 // A convolution in the interpreter's canonical operand layouts:
-//   input  [in_batch][in_spatial...][input_z]             (dense row-major)
+//   input  [in_batch][in_spatial...][input_z]             (dense row-major; see batch_minor)
 //   kernel [kernel_spatial...][in_group][output_z]        (dense row-major)
 // and any output layout (strides of the result's logical row-major order).
 struct ConvProblem {
@@ -44,6 +44,10 @@ struct ConvProblem {
   // taps[s][o]: the (input coordinate, window position) pairs of output coordinate o in spatial dim s (in window
   // order), see MakeWindowTaps.
   const std::vector<WindowTaps>* taps = nullptr;
+  // The input is [in_spatial...][input_z][in_batch] instead (batch minor): chosen for the filter gradients of
+  // depthwise convolutions (batch_group_count = features, one batch per group), whose lanes then read
+  // consecutive batches.
+  bool batch_minor = false;
   int64_t out_batch_stride = 0, out_feature_stride = 0;
   std::vector<int64_t> out_spatial_strides;
 };

@@ -11,6 +11,7 @@ namespace xlac::interp {
 namespace {
 
 using In = ScalarComputation::In;
+constexpr int64_t kLanes = 64;  // outputs folded side by side by the f32/f64 reduce
 using Out = ScalarComputation::Out;
 
 // Results of a variadic op: one array per input, each initialized to its init value.
@@ -69,11 +70,47 @@ void ReduceFast(const Literal& input, const Literal& init, Literal& result, Opco
       C init_v = LoadOne<C>(init, 0);
       int64_t outputs = static_cast<int64_t>(base_offsets.size());
       int64_t per_block = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, reduce_offsets.size()));
+      per_block = (per_block + kLanes - 1) / kLanes * kLanes;
       ParallelBlocks((outputs + per_block - 1) / per_block, threads, [&](int64_t block) {
-        for (int64_t o = block * per_block; o < std::min(outputs, (block + 1) * per_block); ++o) {
+        int64_t end = std::min(outputs, (block + 1) * per_block);
+        for (int64_t o0 = block * per_block; o0 < end; o0 += kLanes) {
+          // Runs of outputs at consecutive offsets (reductions over outer dims) walk memory row by row, each
+          // output still folding its elements in order.
+          int64_t count = std::min(kLanes, end - o0);
+          int64_t first = base_offsets[static_cast<size_t>(o0)];
+          if (count < 2 || base_offsets[static_cast<size_t>(o0 + count - 1)] - first != count - 1) continue;
+          C acc[kLanes];
+          for (int64_t l = 0; l < count; ++l) acc[l] = init_v;
+          auto fold = [&](auto f) {
+            for (int64_t off : reduce_offsets) {
+              const C* row = x + first + off;
+              for (int64_t l = 0; l < count; ++l) acc[l] = f(acc[l], row[l]);
+            }
+          };
+          if (op == Opcode::kAdd && !swapped) {
+            fold([](C a, C b) { return a + b; });  // the kernel's IEEE sum, operands in the same order
+          } else if (op == Opcode::kAdd) {
+            fold([](C a, C b) { return b + a; });
+          } else if (swapped) {
+            fold([&](C a, C b) { return fn(b, a, t); });
+          } else {
+            fold([&](C a, C b) { return fn(a, b, t); });
+          }
+          for (int64_t l = 0; l < count; ++l) out[o0 + l] = acc[l];
+        }
+        for (int64_t o = block * per_block; o < end; ++o) {
+          int64_t run0 = o - (o - block * per_block) % kLanes;
+          int64_t count = std::min(kLanes, end - run0);
+          if (count >= 2 &&
+              base_offsets[static_cast<size_t>(run0 + count - 1)] - base_offsets[static_cast<size_t>(run0)] ==
+                  count - 1) {
+            continue;  // done above
+          }
           C acc = init_v;
           const C* base = x + base_offsets[static_cast<size_t>(o)];
-          if (swapped) {
+          if (op == Opcode::kAdd && !swapped) {
+            for (int64_t off : reduce_offsets) acc = acc + base[off];
+          } else if (swapped) {
             for (int64_t off : reduce_offsets) acc = fn(base[off], acc, t);
           } else {
             for (int64_t off : reduce_offsets) acc = fn(acc, base[off], t);

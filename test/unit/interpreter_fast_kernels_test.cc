@@ -242,11 +242,16 @@ ConvCase RandomConv(std::mt19937_64& rng, int kind) {
       c.in_group = 1;
       c.out_per_group = r(0, 2) == 0 ? r(2, 3) : 1;
       c.batch_per_group = r(1, 2);
-    } else {  // batch groups (filter gradients)
+    } else if (r(0, 1) == 0) {  // batch groups
       c.bg = r(2, 12);
       c.in_group = r(1, 5);
       c.out_per_group = r(1, 3);
       c.batch_per_group = r(1, 3);
+    } else {  // depthwise filter gradients: one batch and one output feature per group, many groups
+      c.bg = r(30, 70);
+      c.in_group = r(1, 5);
+      c.out_per_group = 1;
+      c.batch_per_group = 1;
     }
     bool ok = true;
     for (int s = 0; s < c.spatial; ++s) {
@@ -270,7 +275,7 @@ ConvCase RandomConv(std::mt19937_64& rng, int kind) {
 TEST(InterpreterFastKernels, ConvolutionMatchesNaiveBitwise) {
   std::mt19937_64 rng(1234);
   for (int kind = 0; kind < 3; ++kind) {
-    for (int i = 0; i < 12; ++i) {
+    for (int i = 0; i < 16; ++i) {
       ConvCase c = RandomConv(rng, kind);
       for (PrimitiveType type : kTypes) {
         CheckConvolution(c, type, rng, /*specials=*/i % 4 == 3);
@@ -362,6 +367,60 @@ TEST(InterpreterFastKernels, DotMatchesNaiveBitwise) {
         } while (Next(o, odims));
       RunBoth(hlo, {std::move(a), std::move(b)}, expected, "dot");
       if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+// Single-op reducers (add, swapped add, max) over every subset of dims of rank-3 arrays with layouts: each output
+// folds its elements in row-major order of the reduced dims, starting from the init value.
+TEST(InterpreterFastKernels, ReduceMatchesNaiveBitwise) {
+  std::mt19937_64 rng(7);
+  const char* bodies[] = {"add(x, y)", "add(y, x)", "maximum(x, y)"};
+  for (PrimitiveType type : {PrimitiveType::kF32, PrimitiveType::kF64}) {
+    for (int mask = 1; mask < 8; ++mask) {
+      for (int body = 0; body < 3; ++body) {
+        std::vector<int64_t> dims{3 + mask, 70 + body, 5}, kept_dims, reduced;
+        for (int64_t d = 0; d < 3; ++d) {
+          if (mask & (1 << d))
+            reduced.push_back(d);
+          else
+            kept_dims.push_back(dims[static_cast<size_t>(d)]);
+        }
+        const char* t = TypeName(type);
+        std::string hlo = fmt::format(
+            "HloModule m\nr {{\n  x = {0}[] parameter(0)\n  y = {0}[] parameter(1)\n  ROOT s = {0}[] {1}\n}}\n"
+            "ENTRY e {{\n  a = {0}[{2}]{{0,2,1}} parameter(0)\n  z = {0}[] constant(0.5)\n"
+            "  ROOT o = {0}[{3}] reduce(a, z), dimensions={{{4}}}, to_apply=r\n}}\n",
+            t, bodies[body], Dims(dims), Dims(kept_dims), Dims(reduced));
+        Literal a = RandomValues(type, dims, rng, mask == 5);
+        Literal expected(Shape::Array(type, kept_dims));
+        std::vector<int64_t> o(kept_dims.size(), 0), rdims;
+        for (int64_t d : reduced) rdims.push_back(dims[static_cast<size_t>(d)]);
+        do {
+          double acc = 0.5;
+          float accf = 0.5f;
+          std::vector<int64_t> rk(rdims.size(), 0), full(3);
+          do {
+            size_t ki = 0, ri = 0;
+            for (int64_t d = 0; d < 3; ++d) full[d] = (mask & (1 << d)) ? rk[ri++] : o[ki++];
+            double v = a.GetAsDouble(Linear(full, dims));
+            if (type == PrimitiveType::kF64) {
+              acc = body == 0   ? acc + v
+                    : body == 1 ? v + acc
+                                : (std::isnan(acc) || std::isnan(v) ? NAN : std::max(acc, v));
+            } else {
+              float vf = static_cast<float>(v);
+              accf = body == 0   ? accf + vf
+                     : body == 1 ? vf + accf
+                                 : (std::isnan(accf) || std::isnan(vf) ? NAN : std::max(accf, vf));
+            }
+          } while (Next(rk, rdims));
+          int64_t oi = kept_dims.empty() ? 0 : Linear(o, kept_dims);
+          expected.SetFromDouble(oi, type == PrimitiveType::kF64 ? acc : accf);
+        } while (Next(o, kept_dims));
+        RunBoth(hlo, {std::move(a)}, expected, "reduce");
+        if (::testing::Test::HasFailure()) return;
+      }
     }
   }
 }
