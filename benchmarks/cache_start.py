@@ -10,7 +10,9 @@ and reports medians of
   start  wall - run: everything before the results, i.e. process start, parsing, input generation and compiling
          or loading the code
   ready  JitExecutable::Compile alone, from the cache log ("executable ready in")
-Usage: benchmarks/cache_start.py [--xla-run build/bin/xla-run] [--repeat 5] [MODULE]
+With --npy-inputs the parameters come from .npy files (written once from the module's entry_computation_layout)
+instead of xla-run's seeded generation, as when a caller supplies its arrays.
+Usage: benchmarks/cache_start.py [--xla-run build/bin/xla-run] [--repeat 5] [--npy-inputs] [MODULE]
 (default MODULE: ../shared/peers/hlo/bert_encoder_layer.hlo next to the repository).
 """
 import argparse
@@ -39,17 +41,42 @@ def run_once(xla_run, module, cache_dir, extra):
     return {"wall": wall, "run": run, "start": wall - run, "ready": ready, "hit": hit}
 
 
+def write_inputs(module, work):
+    """Writes one .npy per entry parameter of the module's entry_computation_layout; returns the --input flags."""
+    import numpy as np
+
+    with open(module) as f:
+        header = f.readline()
+    layout = re.search(r"entry_computation_layout=\{\((.*?)\)->", header)
+    if layout is None:
+        sys.exit("--npy-inputs needs an entry_computation_layout in the module's first line")
+    dtypes = {"f32": np.float32, "f64": np.float64, "s32": np.int32, "s64": np.int64}
+    rng = np.random.default_rng(0)
+    flags = []
+    for i, (ty, dims) in enumerate(re.findall(r"(\w+)\[([\d,]*)\]", layout.group(1))):
+        if ty not in dtypes:
+            sys.exit(f"--npy-inputs: parameter {i} has type {ty}")
+        shape = tuple(int(d) for d in dims.split(",") if d)
+        path = os.path.join(work, f"p{i}.npy")
+        np.save(path, rng.standard_normal(shape).astype(dtypes[ty]))
+        flags.append(f"--input={path}")
+    return flags
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("module", nargs="?",
                         default=os.path.join(ROOT, "..", "shared", "peers", "hlo", "bert_encoder_layer.hlo"))
     parser.add_argument("--xla-run", default=os.path.join(ROOT, "build", "bin", "xla-run"))
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--npy-inputs", action="store_true", help="pass the parameters as .npy files")
     parser.add_argument("extra", nargs="*", help="more xla-run flags (after --)")
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="xlac_cache_bench_")
     try:
+        if args.npy_inputs:
+            args.extra += write_inputs(args.module, work)
         shared = os.path.join(work, "shared")
         cold, warm = [], []
         for i in range(args.repeat):
