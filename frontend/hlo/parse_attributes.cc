@@ -40,7 +40,6 @@ std::vector<std::string_view> Split(std::string_view text, char delim) {
 }
 
 // Cap on the device count of iota lists, so that expanding them later cannot exhaust memory.
-constexpr int64_t kMaxIotaDevices = int64_t{1} << 24;
 
 }  // namespace
 

@@ -161,6 +161,9 @@ class Parser {
 
   // ---- Shardings (parse_sharding.cc) ----
   bool ParseSharding(Sharding* out);
+  // Named (mesh) shardings print back verbatim: the attribute parser asks whether the last sharding had one.
+  void NoteNamedSharding() { saw_named_sharding_ = true; }
+  bool TakeNamedShardingSeen() { return std::exchange(saw_named_sharding_, false); }
 
   // ---- Structure (parser.cc) ----
   bool ParseComputationRef(std::vector<Computation*>* out, bool list);
@@ -221,7 +224,11 @@ class Parser {
   // Non-sugar async-start instructions by called computation, for the one-caller rule.
   absl::flat_hash_map<const Computation*, std::vector<std::pair<Instruction*, size_t>>> async_callers_;
   std::vector<size_t> alias_positions_;  // source position of each input_output_alias entry
+  bool saw_named_sharding_ = false;
 };
+
+// Largest device array a tile assignment or mesh may describe (keeps hostile input from allocating without bound).
+constexpr int64_t kMaxIotaDevices = int64_t{1} << 24;
 
 // Opcodes XLA can infer the result shape of when the text omits it.
 bool CanInferShape(Opcode opcode);

@@ -375,8 +375,13 @@ bool Parser::ParseOneInstructionAttribute(PendingInstruction* inst, absl::flat_h
 
   // Attributes of every instruction.
   if (name == "sharding") {
+    const size_t begin = pos();
     inst->sharding.emplace();
-    return ParseSharding(&*inst->sharding);
+    TakeNamedShardingSeen();
+    if (!ParseSharding(&*inst->sharding)) return false;
+    // A named sharding means its converted tiled form, but prints back as written (print_attributes.cc).
+    if (TakeNamedShardingSeen()) inst->extra_attributes.emplace_back(name, std::string(SourceText(begin, prev_end())));
+    return true;
   }
   if (name == "metadata") {
     inst->metadata.emplace();

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "frontend/hlo/parser.h"
 #include "frontend/hlo/print_internal.h"
+#include "frontend/hlo/sharding_text.h"
 #include "ir/computation.h"
 
 namespace xlac::hlo_print {
@@ -564,13 +565,27 @@ void AppendOpcodeAttributes(const Instruction& inst, const HloPrintOptions& opti
   }
 }
 
+// A named (mesh) sharding prints as written while it still means the instruction's sharding (a pass may have
+// replaced it since) and metadata is printed; otherwise the sharding prints in XLA's tiled form.
+static std::string ShardingText(const Instruction& inst, const HloPrintOptions& options) {
+  if (const std::string* named = FindExtra(inst, "sharding")) {
+    DiagnosticEngine diags;
+    std::optional<Sharding> parsed = ParseShardingText(*named, diags);
+    if (parsed.has_value() && *parsed == *inst.sharding() &&
+        (options.print_metadata || named->find("metadata=") == std::string::npos)) {
+      return *named;
+    }
+  }
+  return ShardingToString(*inst.sharding(), options.print_metadata);
+}
+
 bool OpcodePrintsAttribute(Opcode op, std::string_view name) {
   auto rules = RulesFor(op);
   return std::any_of(rules.begin(), rules.end(), [&](const AttrRule& r) { return r.name == name; });
 }
 
 bool IsPrintedWithExtraAttributes(std::string_view name) {
-  return name == "statistics" || name == "result_accuracy" || name == "parameter_replication";
+  return name == "statistics" || name == "result_accuracy" || name == "parameter_replication" || name == "sharding";
 }
 
 void AppendExtraAttributes(const Instruction& inst, const HloPrintOptions& options, std::vector<std::string>& out) {
@@ -580,7 +595,7 @@ void AppendExtraAttributes(const Instruction& inst, const HloPrintOptions& optio
     role = *AsyncWrappedOpcode(inst);
   }
   AppendCalledComputations(inst, role, options, out);
-  if (inst.sharding()) out.push_back("sharding=" + ShardingToString(*inst.sharding(), options.print_metadata));
+  if (inst.sharding()) out.push_back("sharding=" + ShardingText(inst, options));
   if (!inst.frontend_attributes().empty()) {
     out.push_back("frontend_attributes=" + FrontendAttributesToString(inst.frontend_attributes()));
   }
