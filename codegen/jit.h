@@ -60,7 +60,7 @@ struct JitOptions {
   const XlacRtTransport* transport = nullptr;
   // The persistent compilation cache (docs/cache.md); an empty dir disables it. A hit still prepares the module (a
   // millisecond: it rebuilds the buffer assignment and the handlers' instructions) but skips LLVM emission,
-  // optimization and code generation. keep_llvm_ir bypasses lookups (a hit has no IR).
+  // optimization and code generation. keep_llvm_ir bypasses the cache (a hit has no IR).
   CacheOptions cache;
 };
 
