@@ -36,6 +36,8 @@ constexpr size_t kKeyOffset = 36;
 constexpr size_t kHeaderBytes = kKeyOffset + 32;
 // Entries and temporaries larger than this are not ours (or are corrupt): never read them whole.
 constexpr uint64_t kMaxEntryBytes = uint64_t{1} << 34;
+// A miss explanation reads at most this many entries' headers (the nearest entry is among them).
+constexpr int kMaxExplainScan = 1000;
 // A temporary older than this belongs to a writer that died before renaming it.
 constexpr auto kStaleTemporaryAge = std::chrono::hours(1);
 
@@ -366,7 +368,9 @@ std::string CompilationCache::ExplainMiss(const CacheKeyComponents& components) 
   size_t best_diffs = SIZE_MAX;
   std::string best;
   int scanned = 0;
-  for (fs::directory_iterator it(options_.dir, ec), end; !ec && it != end && scanned < 10000; it.increment(ec)) {
+  // Every miss explains itself (callers decide whether to show it): a bounded scan keeps that cheap in a big cache.
+  for (fs::directory_iterator it(options_.dir, ec), end; !ec && it != end && scanned < kMaxExplainScan;
+       it.increment(ec)) {
     if (!IsEntryName(it->path().filename().string())) continue;
     ++scanned;
     std::error_code e;

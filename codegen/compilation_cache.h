@@ -52,7 +52,8 @@ class CompilationCache {
   void Store(const CacheKeyComponents& components, const CacheEntry& entry, std::string& log) const;
 
   // On a miss: the components in which the nearest entry of the directory (fewest differing components) differs,
-  // as "name: cached 'x', now 'y'" lines; empty when the directory has no readable entry.
+  // as "name: cached 'x', now 'y'" lines; empty when the directory has no readable entry. Reads the headers of at
+  // most 1000 entries.
   std::string ExplainMiss(const CacheKeyComponents& components) const;
 
   // The file an entry for `components` lives in.
