@@ -168,8 +168,7 @@ int xlac_rt_reduce_scatter(XlacRtDevice* dev, int64_t op_id, const char* name, c
     Copy(dst, src, chunk);
     return XLAC_RT_OK;
   }
-  CollectiveScope scope(dev, CollectiveKind::kReduceScatter, name, chunk * static_cast<int64_t>(devices.size()),
-                        chunk);
+  CollectiveScope scope(dev, CollectiveKind::kReduceScatter, name, chunk * static_cast<int64_t>(devices.size()), chunk);
   if (SpansProcesses(dev->group, devices)) {
     CrossCollective c{CollectiveKind::kReduceScatter, op_id, name, &devices, src, dst};
     c.count = count;

@@ -67,9 +67,9 @@ struct XlacRtDevice {
   std::string waiting_at;
   // Observability (trace.cc), touched only by the device's own thread during a run.
   XlacRtDeviceStats stats{};
-  int64_t blocked_ns = 0;                 // time blocked in Arrive/Sync so far in this run
-  std::vector<int64_t> trace_stack;       // begin times of the open kernel slices
-  std::vector<XlacRtTraceEvent> events;   // only while the group traces
+  int64_t blocked_ns = 0;                // time blocked in Arrive/Sync so far in this run
+  std::vector<int64_t> trace_stack;      // begin times of the open kernel slices
+  std::vector<XlacRtTraceEvent> events;  // only while the group traces
 };
 
 struct XlacRtGroup {

@@ -86,8 +86,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (v->empty()) return Invalid("--" + std::string(name) + " needs a value");
-      (name == "dump-to" ? options.dump_to : name == "trace" ? options.trace_file : options.dump_pass_regex) =
-          std::string(*v);
+      (name == "dump-to" ? options.dump_to
+       : name == "trace" ? options.trace_file
+                         : options.dump_pass_regex) = std::string(*v);
     } else if (name == "cache-dir") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
