@@ -22,6 +22,7 @@
 #include "codegen/jit.h"
 #include "codegen/parallel_programs.h"
 #include "codegen/pipeline.h"
+#include "codegen/profile.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
@@ -37,6 +38,7 @@
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
 #include "runtime/interpreter/interpreter.h"
+#include "tools/lib/observe_flags.h"
 #include "tools/lib/run_compare.h"
 #include "tools/lib/spmd_driver.h"
 
@@ -270,14 +272,24 @@ absl::Status CheckTpuTarget(const RunOptions& options, const Module& module, con
   return CheckTpuMemory(report);
 }
 
+// What --metrics, --trace and --dump-to need from the JIT: the observer it reports its phases and dumps to, and
+// what the run did.
+struct JitObservation {
+  CompileObserver* observer = nullptr;
+  codegen::ExecutionProfile profile;
+  bool cache_hit = false;
+};
+
 // Compiles and runs the module in-process. A module codegen cannot compile is a user-facing error that points at
 // the interpreter; the error is printed here, so the returned status has an empty message.
 absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const Module& module,
                                               const std::vector<std::vector<Literal>>& args,
                                               harness::CheckCollector& checks, std::string_view input_name,
-                                              std::ostream& err, const XlacRtTransport* transport,
-                                              double& run_seconds) {
+                                              std::ostream& err, const XlacRtTransport* transport, double& run_seconds,
+                                              JitObservation& observation) {
   codegen::JitOptions jit_options;
+  jit_options.compile.observer = observation.observer;
+  jit_options.compile.trace_kernels = !options.trace_file.empty();
   jit_options.transport = transport;
   jit_options.compile.exact = options.exact;
   jit_options.compile.tpu_numerics = options.tpu_numerics;
@@ -299,8 +311,10 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
                                                      uint64_t occurrence) -> absl::StatusOr<Literal> {
     return interp::InfeedValue(infeed.shape().tuple_shapes.at(0), infeed.name(), seed, device_id, occurrence);
   };
+  std::optional<ProgressLine> progress(std::in_place, "compiling");
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> executable =
       codegen::JitExecutable::Compile(module, jit_options);
+  progress.reset();
   if (!executable.ok()) {
     // The interpreter runs what codegen does not lower yet, but it models no more TPU numerics than codegen does.
     bool tpu = executable.status().message().find("TPU numerics") != std::string_view::npos;
@@ -316,6 +330,8 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<Literal>> results = (*executable)->RunPerDevice(args);
   run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  observation.profile = (*executable)->last_profile();
+  observation.cache_hit = (*executable)->cache_hit();
   return results;
 }
 
@@ -377,6 +393,27 @@ absl::Status ReportProcesses(const MpiProcesses& mpi, double run_seconds, std::s
     report += fmt::format("mpi: process {}: run {:.3f} ms, sent {} bytes\n", p, theirs[0] / 1e3, theirs[1]);
   }
   return absl::OkStatus();
+}
+
+// --metrics and --trace, after the run: the report to `out`, the trace file.
+bool ReportObservations(const RunOptions& options, const CompileObserver& observer, const JitObservation& observation,
+                        std::string_view input_name, std::ostream& out, std::ostream& err) {
+  if (options.metrics) {
+    codegen::Metrics metrics;
+    metrics.AddCompile(observer.phases(), observation.cache_hit);
+    metrics.AddExecution(observation.profile);
+    out << metrics.Report();
+  }
+  if (!options.trace_file.empty()) {
+    std::ofstream file(options.trace_file, std::ios::trunc);
+    file << codegen::ChromeTraceJson(observer.phases(), {observation.profile});
+    file.close();
+    if (!file) {
+      err << input_name << ": error: cannot write the trace file '" << options.trace_file << "'\n";
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -453,13 +490,33 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   }
   SourceFile file(std::string(input_name), text);
   DiagnosticEngine diags;
+  const int64_t parse_begin = CompileObserver::NowNs();
   std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
+  const int64_t parse_end = CompileObserver::NowNs();
   if (module == nullptr) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
     err << diags.Render(file);
     return 1;
   }
-  if (!VerifyModule(*module, diags)) {
+  // --metrics, --trace and --dump-to observe the compilation; without them nothing is timed or written.
+  std::unique_ptr<CompileObserver> observer;
+  if (options.metrics || !options.trace_file.empty() || !options.dump_to.empty()) {
+    absl::StatusOr<std::unique_ptr<CompileObserver>> created =
+        CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, 1}, module->name(),
+                                [](const Module& m) { return PrintModule(m); });
+    if (!created.ok()) {
+      err << input_name << ": error: " << created.status().message() << "\n";
+      return 1;
+    }
+    observer = *std::move(created);
+    observer->RecordPhase("parse", "frontend", parse_begin, parse_end);
+    // before_optimizations is what the compiler gets (the partitioned program when sharded): keep the input too.
+    observer->DumpModule(*module, "as_parsed.txt");
+  }
+  std::optional<ScopedPhase> verify_phase(std::in_place, observer.get(), "verify", "frontend");
+  const bool verified = VerifyModule(*module, diags);
+  verify_phase.reset();
+  if (!verified) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "module failed verification");
     err << diags.Render(file);
     return 1;
@@ -486,6 +543,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     bool partitioned = false;
     // Every MPI process partitions the same module: only process 0 shows the warnings (all show errors).
     std::ostringstream quiet;
+    ScopedPhase phase(observer.get(), "spmd partition", "frontend");
     if (!PartitionModule(*partitioned_module, options.num_partitions, options.num_replicas, file, spmd_report,
                          partitioned, first_process ? err : quiet)) {
       err << quiet.str();
@@ -550,10 +608,25 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
 
   harness::CheckCollector checks(harness::CheckOptions{options.max_mismatches});
   double run_seconds = 0;  // the JIT's run, compilation excluded (--mpi-report)
+  JitObservation observation;
+  observation.observer = observer.get();
+  const int64_t execute_begin = CompileObserver::NowNs();
   absl::StatusOr<std::vector<Literal>> results =
-      options.backend == "jit" ? RunOnJit(options, run_module, device_args, checks, input_name, err,
-                                          mpi ? mpi->transport : nullptr, run_seconds)
-                               : RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);
+      options.backend == "jit"
+          ? RunOnJit(options, run_module, device_args, checks, input_name, err, mpi ? mpi->transport : nullptr,
+                     run_seconds, observation)
+          : [&] {
+              ProgressLine progress("running on the interpreter");
+              return RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);
+            }();
+  if (options.backend != "jit") {
+    observation.profile.begin_ns = execute_begin;
+    observation.profile.end_ns = CompileObserver::NowNs();
+  }
+  if (observer != nullptr && !observer->status().ok()) {
+    err << input_name << ": error: " << observer->status().message() << "\n";
+    return 1;
+  }
   if (!results.ok()) {
     if (!results.status().message().empty()) err << input_name << ": error: " << results.status().message() << "\n";
     return 1;
@@ -657,6 +730,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     }
     out << report << harness::FormatCheckSummary(check_results);
   }
+  if (observer != nullptr) ok &= ReportObservations(options, *observer, observation, input_name, out, err);
   out.flush();
   return ok ? 0 : 1;
 }
@@ -704,7 +778,9 @@ int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostr
 }
 
 int RunMain(int argc, char** argv) {
-  std::vector<std::string_view> args(argv + 1, argv + argc);
+  std::vector<std::string_view> argv_args(argv + 1, argv + argc);
+  std::vector<std::string> with_env = WithXlacFlags(argv_args, std::getenv("XLAC_FLAGS"));
+  std::vector<std::string_view> args(with_env.begin(), with_env.end());
   std::ios::sync_with_stdio(false);
   return RunMain(args, std::cout, std::cerr);
 }
