@@ -30,9 +30,9 @@ unsharded on one device, with random layouts on some values (gen_spmd_module.gen
 
 (--modes chooses which; the default mode compares within the documented tolerance of docs/numerics.md). A failure's
 outcome names the mode: mismatch(exact), error(default), ... A default-mode mismatch in a module with a
-discontinuous op (compare, sort, select-and-scatter, a float-to-integer or f32-to-bf16 convert, floor/ceil/round/
-sign) is "tolerated", not a failure: the approximations the bounds allow legitimately move values across its
-thresholds (the exact run of the same module must still match bit for bit).
+discontinuous op (a float compare or sort, select-and-scatter, a float-to-integer or f32-to-bf16 convert,
+floor/ceil/round/sign) is "tolerated", not a failure: the approximations the bounds allow legitimately move values
+across its thresholds (the exact run of the same module must still match bit for bit).
 
 --time-limit SECONDS stops starting new seeds after that long (the seeds not run are reported, not failed).
 Last line: "spmd fuzz: N passed, M failed" ("compiler fuzz: ..." with --compiler). Exit 1 if anything failed, else 0.
@@ -53,8 +53,9 @@ import gen_spmd_module  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Ops whose output jumps when an input moves by an ulp (see --compiler above).
-DISCONTINUOUS_RE = re.compile(r"compare\(|select-and-scatter\(|sort\(|bf16|(s32|pred)\[[\d,]*\](\{[\d,]*\})? convert\(|"
-                              r"floor\(|ceil\(|round-nearest|sign\(")
+# Integer compares and sorts (loop counters, iota keys) are exact unless their input came through one of the others.
+DISCONTINUOUS_RE = re.compile(r"compare\((f32|bf16)|select-and-scatter\(|sort\((f32|bf16)|bf16|"
+                              r"(s32|pred)\[[\d,]*\](\{[\d,]*\})? convert\(|floor\(|ceil\(|round-nearest|sign\(")
 MATCH_RE = re.compile(r"check against the interpreter: (\d+) of (\d+) outputs? match")
 
 
