@@ -98,7 +98,7 @@ bool ParseMeshDeviceIds(Parser& p, int64_t num_devices, std::vector<int64_t>* ou
       }
     }
     int64_t n = 1;
-    for (int64_t d : iota.reshape_dims) n = d > 0 && n <= num_devices ? n * d : num_devices + 1;
+    for (int64_t d : iota.reshape_dims) n = d > 0 && d <= num_devices && n <= num_devices ? n * d : num_devices + 1;
     std::vector<int64_t> perm = iota.transpose_perm;
     std::sort(perm.begin(), perm.end());
     bool is_perm = iota.transpose_perm.empty() || perm.size() == iota.reshape_dims.size();
@@ -326,7 +326,6 @@ bool ParseNamedSharding(Parser& p, Sharding* out) {
   *out = std::move(sharding);
   return true;
 }
-
 
 bool ParseSingleSharding(Parser& p, Sharding* out, bool lbrace_consumed) {
   if (!lbrace_consumed && !p.Expect(TokKind::kLbrace, "to start a sharding")) return false;
