@@ -404,8 +404,10 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   codegen::AotOutput kind = options.emit == XlacEmit::kLlvmIr     ? codegen::AotOutput::kLlvmIr
                             : options.emit == XlacEmit::kAssembly ? codegen::AotOutput::kAssembly
                                                                   : codegen::AotOutput::kObject;
+  std::optional<ProgressLine> progress(std::in_place, "compiling");
   if (options.cache_dir.empty()) {
     absl::StatusOr<codegen::AotResult> result = codegen::CompileAot(*module, kind, compile);
+    progress.reset();
     if (!result.ok()) return fail(result.status());
     output = std::move(result->contents);
     return dump_output(kind);
@@ -428,6 +430,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   }
   log += "cache: miss " + cache.EntryPath(key) + "\n" + cache.ExplainMiss(key);
   absl::StatusOr<codegen::AotResult> result = codegen::CompileAot(*module, kind, compile);
+  progress.reset();
   if (!result.ok()) return fail(result.status());
   // The entry's check field keeps the buffer table the object expects (informational: nothing is rebuilt).
   cache.Store(key, codegen::CacheEntry{result->buffer_table, result->contents}, log);
