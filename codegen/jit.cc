@@ -612,7 +612,9 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
       llvm::Expected<std::unique_ptr<llvm::TargetMachine>> jit_tm = jtmb.createTargetMachine();
       if (!jit_tm) return absl::InternalError("cannot create the target machine: " + ToString(jit_tm.takeError()));
       llvm::orc::SimpleCompiler compiler(**jit_tm);
+      std::optional<ScopedPhase> codegen_phase(std::in_place, options.compile.observer, "jit codegen", "jit");
       llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> compiled = compiler(*llvm_module);
+      codegen_phase.reset();
       if (!compiled) return absl::InternalError("code generation failed: " + ToString(compiled.takeError()));
       object = std::move(*compiled);
       cache->Store(key, CacheEntry{check, std::string(object->getBuffer())}, impl->cache_log);
