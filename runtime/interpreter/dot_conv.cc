@@ -246,10 +246,20 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     p.taps = &taps;
     p.out_batch_stride = os[dn.output_batch_dimension];
     p.out_feature_stride = os[dn.output_feature_dimension];
-    std::vector<T> in_c(a.size()), k_c(b.size());
-    PermuteInto<T>(a.data(), ld, in_order, in_c.data());
-    PermuteInto<T>(b.data(), rd, k_order, k_c.data());
-    ConvCanonical<T>(p, in_c.data(), k_c.data(), out.data(), threads);
+    // Operands already in the canonical order (NHWC inputs, HWIO kernels) are used as they are.
+    auto canonical = [](const std::vector<T>& data, const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
+                        std::vector<T>& storage) {
+      bool identity = true;
+      for (size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int64_t>(i);
+      if (identity) return data.data();
+      storage.resize(data.size());
+      PermuteInto<T>(data.data(), dims, order, storage.data());
+      return static_cast<const T*>(storage.data());
+    };
+    std::vector<T> in_storage, k_storage;
+    const T* in_c = canonical(a, ld, in_order, in_storage);
+    const T* k_c = canonical(b, rd, k_order, k_storage);
+    ConvCanonical<T>(p, in_c, k_c, out.data(), threads);
   };
   absl::Status tpu_status;
   DispatchKind(KindOf(type), [&](auto tag) {

@@ -177,6 +177,35 @@ XLAC_INLINE void ConvBroadcast(const ConvArgs<T>& c, const int64_t* taps, int64_
   for (int v = 0; v < NV; ++v) Store(acc_out + v * L, acc[v]);
 }
 
+// Two output positions whose taps use the same kernel offsets (interior positions): twice the independent
+// accumulators, one kernel load for both. Each position's sums are exactly those of ConvBroadcast.
+template <typename T, int NV>
+XLAC_INLINE void ConvBroadcast2(const ConvArgs<T>& c, const int64_t* taps0, const int64_t* taps1, int64_t ntaps,
+                                int64_t in_off0, int64_t in_off1, int64_t oz0, T* out0, T* out1) {
+  using V = typename VecOf<T>::V;
+  constexpr int L = VecOf<T>::kLanes;
+  V acc0[NV], acc1[NV];
+  for (int v = 0; v < NV; ++v) acc0[v] = acc1[v] = V{};
+  int64_t in_group = c.p->in_group;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const T* ip0 = c.in + in_off0 + taps0[2 * t];
+    const T* ip1 = c.in + in_off1 + taps1[2 * t];
+    const T* kr = c.kp + taps0[2 * t + 1] + oz0;
+    for (int64_t iz = 0; iz < in_group; ++iz) {
+      V x0 = Splat<T>(ip0[iz * c.in_fstride]), x1 = Splat<T>(ip1[iz * c.in_fstride]);
+      for (int v = 0; v < NV; ++v) {
+        V k = Load(kr + iz * c.ozp + v * L);
+        acc0[v] = acc0[v] + x0 * k;
+        acc1[v] = acc1[v] + x1 * k;
+      }
+    }
+  }
+  for (int v = 0; v < NV; ++v) {
+    Store(out0 + v * L, acc0[v]);
+    Store(out1 + v * L, acc1[v]);
+  }
+}
+
 // Depthwise (one input feature per group, one output feature per group, no batch groups): lane l reads input
 // feature oz0 + l, so both operands are contiguous vectors.
 template <typename T>
@@ -308,15 +337,37 @@ XLAC_INLINE void ConvBlock(const ConvArgs<T>& c, int64_t block) {
       mode = 2;
       lanes = std::min(kMaxLanes, p.output_z - oz0);
     }
+    auto in_offset_of = [&](int64_t ob, int64_t oz) {
+      int64_t batch = ob + (oz / p.depthwise_multiplier) * p.batch_group_size;
+      return batch * c.in_bstride + (oz / p.out_group) * p.in_group * c.in_fstride;
+    };
     for (int64_t q = q0; q < q1; ++q) {
       size_t qi = static_cast<size_t>(q - q0);
       const int64_t* tp = taps.data() + 2 * tap_start[qi];
       int64_t ntaps = tap_start[qi + 1] - tap_start[qi];
       int64_t ob = batch_of[qi];
-      auto in_offset = [&](int64_t oz) {
-        int64_t batch = ob + (oz / p.depthwise_multiplier) * p.batch_group_size;
-        return batch * c.in_bstride + (oz / p.out_group) * p.in_group * c.in_fstride;
-      };
+      auto in_offset = [&](int64_t oz) { return in_offset_of(ob, oz); };
+      if (mode == 0 && nv >= 2 && q + 1 < q1 && tap_start[qi + 2] - tap_start[qi + 1] == ntaps) {
+        const int64_t* tp1 = tp + 2 * ntaps;
+        bool same = true;
+        for (int64_t t = 0; t < ntaps && same; ++t) same = tp[2 * t + 1] == tp1[2 * t + 1];
+        if (same) {
+          alignas(32) T acc1[kMaxLanes];
+          int64_t off0 = in_offset(oz0), off1 = in_offset_of(batch_of[qi + 1], oz0);
+          if (nv == 2)
+            ConvBroadcast2<T, 2>(c, tp, tp1, ntaps, off0, off1, oz0, acc, acc1);
+          else
+            ConvBroadcast2<T, 4>(c, tp, tp1, ntaps, off0, off1, oz0, acc, acc1);
+          T* out0 = c.out + out_base[qi];
+          T* out1 = c.out + out_base[qi + 1];
+          for (int64_t l = 0; l < lanes; ++l) {
+            out0[(oz0 + l) * p.out_feature_stride] = acc[l];
+            out1[(oz0 + l) * p.out_feature_stride] = acc1[l];
+          }
+          ++q;
+          continue;
+        }
+      }
       if (mode == 0) {
         int64_t off = in_offset(oz0);
         if (nv == 1)
