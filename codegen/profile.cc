@@ -89,7 +89,7 @@ void Metrics::Increment(const std::string& counter, int64_t by) {
   counters_[counter] += by;
 }
 
-void Metrics::AddCompile(const std::vector<PhaseTiming>& phases, bool cache_hit) {
+void Metrics::AddCompile(const std::vector<PhaseTiming>& phases, std::optional<bool> cache_hit) {
   std::lock_guard<std::mutex> lock(mu_);
   // Phases nest (a pass inside "optimize"): CompileTime is the span from the first phase's start to the last end.
   int64_t begin = std::numeric_limits<int64_t>::max(), end = std::numeric_limits<int64_t>::min();
@@ -99,7 +99,7 @@ void Metrics::AddCompile(const std::vector<PhaseTiming>& phases, bool cache_hit)
     AddSampleLocked("PhaseTime." + p.name, Unit::kTime, p.end_ns - p.begin_ns);
   }
   if (!phases.empty()) AddSampleLocked("CompileTime", Unit::kTime, end - begin);
-  counters_[cache_hit ? "CachedCompile" : "UncachedCompile"] += 1;
+  if (cache_hit.has_value()) counters_[*cache_hit ? "CachedCompile" : "UncachedCompile"] += 1;
 }
 
 void Metrics::AddExecution(const ExecutionProfile& profile) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,10 @@ struct ExecutionProfile {
 // with TotalSamples, Accumulator and Percentiles, then "Counter:" entries with a Value. Thread-safe.
 class Metrics {
  public:
-  // One compilation: CompileTime (the sum of its top-level phases) and a PhaseTime.<phase> sample per phase.
-  void AddCompile(const std::vector<PhaseTiming>& phases, bool cache_hit);
+  // One compilation: CompileTime (first phase start to last phase end) and a PhaseTime.<phase> sample per phase;
+  // counts CachedCompile or UncachedCompile when `cache_hit` is known (not for the interpreter, which compiles
+  // nothing).
+  void AddCompile(const std::vector<PhaseTiming>& phases, std::optional<bool> cache_hit);
   // One run: ExecuteTime, and per device KernelTime, CollectiveWaitTime.<kind>, CollectiveBytesSent.<kind>,
   // CollectiveBytesReceived.<kind>, PeakArenaBytes; counters per collective kind.
   void AddExecution(const ExecutionProfile& profile);

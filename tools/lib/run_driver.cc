@@ -400,7 +400,8 @@ bool ReportObservations(const RunOptions& options, const CompileObserver& observ
                         std::string_view input_name, std::ostream& out, std::ostream& err) {
   if (options.metrics) {
     codegen::Metrics metrics;
-    metrics.AddCompile(observer.phases(), observation.cache_hit);
+    metrics.AddCompile(observer.phases(),
+                       options.backend == "jit" ? std::optional<bool>(observation.cache_hit) : std::nullopt);
     metrics.AddExecution(observation.profile);
     out << metrics.Report();
   }
