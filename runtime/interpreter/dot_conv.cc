@@ -138,6 +138,28 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
   int64_t batch = Product(ld, lb), m = Product(ld, lf), n = Product(rd, rf), k = Product(ld, lc);
   Literal result(inst.shape());
   if (result.element_count() != batch * m * n) return Error(inst, "result shape does not match the dimensions");
+  if (!tpu_numerics && (type == PrimitiveType::kF32 || type == PrimitiveType::kF64)) {
+    // Storage is the compute type: operands permuted straight from storage, the product written into the result.
+    auto direct = [&](auto tag) {
+      using T = decltype(tag);
+      auto gather = [](const Literal& lit, const std::vector<int64_t>& dims,
+                       const std::vector<std::vector<int64_t>>& lists) {
+        std::vector<int64_t> order;
+        for (const auto& list : lists) order.insert(order.end(), list.begin(), list.end());
+        std::vector<T> out(static_cast<size_t>(lit.element_count()));
+        PermuteInto<T>(reinterpret_cast<const T*>(lit.raw_data()), dims, order, out.data());
+        return out;
+      };
+      std::vector<T> a = gather(*lhs, ld, {lb, lf, lc});
+      std::vector<T> b = gather(*rhs, rd, {rb, rf, rc});
+      GemmNT<T>(a.data(), b.data(), reinterpret_cast<T*>(result.mutable_raw_data()), batch, m, n, k, threads);
+    };
+    if (type == PrimitiveType::kF32)
+      direct(float{});
+    else
+      direct(double{});
+    return result;
+  }
   absl::Status tpu_status;
   DispatchKind(KindOf(type), [&](auto tag) {
     using C = decltype(tag);
@@ -217,7 +239,7 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
   Literal result(inst.shape());
   const std::vector<int64_t>& od = inst.shape().dimensions;
   // The fast path: operands permuted to [batch][spatial...][feature] and [spatial...][in][out] (ConvCanonical).
-  auto FastConvolution = [&]<typename T>(const std::vector<T>& a, const std::vector<T>& b, std::vector<T>& out) {
+  auto FastConvolution = [&]<typename T>(const T* a, const T* b, T* out) {
     ConvProblem p;
     p.in_batch = input_batch;
     p.input_z = input_z;
@@ -247,21 +269,34 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     p.out_batch_stride = os[dn.output_batch_dimension];
     p.out_feature_stride = os[dn.output_feature_dimension];
     // Operands already in the canonical order (NHWC inputs, HWIO kernels) are used as they are.
-    auto canonical = [](const std::vector<T>& data, const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
+    auto canonical = [](const T* data, const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
                         std::vector<T>& storage) {
       bool identity = true;
       for (size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int64_t>(i);
-      if (identity) return data.data();
-      storage.resize(data.size());
-      PermuteInto<T>(data.data(), dims, order, storage.data());
+      if (identity) return data;
+      int64_t count = 1;
+      for (int64_t d : dims) count *= d;
+      storage.resize(static_cast<size_t>(count));
+      PermuteInto<T>(data, dims, order, storage.data());
       return static_cast<const T*>(storage.data());
     };
     std::vector<T> in_storage, k_storage;
     const T* in_c = canonical(a, ld, in_order, in_storage);
     const T* k_c = canonical(b, rd, k_order, k_storage);
-    ConvCanonical<T>(p, in_c, k_c, out.data(), threads);
+    ConvCanonical<T>(p, in_c, k_c, out, threads);
   };
   absl::Status tpu_status;
+  if (!tpu_numerics && (type == PrimitiveType::kF32 || type == PrimitiveType::kF64)) {
+    // Storage is the compute type: straight from the operands' storage into the result's.
+    if (type == PrimitiveType::kF32) {
+      FastConvolution(reinterpret_cast<const float*>(lhs.raw_data()), reinterpret_cast<const float*>(rhs.raw_data()),
+                      reinterpret_cast<float*>(result.mutable_raw_data()));
+    } else {
+      FastConvolution(reinterpret_cast<const double*>(lhs.raw_data()), reinterpret_cast<const double*>(rhs.raw_data()),
+                      reinterpret_cast<double*>(result.mutable_raw_data()));
+    }
+    return result;
+  }
   DispatchKind(KindOf(type), [&](auto tag) {
     using C = decltype(tag);
     std::vector<C> a = LoadAll<C>(lhs);
@@ -269,7 +304,7 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     auto run = [&](const std::vector<C>& a, const std::vector<C>& b) {
       std::vector<C> out(static_cast<size_t>(result.element_count()));
       if constexpr (kIsFloat<C>) {
-        FastConvolution(a, b, out);
+        FastConvolution(a.data(), b.data(), out.data());
         return out;
       }
       std::vector<int64_t> o(od.size(), 0);
