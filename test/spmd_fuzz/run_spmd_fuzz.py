@@ -217,7 +217,7 @@ def run_seed(args, seed, tmpdir, deadline):
     with open(path, "w") as f:
         f.write(text)
     outcome, detail, out, err = classify(args, path, prog.num_partitions, seed)
-    result = {"seed": seed, "outcome": outcome, "detail": detail, "n": prog.num_partitions}
+    result = {"seed": seed, "outcome": outcome, "detail": detail, "n": 1 if args.compiler else prog.num_partitions}
     if outcome == "pass" or outcome.startswith("tolerated"):
         return result
     os.makedirs(args.failures, exist_ok=True)
