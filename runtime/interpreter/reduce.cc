@@ -228,6 +228,51 @@ absl::Status ForEachWindowElement(const WindowTables& t, const std::vector<int64
   return absl::OkStatus();
 }
 
+// reduce-window with a single-op reducer over f32 / f64 (storage = compute type, Normalize is the identity): each
+// output folds its in-bounds window elements in row-major window order, as ForEachWindowElement visits them;
+// blocks of outputs run on threads.
+template <typename C>
+void ReduceWindowFast(const Literal& input, const Literal& init, Literal& result, Opcode op, bool swapped,
+                      const WindowTables& t, const std::vector<int64_t>& strides, int64_t threads) {
+  PrimitiveType type = result.shape().element_type;
+  BinaryFn<C> fn = GetBinaryFn<C>(op);
+  const C* x = reinterpret_cast<const C*>(input.raw_data());
+  C* out = reinterpret_cast<C*>(result.mutable_raw_data());
+  C init_v = LoadOne<C>(init, 0);
+  const std::vector<int64_t>& out_dims = result.shape().dimensions;
+  size_t rank = out_dims.size();
+  int64_t outputs = result.element_count();
+  constexpr int64_t kBlock = 4096;
+  ParallelBlocks((outputs + kBlock - 1) / kBlock, threads, [&](int64_t block) {
+    int64_t o0 = block * kBlock, o1 = std::min(outputs, o0 + kBlock);
+    std::vector<int64_t> index(rank), k(rank), sizes(rank);
+    std::vector<const std::vector<std::pair<int64_t, int64_t>>*> lists(rank);
+    int64_t rest = o0;
+    for (size_t d = rank; d-- > 0;) {
+      index[d] = rest % out_dims[d];
+      rest /= out_dims[d];
+    }
+    for (int64_t o = o0; o < o1; ++o, NextIndex(index, out_dims)) {
+      C acc = init_v;
+      bool any = true;
+      for (size_t d = 0; d < rank; ++d) {
+        lists[d] = &t.taps[d][static_cast<size_t>(index[d])];
+        sizes[d] = static_cast<int64_t>(lists[d]->size());
+        if (sizes[d] == 0) any = false;
+      }
+      if (any) {
+        std::fill(k.begin(), k.end(), 0);
+        do {
+          int64_t lin = 0;
+          for (size_t d = 0; d < rank; ++d) lin += (*lists[d])[static_cast<size_t>(k[d])].first * strides[d];
+          acc = swapped ? fn(x[lin], acc, type) : fn(acc, x[lin], type);
+        } while (NextIndex(k, sizes));
+      }
+      out[o] = acc;
+    }
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> EvalReduceWindow(const Instruction& inst, Operands operands, Evaluator& ev) {
@@ -244,6 +289,21 @@ absl::StatusOr<Literal> EvalReduceWindow(const Instruction& inst, Operands opera
   WindowTables tables = MakeWindowTables(*window, in_dims, out_dims);
   std::vector<int64_t> strides = RowMajorStrides(in_dims);
   ScalarComputation reducer(ev, *inst.called_computation(0));
+  Opcode op;
+  bool swapped;
+  PrimitiveType type = results[0].shape().element_type;
+  if (n == 1 && reducer.FastBinary(&op, &swapped) && inputs[0]->shape().element_type == type &&
+      (type == PrimitiveType::kF32 || type == PrimitiveType::kF64)) {
+    auto run = [&](auto tag) {
+      using C = decltype(tag);
+      ReduceWindowFast<C>(*inputs[0], *inits[0], results[0], op, swapped, tables, strides, KernelThreads(ev.device()));
+    };
+    if (type == PrimitiveType::kF32)
+      run(float{});
+    else
+      run(double{});
+    return PackResults(inst.shape(), std::move(results));
+  }
   std::vector<In> args(2 * n);
   std::vector<Out> outs(n);
   std::vector<int64_t> out(out_dims.size(), 0);

@@ -425,5 +425,80 @@ TEST(InterpreterFastKernels, ReduceMatchesNaiveBitwise) {
   }
 }
 
+// reduce-window with single-op reducers: random windows (sizes, strides, padding, base and window dilation) on
+// rank-2/3 arrays; each output folds its in-bounds window elements in row-major window order from the init value.
+TEST(InterpreterFastKernels, ReduceWindowMatchesNaiveBitwise) {
+  std::mt19937_64 rng(11);
+  auto r = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const char* bodies[] = {"add(x, y)", "add(y, x)", "maximum(x, y)"};
+  for (int i = 0; i < 30; ++i) {
+    PrimitiveType type = i % 2 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+    int body = i % 3;
+    size_t rank = static_cast<size_t>(r(2, 3));
+    std::vector<int64_t> dims, size, stride, lo, hi, bdil, wdil, out_dims;
+    bool ok = true;
+    for (size_t d = 0; d < rank; ++d) {
+      dims.push_back(r(1, 9));
+      size.push_back(r(1, 3));
+      stride.push_back(r(1, 2));
+      lo.push_back(r(0, 2));
+      hi.push_back(r(0, 2));
+      bdil.push_back(r(0, 3) == 0 ? 2 : 1);
+      wdil.push_back(r(0, 3) == 0 ? 2 : 1);
+      int64_t padded = (dims[d] - 1) * bdil[d] + 1 + lo[d] + hi[d], span = (size[d] - 1) * wdil[d] + 1;
+      if (padded < span) ok = false;
+      out_dims.push_back(ok ? (padded - span) / stride[d] + 1 : 0);
+    }
+    if (!ok) continue;
+    std::string w = "size=", st = "stride=", pad = "pad=", bd = "lhs_dilate=", wd = "rhs_dilate=";
+    for (size_t d = 0; d < rank; ++d) {
+      std::string x = d ? "x" : "";
+      w += x + std::to_string(size[d]);
+      st += x + std::to_string(stride[d]);
+      pad += x + std::to_string(lo[d]) + "_" + std::to_string(hi[d]);
+      bd += x + std::to_string(bdil[d]);
+      wd += x + std::to_string(wdil[d]);
+    }
+    const char* t = TypeName(type);
+    std::string hlo = fmt::format(
+        "HloModule m\nr {{\n  x = {0}[] parameter(0)\n  y = {0}[] parameter(1)\n  ROOT s = {0}[] {1}\n}}\n"
+        "ENTRY e {{\n  a = {0}[{2}] parameter(0)\n  z = {0}[] constant(-0.25)\n"
+        "  ROOT o = {0}[{3}] reduce-window(a, z), window={{{4} {5} {6} {7} {8}}}, to_apply=r\n}}\n",
+        t, bodies[body], Dims(dims), Dims(out_dims), w, st, pad, bd, wd);
+    Literal a = RandomValues(type, dims, rng, i % 5 == 4);
+    Literal expected(Shape::Array(type, out_dims));
+    std::vector<int64_t> o(rank, 0), k(rank, 0), in(rank);
+    do {
+      double acc = -0.25;
+      float accf = -0.25f;
+      std::fill(k.begin(), k.end(), 0);
+      do {
+        bool inside = true;
+        for (size_t d = 0; d < rank; ++d) {
+          int64_t pos = o[d] * stride[d] + k[d] * wdil[d] - lo[d];
+          if (pos < 0 || pos % bdil[d] != 0 || pos / bdil[d] >= dims[d]) inside = false;
+          in[d] = pos / bdil[d];
+        }
+        if (!inside) continue;
+        double v = a.GetAsDouble(Linear(in, dims));
+        float vf = static_cast<float>(v);
+        if (body == 0) {
+          acc = acc + v;
+          accf = accf + vf;
+        } else if (body == 1) {
+          acc = v + acc;
+          accf = vf + accf;
+        } else {
+          acc = std::isnan(acc) || std::isnan(v) ? NAN : std::max(acc, v);
+          accf = std::isnan(accf) || std::isnan(vf) ? NAN : std::max(accf, vf);
+        }
+      } while (Next(k, size));
+      expected.SetFromDouble(Linear(o, out_dims), type == PrimitiveType::kF64 ? acc : accf);
+    } while (Next(o, out_dims));
+    RunBoth(hlo, {std::move(a)}, expected, "reduce-window");
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace xlac::interp::testing
