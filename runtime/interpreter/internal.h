@@ -237,8 +237,7 @@ absl::StatusOr<Literal> EvalScan(const Instruction& inst, Operands operands, Eva
 // `tpu_numerics`: InterpreterOptions::tpu_numerics (ir/tpu_numerics.h).
 // `threads`: how many threads the kernel may use (KernelThreads); results never depend on it.
 absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool tpu_numerics, int64_t threads);
-absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands, bool tpu_numerics,
-                                        int64_t threads);
+absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operands, bool tpu_numerics, int64_t threads);
 absl::StatusOr<Literal> EvalRaggedDot(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalGather(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalScatter(const Instruction& inst, Operands operands, Evaluator& ev);
