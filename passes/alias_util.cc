@@ -189,7 +189,9 @@ absl::Status InlineCalledComputation(Module& module, Computation& caller, Instru
   std::vector<std::pair<const Instruction*, Instruction*>> cloned;
   for (const Instruction* old : callee->MakePostOrder()) {
     if (old->opcode() == Opcode::kParameter) {
-      map[old] = call->operand(old->parameter_number());
+      // The callee's code may depend on its parameters' declared layouts (a bitcast does): a copy where the caller
+      // passes other layouts.
+      map[old] = CoerceLayouts(module, caller, call->operand(old->parameter_number()), old->shape());
       continue;
     }
     std::vector<Instruction*> operands;
