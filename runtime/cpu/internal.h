@@ -88,6 +88,7 @@ struct XlacRtGroup {
   bool tracing = false;  // xlac_rt_group_set_tracing
   int64_t local_begin = 0;
   int64_t local_end = 0;
+  int64_t runs = 0;  // xlac_rt_group_run calls so far: the current run's number is runs - 1
 
   std::mutex run_mu;  // one run at a time
   std::mutex mu;

@@ -181,12 +181,26 @@ typedef struct XlacRtTransport {
    * other processes, whose exchanges with this one should then end at once with XLAC_RT_ERROR_CANCELLED. Must not
    * block or call back into the runtime. */
   void (*fail)(void* user, const char* message);
+  /* Optional, both or neither (NULL: send/recv fail with XLAC_RT_ERROR_UNIMPLEMENTED when the devices span
+   * processes). Point-to-point send/recv (xlac_runtime_p2p.h) across processes. A channel's k-th message is the
+   * k-th send of its (single) sending device, wherever the receiver lives; the runtime cannot know which process
+   * that is, so p2p_post delivers message (run, channel, seq) to every other process without waiting (`run`
+   * counts the group's runs from 0, identically in every process; `device` is the sender). p2p_take never blocks:
+   * when message (run, channel, seq) has arrived from another process it copies it to `data` (a size other than
+   * `bytes` is XLAC_RT_ERROR_COLLECTIVE_MISMATCH), sets *found and returns 0; it drops messages of earlier runs, and
+   * fails with XLAC_RT_ERROR_CANCELLED once another process failed. The runtime calls p2p_take with channel -1 (and
+   * data NULL) at the start of every run just to drop what earlier runs left behind. Both may be called
+   * concurrently from several device threads, never with the group's lock held. */
+  int (*p2p_post)(void* user, int64_t run, int64_t channel, int64_t seq, int64_t device, const void* data,
+                  int64_t bytes, char* message, size_t message_capacity);
+  int (*p2p_take)(void* user, int64_t run, int64_t channel, int64_t seq, void* data, int64_t bytes, int* found,
+                  char* message, size_t message_capacity);
 } XlacRtTransport;
 
 /* Installs `transport` (not copied: it must outlive the group's runs; NULL removes it). The group's device count
  * must be a multiple of process_count. Afterwards xlac_rt_group_run runs only this process's devices
  * (buffers_per_device is still indexed by global device id; other entries are not read). Point-to-point
- * send/recv (xlac_runtime_p2p.h) is not supported across processes and fails with XLAC_RT_ERROR_UNIMPLEMENTED.
+ * send/recv (xlac_runtime_p2p.h) across processes needs the transport's p2p functions.
  * Returns an XlacRtStatusCode (and fills *status when given). */
 int xlac_rt_group_set_transport(XlacRtGroup* group, const XlacRtTransport* transport, XlacRtStatus* status);
 /* The devices this process runs: [*begin, *end) (all of them without a transport). */

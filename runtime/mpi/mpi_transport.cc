@@ -7,9 +7,12 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "runtime/mpi/xlac_runtime_mpi.h"
@@ -30,6 +33,16 @@ struct State {
   std::mutex fail_mu;
   std::atomic<bool> failed{false};
   std::string failure;  // "process P failed (device D: message)", guarded by fail_mu
+  // Point-to-point send/recv (tag tag_ub - 2), guarded by p2p_mu.
+  std::mutex p2p_mu;
+  struct Outgoing {
+    std::vector<MPI_Request> requests;  // one per other process
+    std::vector<unsigned char> buffer;  // header and payload, read by MPI until the requests complete
+  };
+  std::vector<std::unique_ptr<Outgoing>> outgoing;
+  // Arrived messages by (run, channel, seq): the sender's process and the message (header first).
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<int, std::vector<unsigned char>>> inbox;
+  std::vector<int64_t> p2p_sent, p2p_received;  // messages to / from each process, for finalize
 };
 State& S() {
   static State state;
@@ -160,9 +173,10 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
   const int64_t total_devices = per * s.size;
   std::string failure;
   if (KnownFailure(failure)) return Cancelled(message, capacity, failure);
-  // Tags: op_id * devices + the group's first device; tag_ub - 1 is for failure notices, tag_ub for the gather.
+  // Tags: op_id * devices + the group's first device; tag_ub - 2 is for send/recv, tag_ub - 1 for failure notices,
+  // tag_ub for the gather.
   const int64_t tag64 = x->op_id * total_devices + x->devices[0];
-  if (x->op_id < 0 || tag64 >= s.tag_ub - 1) {
+  if (x->op_id < 0 || tag64 >= s.tag_ub - 2) {
     return Message(message, capacity, XLAC_RT_ERROR_UNIMPLEMENTED,
                    "op " + std::to_string(x->op_id) + " over " + std::to_string(total_devices) +
                        " devices exceeds the MPI library's tag range (" + std::to_string(s.tag_ub) + ")");
@@ -264,6 +278,128 @@ int Exchange(void* /*user*/, const XlacRtExchange* x, char* message, size_t capa
   return XLAC_RT_OK;
 }
 
+// ---- send/recv across processes (XlacRtTransport::p2p_post / p2p_take) ----
+
+struct P2pHeader {
+  int64_t run, channel, seq, device, bytes;
+};
+
+int P2pTag() { return S().tag_ub - 2; }
+
+// Frees the buffers of sends every process has received. Needs p2p_mu.
+void ReapSends() {
+  State& s = S();
+  auto done = [](std::unique_ptr<State::Outgoing>& out) {
+    int flag = 0;
+    MPI_Testall(static_cast<int>(out->requests.size()), out->requests.data(), &flag, MPI_STATUSES_IGNORE);
+    return flag != 0;
+  };
+  s.outgoing.erase(std::remove_if(s.outgoing.begin(), s.outgoing.end(), done), s.outgoing.end());
+}
+
+// Moves every message that has arrived into the inbox (dropping those of runs before `run`, and with run < 0 none).
+// Needs p2p_mu, which also keeps two threads from receiving the message one of them probed.
+void DrainInbox(int64_t run) {
+  State& s = S();
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, P2pTag(), s.comm, &flag, &st) != MPI_SUCCESS || !flag) break;
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    std::vector<unsigned char> message(static_cast<size_t>(std::max(count, 0)));
+    MPI_Recv(message.data(), count, MPI_BYTE, st.MPI_SOURCE, P2pTag(), s.comm, MPI_STATUS_IGNORE);
+    ++s.p2p_received[static_cast<size_t>(st.MPI_SOURCE)];
+    if (message.size() < sizeof(P2pHeader)) continue;
+    P2pHeader header;
+    std::memcpy(&header, message.data(), sizeof header);
+    if (run >= 0 && header.run < run) continue;
+    s.inbox[{header.run, header.channel, header.seq}] = {st.MPI_SOURCE, std::move(message)};
+  }
+  if (run < 0) return;
+  while (!s.inbox.empty() && std::get<0>(s.inbox.begin()->first) < run) s.inbox.erase(s.inbox.begin());
+}
+
+int P2pPost(void* /*user*/, int64_t run, int64_t channel, int64_t seq, int64_t device, const void* data, int64_t bytes,
+            char* message, size_t capacity) {
+  State& s = S();
+  std::string failure;
+  if (KnownFailure(failure)) return Cancelled(message, capacity, failure);
+  if (bytes < 0 || bytes > INT_MAX - static_cast<int64_t>(sizeof(P2pHeader))) {
+    return Message(message, capacity, XLAC_RT_ERROR_UNIMPLEMENTED,
+                   "a message of " + std::to_string(bytes) + " bytes is too large to send between processes");
+  }
+  auto out = std::make_unique<State::Outgoing>();
+  P2pHeader header{run, channel, seq, device, bytes};
+  out->buffer.resize(sizeof header + static_cast<size_t>(bytes));
+  std::memcpy(out->buffer.data(), &header, sizeof header);
+  if (bytes > 0) std::memcpy(out->buffer.data() + sizeof header, data, static_cast<size_t>(bytes));
+  std::lock_guard<std::mutex> lock(s.p2p_mu);
+  ReapSends();
+  for (int p = 0; p < s.size; ++p) {
+    if (p == s.rank) continue;
+    MPI_Request request;
+    int rc =
+        MPI_Isend(out->buffer.data(), static_cast<int>(out->buffer.size()), MPI_BYTE, p, P2pTag(), s.comm, &request);
+    if (rc != MPI_SUCCESS) {
+      s.outgoing.push_back(std::move(out));  // earlier sends may still read the buffer
+      return Message(message, capacity, XLAC_RT_ERROR_EXECUTION, "MPI: " + MpiError(rc));
+    }
+    out->requests.push_back(request);
+    ++s.p2p_sent[static_cast<size_t>(p)];
+    s.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  s.outgoing.push_back(std::move(out));
+  return XLAC_RT_OK;
+}
+
+int P2pTake(void* /*user*/, int64_t run, int64_t channel, int64_t seq, void* data, int64_t bytes, int* found,
+            char* message, size_t capacity) {
+  State& s = S();
+  *found = 0;
+  std::string failure;
+  if (KnownFailure(failure)) return Cancelled(message, capacity, failure);
+  std::lock_guard<std::mutex> lock(s.p2p_mu);
+  ReapSends();
+  DrainInbox(run);
+  if (channel < 0) return XLAC_RT_OK;
+  auto it = s.inbox.find({run, channel, seq});
+  if (it == s.inbox.end()) return XLAC_RT_OK;
+  const std::vector<unsigned char>& got = it->second.second;
+  P2pHeader header;
+  std::memcpy(&header, got.data(), sizeof header);
+  if (header.bytes != bytes || got.size() != sizeof header + static_cast<size_t>(bytes)) {
+    return Message(message, capacity, XLAC_RT_ERROR_COLLECTIVE_MISMATCH,
+                   "received " + std::to_string(header.bytes) + " bytes from device " + std::to_string(header.device) +
+                       " (process " + std::to_string(it->second.first) + ") but expected " + std::to_string(bytes));
+  }
+  if (bytes > 0) std::memcpy(data, got.data() + sizeof header, static_cast<size_t>(bytes));
+  s.inbox.erase(it);
+  *found = 1;
+  return XLAC_RT_OK;
+}
+
+// Collective, at finalize: receives every message no receiver took (a process only learns here how many the others
+// sent it) and waits for this process's sends, so none is left in flight.
+void FlushP2p() {
+  State& s = S();
+  std::vector<int64_t> incoming(static_cast<size_t>(s.size), 0);
+  MPI_Alltoall(s.p2p_sent.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, s.comm);
+  std::lock_guard<std::mutex> lock(s.p2p_mu);
+  for (int p = 0; p < s.size; ++p) {
+    while (s.p2p_received[static_cast<size_t>(p)] < incoming[static_cast<size_t>(p)]) {
+      MPI_Status st;
+      MPI_Probe(p, P2pTag(), s.comm, &st);
+      DrainInbox(-1);
+    }
+  }
+  s.inbox.clear();
+  for (auto& out : s.outgoing) {
+    MPI_Waitall(static_cast<int>(out->requests.size()), out->requests.data(), MPI_STATUSES_IGNORE);
+  }
+  s.outgoing.clear();
+}
+
 }  // namespace
 
 extern "C" {
@@ -299,7 +435,9 @@ int xlac_rt_mpi_init(XlacRtStatus* status) {
   int flag = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
   if (flag && tag_ub != nullptr) s.tag_ub = *tag_ub;
-  s.transport = XlacRtTransport{s.rank, s.size, nullptr, &Exchange, &Fail};
+  s.transport = XlacRtTransport{s.rank, s.size, nullptr, &Exchange, &Fail, &P2pPost, &P2pTake};
+  s.p2p_sent.assign(static_cast<size_t>(s.size), 0);
+  s.p2p_received.assign(static_cast<size_t>(s.size), 0);
   s.ready = true;
   Fill(status, XLAC_RT_OK, "");
   return XLAC_RT_OK;
@@ -310,6 +448,7 @@ void xlac_rt_mpi_finalize(void) {
   if (!s.ready) return;
   // Every process has written its output before any leaves: mpirun ends the job when the first process exits with
   // an error, and the others' messages must not be lost then.
+  FlushP2p();
   MPI_Barrier(s.comm);
   MPI_Comm_free(&s.comm);
   s.ready = false;
@@ -336,8 +475,22 @@ int xlac_rt_mpi_recover(XlacRtStatus* status) {
   }
   MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
   std::lock_guard<std::mutex> lock(s.fail_mu);
-  // Unreceived messages of the failed run stay behind with the old communicator.
+  // Unreceived messages of the failed run stay behind with the old communicator (and the buffers of unfinished
+  // sends stay allocated: MPI may still read them).
   MPI_Comm_free(&s.comm);
+  {
+    std::lock_guard<std::mutex> p2p_lock(s.p2p_mu);
+    s.inbox.clear();
+    for (auto& out : s.outgoing) {
+      for (MPI_Request& request : out->requests) {
+        if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+      }
+      (void)out.release();  // never freed, on purpose
+    }
+    s.outgoing.clear();
+    s.p2p_sent.assign(static_cast<size_t>(s.size), 0);
+    s.p2p_received.assign(static_cast<size_t>(s.size), 0);
+  }
   s.comm = fresh;
   s.failure.clear();
   s.failed.store(false);

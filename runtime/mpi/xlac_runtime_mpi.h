@@ -18,6 +18,11 @@
  * with XLAC_RT_ERROR_DEADLINE_EXCEEDED naming it (and its devices); never a hang. A process whose device fails
  * tells the others at once (XlacRtTransport::fail), so their exchanges end with XLAC_RT_ERROR_CANCELLED naming it
  * (see xlac_rt_mpi_recover).
+ *
+ * Send/recv. A send goes to every other process (tag tag_ub - 2, a header naming run, channel, sequence number and
+ * sender), as the runtime cannot know where its receiver lives; receivers take it from an inbox that any polling
+ * thread fills. Messages nobody takes are dropped at the next run and, at the latest, received in
+ * xlac_rt_mpi_finalize (which first exchanges how many each process sent), so no send is left in flight.
  */
 #ifndef XLAC_RUNTIME_MPI_XLAC_RUNTIME_MPI_H_
 #define XLAC_RUNTIME_MPI_XLAC_RUNTIME_MPI_H_

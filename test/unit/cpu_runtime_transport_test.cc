@@ -390,7 +390,7 @@ TEST(CpuRuntimeTransport, RejectsUnevenSplitsAndPointToPoint) {
   std::vector<XlacRtStatus> statuses = RunSplit(4, 2, body);
   EXPECT_EQ(statuses[0].code, XLAC_RT_ERROR_UNIMPLEMENTED);
   EXPECT_STREQ(statuses[0].message,
-               "device 0: s (channel 1): send/recv is not supported when the devices span processes");
+               "device 0: s (channel 1): send/recv across processes is not supported by this transport");
 }
 
 }  // namespace
