@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/optimize.h"
+#include "ir/buffer_shapes.h"
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
 #include "llvm/IR/LLVMContext.h"
@@ -24,6 +25,7 @@ std::string PrintLlvm(const llvm::Module& module) {
 }  // namespace
 
 absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const CompileOptions& options) {
+  XLAC_RETURN_IF_ERROR(RejectBufferShapes(module, "the compiler"));
   PreparedModule prepared;
   CompileObserver* observer = options.observer;
   prepared.module = module.Clone();

@@ -1,5 +1,7 @@
 #include "ir/shape.h"
 
+#include <cassert>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -9,8 +11,7 @@ bool Layout::operator==(const Layout& other) const {
   return minor_to_major == other.minor_to_major && dim_level_types == other.dim_level_types &&
          dim_unique == other.dim_unique && dim_ordered == other.dim_ordered && tiles == other.tiles &&
          tail_padding_alignment_in_elements == other.tail_padding_alignment_in_elements &&
-         element_size_in_bits == other.element_size_in_bits &&
-         index_primitive_type == other.index_primitive_type &&
+         element_size_in_bits == other.element_size_in_bits && index_primitive_type == other.index_primitive_type &&
          pointer_primitive_type == other.pointer_primitive_type && memory_space == other.memory_space &&
          split_configs == other.split_configs && physical_shape == other.physical_shape &&
          dynamic_shape_metadata_prefix_bytes == other.dynamic_shape_metadata_prefix_bytes;
@@ -42,6 +43,27 @@ Shape Shape::Token() {
   Shape s;
   s.element_type = PrimitiveType::kToken;
   return s;
+}
+
+Shape Shape::Buffer(Shape array) {
+  assert(array.IsArray() && "a buffer shape wraps an array shape");
+  array.is_buffer = true;
+  return array;
+}
+
+Shape Shape::BufferElementShape() const {
+  assert(is_buffer);
+  Shape s = *this;
+  s.is_buffer = false;
+  return s;
+}
+
+bool Shape::ContainsBuffer() const {
+  if (is_buffer) return true;
+  for (const Shape& s : tuple_shapes) {
+    if (s.ContainsBuffer()) return true;
+  }
+  return false;
 }
 
 bool Shape::IsStatic() const {
@@ -76,7 +98,7 @@ std::optional<int64_t> Shape::ByteSizeOf() const {
 }
 
 bool Shape::Compatible(const Shape& other) const {
-  if (element_type != other.element_type) return false;
+  if (element_type != other.element_type || is_buffer != other.is_buffer) return false;
   if (IsTuple()) {
     if (tuple_shapes.size() != other.tuple_shapes.size()) return false;
     for (size_t i = 0; i < tuple_shapes.size(); ++i) {
@@ -90,7 +112,7 @@ bool Shape::Compatible(const Shape& other) const {
 bool Shape::operator==(const Shape& other) const {
   return element_type == other.element_type && dimensions == other.dimensions &&
          dynamic_dimensions == other.dynamic_dimensions && tuple_shapes == other.tuple_shapes &&
-         layout == other.layout;
+         layout == other.layout && is_buffer == other.is_buffer;
 }
 
 void Shape::EnsureLayout() {
@@ -98,7 +120,7 @@ void Shape::EnsureLayout() {
     for (Shape& s : tuple_shapes) s.EnsureLayout();
     return;
   }
-  if (IsArray() && !layout) layout = Layout::Default(rank());
+  if ((IsArray() || IsBuffer()) && !layout) layout = Layout::Default(rank());
 }
 
 void Shape::ClearLayout() {
@@ -123,10 +145,18 @@ namespace {
 
 void AppendDimLevelType(std::string& out, const Layout& layout, size_t i) {
   switch (layout.dim_level_types[i]) {
-    case DimLevelType::kDense: out += "D"; break;
-    case DimLevelType::kCompressed: out += "C"; break;
-    case DimLevelType::kSingleton: out += "S"; break;
-    case DimLevelType::kLooseCompressed: out += "H"; break;
+    case DimLevelType::kDense:
+      out += "D";
+      break;
+    case DimLevelType::kCompressed:
+      out += "C";
+      break;
+    case DimLevelType::kSingleton:
+      out += "S";
+      break;
+    case DimLevelType::kLooseCompressed:
+      out += "H";
+      break;
   }
   if (i < layout.dim_unique.size() && !layout.dim_unique[i]) out += "+";
   if (i < layout.dim_ordered.size() && !layout.dim_ordered[i]) out += "~";
@@ -214,6 +244,7 @@ std::string ShapeToString(const Shape& shape, bool print_layout) {
     out += ")";
     return out;
   }
+  if (shape.IsBuffer()) return absl::StrCat("b(", ShapeToString(shape.BufferElementShape(), print_layout), ")");
   std::string out(PrimitiveTypeName(shape.element_type));
   out += "[";
   for (size_t i = 0; i < shape.dimensions.size(); ++i) {

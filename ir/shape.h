@@ -33,18 +33,18 @@ struct Shape;
 //   minor_to_major [ ':' D(..) T(..) L(..) E(..) #(..) *(..) S(..) SC(..) P(..) M(..) ]
 struct Layout {
   std::vector<int64_t> minor_to_major;
-  std::vector<DimLevelType> dim_level_types;  // D(...); empty = dense
-  std::vector<bool> dim_unique;                // '+' suffix in D(...) is "not unique"
-  std::vector<bool> dim_ordered;               // '~' suffix in D(...) is "not ordered"
-  std::vector<Tile> tiles;                     // T(...)(...)
-  int64_t tail_padding_alignment_in_elements = 1;  // L(n)
-  int64_t element_size_in_bits = 0;                // E(n); 0 = natural
+  std::vector<DimLevelType> dim_level_types;                       // D(...); empty = dense
+  std::vector<bool> dim_unique;                                    // '+' suffix in D(...) is "not unique"
+  std::vector<bool> dim_ordered;                                   // '~' suffix in D(...) is "not ordered"
+  std::vector<Tile> tiles;                                         // T(...)(...)
+  int64_t tail_padding_alignment_in_elements = 1;                  // L(n)
+  int64_t element_size_in_bits = 0;                                // E(n); 0 = natural
   PrimitiveType index_primitive_type = PrimitiveType::kInvalid;    // #(type)
   PrimitiveType pointer_primitive_type = PrimitiveType::kInvalid;  // *(type)
-  int64_t memory_space = 0;                        // S(n)
-  std::vector<SplitConfig> split_configs;          // SC(...)
-  std::vector<Shape> physical_shape;               // P(shape); at most one element
-  int64_t dynamic_shape_metadata_prefix_bytes = 0;  // M(n)
+  int64_t memory_space = 0;                                        // S(n)
+  std::vector<SplitConfig> split_configs;                          // SC(...)
+  std::vector<Shape> physical_shape;                               // P(shape); at most one element
+  int64_t dynamic_shape_metadata_prefix_bytes = 0;                 // M(n)
 
   bool operator==(const Layout& other) const;
   // Default descending layout {rank-1,...,0}.
@@ -53,8 +53,8 @@ struct Layout {
   bool HasOnlyMinorToMajor() const;
 };
 
-// An array, tuple, token or opaque shape. Array dims may be dynamic (printed `?` when unbounded and `<=N` when the
-// bound is N); a dynamic dim's value in `dimensions` is its bound, or kUnboundedSize.
+// An array, tuple, token, opaque or buffer shape. Array dims may be dynamic (printed `?` when unbounded and `<=N`
+// when the bound is N); a dynamic dim's value in `dimensions` is its bound, or kUnboundedSize.
 struct Shape {
   static constexpr int64_t kUnboundedSize = std::numeric_limits<int64_t>::min();
 
@@ -63,6 +63,10 @@ struct Shape {
   std::vector<bool> dynamic_dimensions;  // same length as dimensions
   std::vector<Shape> tuple_shapes;       // for kTuple
   std::optional<Layout> layout;          // absent when the text had none (or for tuples/tokens)
+  // XLA's buffer type `b(f32[4]{0})` (Shape::MakeBufferShape): the fields above describe the buffer's element array.
+  // A buffer is not an array (IsArray() is false), so every op that needs an array rejects it, as in XLA; only
+  // values that move it around (parameter, tuple, get-tuple-element, while, custom-call) carry one.
+  bool is_buffer = false;
 
   Shape() = default;
   Shape(PrimitiveType type, std::vector<int64_t> dims);
@@ -70,8 +74,15 @@ struct Shape {
   static Shape Scalar(PrimitiveType type) { return Shape(type, {}); }
   static Shape Tuple(std::vector<Shape> elements);
   static Shape Token();
+  // b(array): `array` must be an array shape.
+  static Shape Buffer(Shape array);
 
-  bool IsArray() const { return IsArrayType(element_type); }
+  bool IsArray() const { return !is_buffer && IsArrayType(element_type); }
+  bool IsBuffer() const { return is_buffer; }
+  // The element array of a buffer (the shape itself with is_buffer cleared).
+  Shape BufferElementShape() const;
+  // True if this shape or any tuple element (recursively) is a buffer.
+  bool ContainsBuffer() const;
   bool IsTuple() const { return element_type == PrimitiveType::kTuple; }
   bool IsToken() const { return element_type == PrimitiveType::kToken; }
   bool IsOpaque() const { return element_type == PrimitiveType::kOpaque; }
@@ -85,7 +96,7 @@ struct Shape {
   // Byte size of a dense array (ByteWidth per element); nullopt on overflow.
   std::optional<int64_t> ByteSizeOf() const;
 
-  // Same element type and dims (and dynamic flags), ignoring layouts. Tuples compare element-wise.
+  // Same element type and dims (and dynamic flags) and buffer-ness, ignoring layouts. Tuples compare element-wise.
   bool Compatible(const Shape& other) const;
   // Exact equality including layouts.
   bool operator==(const Shape& other) const;

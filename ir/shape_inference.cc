@@ -72,6 +72,10 @@ bool ShapesCompatible(const Shape& a, const Shape& b, bool ignore_fp_precision) 
     }
     return true;
   }
+  if (a.IsBuffer() || b.IsBuffer()) {
+    return a.IsBuffer() && b.IsBuffer() &&
+           ShapesCompatible(a.BufferElementShape(), b.BufferElementShape(), ignore_fp_precision);
+  }
   if (!a.IsArray() || !b.IsArray()) return a.element_type == b.element_type;
   bool types_ok = ignore_fp_precision ? SameElementTypeIgnoringFpPrecision(a, b) : a.element_type == b.element_type;
   return types_ok && SameDimensions(a, b);
@@ -85,6 +89,8 @@ bool CompatibleIgnoringElementType(const Shape& a, const Shape& b) {
     }
     return true;
   }
+  if (a.IsBuffer() != b.IsBuffer()) return false;
+  if (a.IsBuffer()) return CompatibleIgnoringElementType(a.BufferElementShape(), b.BufferElementShape());
   if (a.IsArray() != b.IsArray()) return false;
   return !a.IsArray() || SameDimensions(a, b);
 }
@@ -119,6 +125,11 @@ std::optional<std::string> ShapeProblem(const Shape& shape) {
         return fmt::format("tuple element {}: {}", i, *p);
       }
     }
+    return std::nullopt;
+  }
+  if (shape.IsBuffer()) {
+    if (!IsArrayType(shape.element_type)) return std::string("a buffer holds a non-array shape");
+    if (std::optional<std::string> p = ShapeProblem(shape.BufferElementShape())) return "buffer element: " + *p;
     return std::nullopt;
   }
   if (!shape.IsArray()) {

@@ -151,6 +151,7 @@ class Parser {
 
   // ---- Shapes (parse_shape.cc) ----
   bool CanBeShape() const;
+  bool AtBufferShape() const;
   bool ParseShape(Shape* out);
   bool ParseLayout(Layout* out);
   bool ParseShapeList(std::vector<Shape>* out);

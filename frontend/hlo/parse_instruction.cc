@@ -242,11 +242,6 @@ Instruction* Parser::ParseInstructionRhs(const std::string& name, size_t name_po
     return nullptr;
   }
   const std::string op_text = tok().str;
-  if (!inst.shape.has_value() && op_text == "b" && LookAhead() == TokKind::kLparen) {
-    // A result shape b(...) (newest XLA's buffer shapes), not an opcode `b`.
-    TokenError("buffer shapes b(...) are not supported");
-    return nullptr;
-  }
   if (std::optional<Opcode> op = xlac::ParseOpcode(op_text)) {
     inst.opcode = *op;
   } else {

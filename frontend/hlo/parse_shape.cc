@@ -6,7 +6,14 @@
 
 namespace xlac::hlo {
 
-bool Parser::CanBeShape() const { return kind() == TokKind::kPrimitiveType || kind() == TokKind::kLparen; }
+bool Parser::CanBeShape() const {
+  return kind() == TokKind::kPrimitiveType || kind() == TokKind::kLparen || AtBufferShape();
+}
+
+// No opcode is named `b`, so `b(` where a shape may start is always XLA's buffer shape.
+bool Parser::AtBufferShape() const {
+  return kind() == TokKind::kIdent && tok().str == "b" && LookAhead() == TokKind::kLparen;
+}
 
 bool Parser::ParseShape(Shape* out) {
   DepthGuard guard(this);
@@ -24,10 +31,26 @@ bool Parser::ParseShape(Shape* out) {
     *out = Shape::Tuple(std::move(elements));
     return true;
   }
-  if (kind() != TokKind::kPrimitiveType) {
-    if (kind() == TokKind::kIdent && tok().str == "b" && LookAhead() == TokKind::kLparen) {
-      return TokenError("buffer shapes b(...) are not supported");
+  if (AtBufferShape()) {
+    // b(array): XLA's buffer type wraps exactly one array shape (with its layout).
+    Next();  // b
+    Next();  // (
+    size_t element_pos = pos();
+    if (kind() == TokKind::kRparen) return TokenError("expects the array shape of a buffer b(...)");
+    Shape element;
+    if (!ParseShape(&element)) return false;
+    if (!element.IsArray()) {
+      return Error(element_pos, fmt::format("a buffer b(...) holds an array shape, not {}",
+                                            element.IsTuple()    ? "a tuple"
+                                            : element.IsBuffer() ? "a buffer"
+                                                                 : PrimitiveTypeName(element.element_type)));
     }
+    if (kind() == TokKind::kComma) return TokenError("a buffer b(...) holds exactly one array shape");
+    if (!Expect(TokKind::kRparen, "at the end of a buffer shape b(...)")) return false;
+    *out = Shape::Buffer(std::move(element));
+    return true;
+  }
+  if (kind() != TokKind::kPrimitiveType) {
     return TokenError("expects a shape (primitive type or '(' of a tuple)");
   }
   const PrimitiveType type = tok().primitive_type;

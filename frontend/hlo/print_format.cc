@@ -133,7 +133,7 @@ std::string PrintShape(const Shape& shape, bool print_layout) {
     }
     return out + ")";
   }
-  if (print_layout && shape.IsArray() && !shape.layout) {
+  if (print_layout && (shape.IsArray() || shape.IsBuffer()) && !shape.layout) {
     Shape with_layout = shape;
     with_layout.EnsureLayout();
     return ShapeToString(with_layout, true);

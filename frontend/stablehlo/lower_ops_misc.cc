@@ -167,6 +167,10 @@ bool LowerCustomCall(Lowerer& l, const Op& op, Results* results) {
       return l.Error(version->pos, "invalid custom call api_version");
     }
   }
+  // XLA's StableHLO->HLO export keeps 0 as API_VERSION_UNSPECIFIED, which its HLO parser then rejects and its CPU
+  // backend refuses to call ("Unknown custom-call API version"). The StableHLO default is ORIGINAL, and producers
+  // that write 0 (PyTorch/XLA) mean it, so 0 lowers to ORIGINAL and the printed module parses.
+  if (api == "API_VERSION_UNSPECIFIED") api = "API_VERSION_ORIGINAL";
   if (api != "API_VERSION_ORIGINAL") cc->SetAttr("api_version", AttrValue::Enum(api));
   if (!operand_layouts.empty()) cc->SetAttr("operand_layout_constraints", AttrValue::Of(std::move(operand_layouts)));
   if (!aliasing.empty()) cc->SetAttr("output_to_operand_aliasing", AttrValue::Of(std::move(aliasing)));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "ir/buffer_shapes.h"
+#include "ir/status_macros.h"
 #include "runtime/interpreter/collective_hub.h"
 #include "runtime/interpreter/internal.h"
 
@@ -20,6 +22,7 @@ absl::StatusOr<std::vector<Literal>> Evaluate(const Module& module, const std::v
                                               const InterpreterOptions& options) {
   const Computation* entry = module.entry_computation();
   if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  XLAC_RETURN_IF_ERROR(RejectBufferShapes(module, "the interpreter"));
   int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module.config().replica_count;
   int64_t partitions = options.num_partitions > 0 ? options.num_partitions : module.config().num_partitions;
   replicas = std::max<int64_t>(replicas, 1);

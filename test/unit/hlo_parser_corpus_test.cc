@@ -29,7 +29,6 @@ enum KnownReason {
   kTemplate,              // placeholders the C++ test substitutes (<<TYPE>>, {{STEP}}, $0, ...)
   kPrependedComputation,  // calls computations the C++ test prepends (scalar_add, ...)
   kTruncated,             // the test string was cut off when the corpus was extracted
-  kBufferShape,           // b(...) buffer shapes: the IR has no buffer element type
   kApiVersionUnspecified,  // api_version=API_VERSION_UNSPECIFIED, which XLA's parser rejects (a patched XLA wrote it)
 };
 struct KnownCorpusFailure {
@@ -107,14 +106,7 @@ constexpr KnownCorpusFailure kKnownCorpusFailures[] = {
     {"gpu_pass_tests/service__gpu__transforms__multi_output_fusion_test/MultiOutputFusionTest.ProducerConsumerFusionLoopFusionAndReduce.hlo", kPrependedComputation},
     {"pass_tests/hlo__analysis__while_loop_analysis_test/line59.hlo", kTemplate},
     {"pass_tests/hlo__transforms__simplifiers__hlo_constant_folding_peak_heap_test/HloConstantFoldingTest.PeakHeapTest.hlo", kTruncated},
-    {"pass_tests/service__copy_insertion_test/CopyInsertionTest.NonCopyableChainPipelinedConnectedParts.hlo", kBufferShape},
-    {"pass_tests/service__copy_insertion_test/CopyInsertionTest.NonCopyableOneChainInsideWhileLoop.hlo", kBufferShape},
-    {"pass_tests/service__copy_insertion_test/CopyInsertionTest.NonCopyableOneChainPartiallyInsideWhileLoop.hlo", kBufferShape},
-    {"pass_tests/service__copy_insertion_test/CopyInsertionTest.NonCopyableTwoChainsInsideWhileLoop.hlo", kBufferShape},
     {"pass_tests/service__hlo_verifier_test/HloVerifierTest.AllReduceDoneWithoutStart__2.hlo", kTemplate},
-    {"pass_tests/service__hlo_verifier_test/HloVerifierTest.VerifyBuffersNestedInOperands.hlo", kBufferShape},
-    {"pass_tests/service__hlo_verifier_test/HloVerifierTest.VerifyBuffersRotatedChain.hlo", kBufferShape},
-    {"pass_tests/service__hlo_verifier_test/HloVerifierTest.VerifyBuffersStraightLineChain.hlo", kBufferShape},
     {"pass_tests/service__hlo_verifier_test/HloVerifierTestAllowMixedPrecision.ReduceOperandComputationMismatch.hlo", kTemplate},
     {"pass_tests/service__latency_hiding_scheduler_test/LatencyHidingSchedulerTest.BalanceChainedCollectivePermutesLoopedEinsum3__2.hlo", kPrependedComputation},
     {"pass_tests/service__latency_hiding_scheduler_test/LatencyHidingSchedulerTest.BalanceChainedCollectivePermutesLoopedEinsum__2.hlo", kPrependedComputation},
