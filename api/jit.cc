@@ -5,10 +5,14 @@
 
 #include <charconv>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <optional>
 
 #include "codegen/jit.h"
 #include "codegen/pipeline.h"
+#include "codegen/profile.h"
+#include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
 #include "ir/diagnostics.h"
@@ -161,12 +165,40 @@ Metrics::~Metrics() = default;
 std::string Metrics::Report() const { return impl_->metrics.Report(); }
 void Metrics::Clear() { impl_->metrics.Clear(); }
 
+struct Tracer::Impl {
+  mutable std::mutex mu;
+  bool active = false;
+  std::vector<PhaseTiming> phases;
+  std::vector<codegen::ExecutionProfile> runs;
+};
+Tracer::Tracer() : impl_(std::make_unique<Impl>()) {}
+Tracer::~Tracer() = default;
+void Tracer::Start() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->active = true;
+  impl_->phases.clear();
+  impl_->runs.clear();
+}
+std::string Tracer::Stop() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->active = false;
+  std::string json = codegen::ChromeTraceJson(impl_->phases, impl_->runs);
+  impl_->phases.clear();
+  impl_->runs.clear();
+  return json;
+}
+bool Tracer::active() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->active;
+}
+
 struct Executable::Impl {
   std::unique_ptr<codegen::JitExecutable> jit;
   // Observability: the compilation's observer (kept: the JIT's object dump reports to it), the metrics to record
   // each run into.
   std::unique_ptr<CompileObserver> observer;
   Metrics* metrics = nullptr;
+  Tracer* tracer = nullptr;
   std::vector<Shape> parameter_shapes;  // logical (row-major) global shapes
   std::vector<ArrayInfo> parameters, results;
   // Partitioned programs: the partitioner's report (parameter and result shardings), the number of partitions and
@@ -191,7 +223,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   }
   auto impl = std::make_unique<Impl>();
   impl->metrics = options.metrics;
-  if (options.metrics != nullptr || !options.dump_to.empty()) {
+  impl->tracer = options.tracer;
+  const bool tracing = options.tracer != nullptr && options.tracer->active();
+  if (options.metrics != nullptr || tracing || !options.dump_to.empty()) {
     XLAC_ASSIGN_OR_RETURN(
         impl->observer,
         CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, options.dump_module_id},
@@ -256,6 +290,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   jit_options.cache.readonly = options.cache_readonly;
   jit_options.cache.max_bytes = options.cache_max_bytes;
   jit_options.compile.observer = impl->observer.get();
+  jit_options.compile.trace_kernels = tracing;
   if (tpu != nullptr) {
     // One core's program must fit its HBM once padded to TPU tiles; checked before compiling.
     absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(*module, jit_options.compile);
@@ -273,7 +308,20 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   impl->jit = *std::move(jit);
   if (impl->observer != nullptr && !impl->observer->status().ok()) return impl->observer->status();
   if (options.metrics != nullptr) {
-    options.metrics->impl_->metrics.AddCompile(impl->observer->phases(), impl->jit->cache_hit());
+    // What counts as compiling "the same module" again: the same text with the same code-changing options.
+    const std::string options_text =
+        fmt::format("{} {} {} {} {} {} {}", options.opt_level, options.target_cpu, options.num_replicas,
+                    options.num_partitions, options.partition, options.exact, options.tpu_numerics);
+    const size_t hash = std::hash<std::string_view>{}(module_text) ^ std::hash<std::string>{}(options_text)*31;
+    options.metrics->impl_->metrics.AddCompile(impl->observer->phases(), impl->jit->cache_hit(),
+                                               fmt::format("module '{}' ({:08x})", module->name(), hash & 0xffffffff));
+  }
+  if (tracing) {
+    std::lock_guard<std::mutex> lock(options.tracer->impl_->mu);
+    if (options.tracer->impl_->active) {
+      const std::vector<PhaseTiming>& phases = impl->observer->phases();
+      options.tracer->impl_->phases.insert(options.tracer->impl_->phases.end(), phases.begin(), phases.end());
+    }
   }
   for (const Shape& p : impl->partitioned ? global_parameters : impl->jit->parameter_shapes()) {
     if (!p.IsArray()) {
@@ -307,6 +355,10 @@ std::string Executable::cache_report() const { return impl_->jit->cache_log(); }
 absl::Status Executable::Run(const std::vector<const void*>& parameters, const std::vector<void*>& results) {
   absl::Status status = RunUnrecorded(parameters, results);
   if (status.ok() && impl_->metrics != nullptr) impl_->metrics->impl_->metrics.AddExecution(impl_->jit->last_profile());
+  if (status.ok() && impl_->tracer != nullptr) {
+    std::lock_guard<std::mutex> lock(impl_->tracer->impl_->mu);
+    if (impl_->tracer->impl_->active) impl_->tracer->impl_->runs.push_back(impl_->jit->last_profile());
+  }
   return status;
 }
 

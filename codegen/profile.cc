@@ -89,8 +89,10 @@ void Metrics::Increment(const std::string& counter, int64_t by) {
   counters_[counter] += by;
 }
 
-void Metrics::AddCompile(const std::vector<PhaseTiming>& phases, std::optional<bool> cache_hit) {
+void Metrics::AddCompile(const std::vector<PhaseTiming>& phases, std::optional<bool> cache_hit,
+                         const std::string& module_key) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!module_key.empty()) compiles_per_module_[module_key] += 1;
   // Phases nest (a pass inside "optimize"): CompileTime is the span from the first phase's start to the last end.
   int64_t begin = std::numeric_limits<int64_t>::max(), end = std::numeric_limits<int64_t>::min();
   for (const PhaseTiming& p : phases) {
@@ -144,6 +146,33 @@ std::string Metrics::Report() const {
     out += "\n";
   }
   for (const auto& [name, value] : counters_) out += fmt::format("Counter: {}\n  Value: {}\n", name, value);
+  return out + HintsLocked();
+}
+
+std::string Metrics::Hints() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return HintsLocked();
+}
+
+std::string Metrics::HintsLocked() const {
+  // PyTorch/XLA's rule with executions for its steps: compiling is expensive, so a process that keeps compiling
+  // (new shapes every step, many distinct modules, or the same one again) spends its time there.
+  std::string out;
+  auto compile = metrics_.find("CompileTime");
+  const int64_t compiles = compile == metrics_.end() ? 0 : static_cast<int64_t>(compile->second.samples.size());
+  auto executions_it = counters_.find("Executions");
+  const int64_t executions = executions_it == counters_.end() ? 0 : executions_it->second;
+  if (compiles > kCompileWarmup && 2 * compiles > executions) {
+    out +=
+        fmt::format("xlac-profiler: CompileTime too frequent: {} counts during {} executions\n", compiles, executions);
+  }
+  for (const auto& [key, count] : compiles_per_module_) {
+    if (count < kRecompileThreshold) continue;
+    out += fmt::format(
+        "xlac-profiler: {} compiled {} times: keep the executable and call it again, or give a cache directory "
+        "(cache_dir=, --cache-dir) to load it instead\n",
+        key, count);
+  }
   return out;
 }
 
@@ -151,11 +180,12 @@ void Metrics::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   metrics_.clear();
   counters_.clear();
+  compiles_per_module_.clear();
 }
 
 bool Metrics::empty() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return metrics_.empty() && counters_.empty();
+  return metrics_.empty() && counters_.empty() && compiles_per_module_.empty();
 }
 
 std::string ChromeTraceJson(const std::vector<PhaseTiming>& compile_phases, const std::vector<ExecutionProfile>& runs) {

@@ -57,7 +57,10 @@ class Metrics {
   // One compilation: CompileTime (first phase start to last phase end) and a PhaseTime.<phase> sample per phase;
   // counts CachedCompile or UncachedCompile when `cache_hit` is known (not for the interpreter, which compiles
   // nothing).
-  void AddCompile(const std::vector<PhaseTiming>& phases, std::optional<bool> cache_hit);
+  // `module_key` names what was compiled (the module and the options that change code); compiling the same key again
+  // is counted for the report's hints.
+  void AddCompile(const std::vector<PhaseTiming>& phases, std::optional<bool> cache_hit,
+                  const std::string& module_key = "");
   // One run: ExecuteTime, and per device KernelTime, CollectiveWaitTime.<kind>, CollectiveBytesSent.<kind>,
   // CollectiveBytesReceived.<kind>, PeakArenaBytes; counters per collective kind.
   void AddExecution(const ExecutionProfile& profile);
@@ -65,9 +68,18 @@ class Metrics {
   void AddBytesSample(const std::string& metric, int64_t bytes);
   void Increment(const std::string& counter, int64_t by = 1);
 
+  // The metrics, the counters, then hint lines like PyTorch/XLA's "pt-xla-profiler: CompileTime too frequent: ..."
+  // (see Hints).
   std::string Report() const;
+  // "xlac-profiler: ..." lines, one per symptom: more than kCompileWarmup compilations and more than half as many as
+  // executions ("CompileTime too frequent: N counts during M executions"), or one module compiled
+  // kRecompileThreshold times or more ("... compiled N times ..."). Empty when nothing looks wrong.
+  std::string Hints() const;
   void Clear();
   bool empty() const;
+
+  static constexpr int64_t kCompileWarmup = 10;
+  static constexpr int64_t kRecompileThreshold = 3;
 
  private:
   enum class Unit { kTime, kBytes };
@@ -80,6 +92,8 @@ class Metrics {
   mutable std::mutex mu_;
   std::map<std::string, Metric> metrics_;
   std::map<std::string, int64_t> counters_;
+  std::map<std::string, int64_t> compiles_per_module_;  // AddCompile's module_key -> compilations
+  std::string HintsLocked() const;
 };
 
 // "01s234ms567.890us" as PyTorch/XLA prints durations.

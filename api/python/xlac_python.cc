@@ -188,6 +188,12 @@ Metrics& ProcessMetrics() {
   return *metrics;
 }
 
+// xlac.start_trace()/stop_trace(): one process-wide trace, as jax.profiler's.
+Tracer& ProcessTracer() {
+  static Tracer* tracer = new Tracer();  // never destroyed, as ProcessMetrics
+  return *tracer;
+}
+
 std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, const std::string& target_cpu,
                                       int64_t num_replicas, int64_t num_partitions, bool partition, bool exact,
                                       int threads, bool tpu_numerics, const std::string& source_name,
@@ -195,6 +201,7 @@ std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, co
                                       const std::string& dump_to, const std::string& dump_pass_regex) {
   CompileOptions options;
   options.metrics = &ProcessMetrics();
+  options.tracer = &ProcessTracer();
   options.dump_to = dump_to;
   options.dump_pass_regex = dump_pass_regex;
   if (!dump_to.empty()) {
@@ -405,6 +412,9 @@ PYBIND11_MODULE(_xlac, m) {
         py::arg("dump_to"), py::arg("dump_pass_regex"));
   m.def("metrics_report", [] { return ProcessMetrics().Report(); });
   m.def("clear_metrics", [] { ProcessMetrics().Clear(); });
+  m.def("start_trace", [] { ProcessTracer().Start(); });
+  m.def("stop_trace", [] { return ProcessTracer().Stop(); });
+  m.def("trace_active", [] { return ProcessTracer().active(); });
 
   py::class_<InterpreterProgram>(m, "_InterpreterProgram")
       .def(py::init([](std::string text, const std::string& source_name, int64_t num_replicas, int64_t num_partitions,

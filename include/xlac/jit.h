@@ -81,6 +81,29 @@ class Metrics {
   std::unique_ptr<Impl> impl_;
 };
 
+// A Chrome trace (docs/observability.md; Perfetto and chrome://tracing open it) of the compilations and runs recorded
+// while it is started, as xla-run --trace writes: the compile phases on their own track, one track per emulated
+// core with a slice per run and, for executables compiled while the trace was started, a slice per fusion/op kernel
+// and per collective. Give one to CompileOptions::tracer. Thread-safe; must outlive the executables that record into
+// it.
+class Tracer {
+ public:
+  Tracer();
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+  // Forgets what was recorded and starts recording.
+  void Start();
+  // Stops recording and returns the trace event JSON of what was recorded since Start.
+  std::string Stop();
+  bool active() const;
+
+ private:
+  friend class Executable;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 struct CompileOptions {
   int opt_level = 2;                // 0..3
   std::string target_cpu = "host";  // "host" (detect) or an LLVM CPU name
@@ -126,6 +149,9 @@ struct CompileOptions {
   // optimization and after each pass whose name matches `dump_pass_regex`, or every pass when it is empty; buffer
   // assignment, LLVM IR, object file), numbered module_NNNN by `dump_module_id`.
   Metrics* metrics = nullptr;
+  // `tracer` (not owned) records this compilation and every Run while it is started; the code gets the kernel trace
+  // hooks (a little slower) only when the tracer is started at compile time.
+  Tracer* tracer = nullptr;
   std::string dump_to;
   std::string dump_pass_regex;
   int64_t dump_module_id = 1;

@@ -443,6 +443,23 @@ namespace {
 // Uniform in [-1, 1) with 53 random bits.
 double UniformSigned(uint64_t r) { return static_cast<double>(r >> 11) * 0x1p-52 - 1.0; }
 
+// The seeded values of f32 and f64 arrays, exactly as the generic loop in FillRandom computes them, in a loop the
+// compiler vectorizes: xla-run generates every parameter this way, and the BERT layer's 28 MB took 45 ms through
+// StoreOne element by element. `r >> 11` fits 53 bits, so the signed conversion is exact and vectorizes.
+// (Clang multiversions no templates: one function per type.)
+__attribute__((target_clones("avx2", "default"))) void FillUniformSignedF32(float* out, int64_t count, uint64_t seed) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t r = SplitMix64(seed ^ SplitMix64(static_cast<uint64_t>(i)));
+    out[i] = static_cast<float>(static_cast<double>(static_cast<int64_t>(r >> 11)) * 0x1p-52 - 1.0);
+  }
+}
+__attribute__((target_clones("avx2", "default"))) void FillUniformSignedF64(double* out, int64_t count, uint64_t seed) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t r = SplitMix64(seed ^ SplitMix64(static_cast<uint64_t>(i)));
+    out[i] = static_cast<double>(static_cast<int64_t>(r >> 11)) * 0x1p-52 - 1.0;
+  }
+}
+
 }  // namespace
 
 uint64_t HashString(std::string_view s, uint64_t seed) {
@@ -460,6 +477,14 @@ void FillRandom(Literal& lit, uint64_t seed) {
   }
   if (!lit.shape().IsArray()) return;
   PrimitiveType t = lit.shape().element_type;
+  if (t == PrimitiveType::kF32 || t == PrimitiveType::kF64) {
+    if (t == PrimitiveType::kF32) {
+      FillUniformSignedF32(reinterpret_cast<float*>(lit.mutable_raw_data()), lit.element_count(), seed);
+    } else {
+      FillUniformSignedF64(reinterpret_cast<double*>(lit.mutable_raw_data()), lit.element_count(), seed);
+    }
+    return;
+  }
   bool unsigned_float = IsFloatingPointType(t) && GetFloatFormat(t).is_unsigned;
   for (int64_t i = 0; i < lit.element_count(); ++i) {
     uint64_t r = SplitMix64(seed ^ SplitMix64(static_cast<uint64_t>(i)));

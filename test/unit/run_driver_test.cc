@@ -82,6 +82,40 @@ TEST_F(RunDriverTest, SeededInputsAreDeterministic) {
   EXPECT_NE(out_, first);
 }
 
+// The documented seeded values (docs/cache.md, "Seeded inputs"): element i (in memory order) of parameter `index` is
+// UniformSigned(SplitMix64(s ^ SplitMix64(i))), s = splitmix64(seed, index); FillRandom's vectorized f32/f64 path
+// must give exactly these, for any length (vector remainders) and layout.
+TEST(SeededParameterValueTest, F32AndF64AreTheDocumentedValues) {
+  auto mix = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  };
+  for (int64_t index : {0, 5}) {
+    for (int64_t n : {1, 7, 33, 1000}) {
+      uint64_t z = 42 + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index + 1);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      const uint64_t s = z ^ (z >> 31);
+      Shape f32 = Shape::Array(PrimitiveType::kF32, {n, 1});
+      f32.layout = Layout::Default(2);
+      std::swap(f32.layout->minor_to_major[0], f32.layout->minor_to_major[1]);  // {0,1}: values in memory order
+      Literal a = SeededParameterValue(f32, 42, index);
+      Literal b = SeededParameterValue(Shape::Array(PrimitiveType::kF64, {n}), 42, index);
+      for (int64_t i = 0; i < n; ++i) {
+        const double want = static_cast<double>(mix(s ^ mix(static_cast<uint64_t>(i))) >> 11) * 0x1p-52 - 1.0;
+        float got_f32;
+        double got_f64;
+        std::memcpy(&got_f32, a.raw_data() + 4 * i, 4);
+        std::memcpy(&got_f64, b.raw_data() + 8 * i, 8);
+        ASSERT_EQ(got_f32, static_cast<float>(want)) << "n=" << n << " i=" << i;
+        ASSERT_EQ(got_f64, want) << "n=" << n << " i=" << i;
+      }
+    }
+  }
+}
+
 TEST_F(RunDriverTest, InputErrors) {
   std::string file = Write("add.hlo", kAdd);
   std::string a = Write("a.npy", F32Npy({2, 2}, {1, 2, 3, 4}));

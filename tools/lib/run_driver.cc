@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -57,6 +59,19 @@ bool ReadFile(const std::string& path, std::string& contents, std::string& error
   if (!file) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
     return false;
+  }
+  // One read into the string when the size is known (a regular file), rather than a stringstream's copies: .npy
+  // inputs can be hundreds of MB. Pipes and the like are read to their end.
+  std::error_code size_ec;
+  const uintmax_t size = fs::is_regular_file(path, size_ec) ? fs::file_size(path, size_ec) : 0;
+  if (!size_ec && size > 0) {
+    contents.resize(static_cast<size_t>(size));
+    file.read(contents.data(), static_cast<std::streamsize>(size));
+    if (file.gcount() != static_cast<std::streamsize>(size)) {
+      error = "cannot read '" + path + "'";
+      return false;
+    }
+    return true;
   }
   std::ostringstream buffer;
   buffer << file.rdbuf();
@@ -125,6 +140,7 @@ bool BuildArguments(const RunOptions& options, const Computation& entry, std::ve
                     std::ostream& err) {
   const int64_t count = entry.parameter_count();
   if (options.inputs.empty()) {
+    int64_t total = 0;
     for (int64_t i = 0; i < count; ++i) {
       const Shape& shape = entry.parameter(i)->shape();
       std::optional<int64_t> bytes = BytesOf(shape);
@@ -133,8 +149,24 @@ bool BuildArguments(const RunOptions& options, const Computation& entry, std::ve
             << ShapeToString(shape, false) << ", too large to fill with seeded values\n";
         return false;
       }
-      args.push_back(SeededParameterValue(shape, options.seed, i));
+      total += *bytes;
     }
+    // Each parameter's values depend only on (seed, index), so large inputs are generated on every CPU the run may
+    // use (a cache hit's start is mostly this); small ones are not worth a thread.
+    args.resize(static_cast<size_t>(count));
+    const int64_t workers = std::min<int64_t>(
+        {count, options.threads > 0 ? options.threads : std::max<int64_t>(std::thread::hardware_concurrency(), 1),
+         std::max<int64_t>(total >> 22, 1)});
+    std::atomic<int64_t> next{0};
+    auto generate = [&] {
+      for (int64_t i; (i = next.fetch_add(1)) < count;) {
+        args[static_cast<size_t>(i)] = SeededParameterValue(entry.parameter(i)->shape(), options.seed, i);
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (int64_t w = 1; w < workers; ++w) helpers.emplace_back(generate);
+    generate();
+    for (std::thread& helper : helpers) helper.join();
     return true;
   }
   if (static_cast<int64_t>(options.inputs.size()) != count) {
@@ -170,6 +202,12 @@ bool BuildArguments(const RunOptions& options, const Computation& entry, std::ve
       return false;
     }
     // Take the parameter's own shape (layout, dynamic bounds) so the interpreter sees exactly what it declares.
+    // The decoded array is row-major: it already is the parameter when that declares the default layout (no copy).
+    auto row_major = [](const Shape& s) { return !s.layout || *s.layout == Layout::Default(s.rank()); };
+    if (value->shape() == want || (value->shape().Compatible(want) && row_major(want) && row_major(value->shape()))) {
+      args.push_back(*std::move(value));
+      continue;
+    }
     Literal arg(want);
     if (value->byte_size() > 0) std::memcpy(arg.mutable_raw_data(), value->raw_data(), value->byte_size());
     args.push_back(std::move(arg));
@@ -581,15 +619,16 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     }
     if (options.spmd_report && first_process) out << FormatSpmdReport(spmd_report);
   } else {
-    device_args.push_back(args);
+    device_args.push_back(std::move(args));  // no copy of the inputs; `global_args` below refers to them
   }
+  const std::vector<Literal>& global_args = partitioned_module ? args : device_args[0];
   if (mpi != nullptr) {
     // Every process reaches these checks (a process that failed before ends them all) and, once the fingerprints
     // agree, with the same verdict, so each ends by itself.
     const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
     const int64_t devices = std::max<int64_t>(replicas, 1) * std::max<int64_t>(num_partitions, 1);
     std::string problem;
-    if (int64_t other = MpiFirstMismatch(Fingerprint(options, text, args)); other >= 0) {
+    if (int64_t other = MpiFirstMismatch(Fingerprint(options, text, global_args)); other >= 0) {
       problem = fmt::format(
           "MPI process {} runs a different module, inputs or options than process 0 (every process must run the "
           "same)",
@@ -676,8 +715,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   std::optional<std::vector<Literal>> reference;
   if (!options.check_against.empty()) {
     harness::CheckCollector reference_checks(harness::CheckOptions{options.max_mismatches});
-    absl::StatusOr<std::vector<Literal>> reference_results =
-        RunOnInterpreter(options, *module, {args}, reference_checks, partitioned_module ? 1 : options.num_partitions);
+    absl::StatusOr<std::vector<Literal>> reference_results = RunOnInterpreter(
+        options, *module, {global_args}, reference_checks, partitioned_module ? 1 : options.num_partitions);
     if (!reference_results.ok()) {
       err << input_name << ": error: the interpreter (--check-against) failed: " << reference_results.status().message()
           << "\n";

@@ -37,6 +37,9 @@ __all__ = [
     "interpret",
     "metrics_report",
     "numpy_dtype",
+    "start_trace",
+    "stop_trace",
+    "trace",
 ]
 
 _PLAIN_DTYPES = {
@@ -311,6 +314,57 @@ def metrics_report():
 def clear_metrics():
     """Forgets every metric and counter metrics_report() shows."""
     _xlac.clear_metrics()
+
+
+_trace_path = None
+
+
+def start_trace(log_dir):
+    """Starts recording a Chrome trace of this process's compilations and runs, as jax.profiler.start_trace(log_dir).
+
+    stop_trace() writes it as Chrome trace event JSON (the format of xla-run --trace; Perfetto and chrome://tracing
+    open it) to log_dir/xlac_trace.json, or to log_dir itself when it ends in ".json": compile phases on their own
+    track, one track per emulated core with a slice per run and, for executables compiled while the trace is
+    started, a slice per fusion/op kernel and per collective (with bytes and wait time). Executables compiled
+    before start_trace run uninstrumented (their runs still show, without kernel slices).
+    """
+    global _trace_path
+    if _trace_path is not None:
+        raise RuntimeError(f"a trace is already started (to {_trace_path}); call stop_trace() first")
+    log_dir = os.fspath(log_dir)
+    _trace_path = log_dir if log_dir.endswith(".json") else os.path.join(log_dir, "xlac_trace.json")
+    _xlac.start_trace()
+
+
+def stop_trace():
+    """Stops the trace start_trace() started, writes its file and returns the file's path."""
+    global _trace_path
+    if _trace_path is None:
+        raise RuntimeError("no trace is started (call start_trace(log_dir) first)")
+    path, _trace_path = _trace_path, None
+    json_text = _xlac.stop_trace()
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(json_text)
+    return path
+
+
+class trace:
+    """Context manager form, as jax.profiler.trace(log_dir): `with xlac.trace("/tmp/t"): ...`."""
+
+    def __init__(self, log_dir):
+        self.log_dir = log_dir
+        self.path = None
+
+    def __enter__(self):
+        start_trace(self.log_dir)
+        return self
+
+    def __exit__(self, *exc):
+        self.path = stop_trace()
+        return False
 
 
 def interpret(
