@@ -4,6 +4,7 @@
 #include "xlac/jit.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -23,6 +24,9 @@
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/tpu_memory.h"
 #include "passes/verifier.h"
+#ifdef XLAC_HAVE_MPI
+#include "runtime/mpi/xlac_runtime_mpi.h"
+#endif
 
 namespace xlac {
 namespace {
@@ -207,7 +211,66 @@ struct Executable::Impl {
   SpmdReport spmd;
   int64_t num_partitions = 1;
   Shape result_shape;
+  int64_t process_index = 0, process_count = 1;  // CompileOptions::mpi
 };
+
+namespace {
+
+// CompileOptions::mpi: MPI's transport, initializing MPI on first use (and finalizing it at exit: mpirun reports a
+// process that exits without MPI_Finalize as failed). Null with one process.
+absl::StatusOr<const XlacRtTransport*> MpiTransport() {
+#ifdef XLAC_HAVE_MPI
+  static std::once_flag once;
+  static XlacRtStatus init{};
+  std::call_once(once, [] {
+    if (xlac_rt_mpi_init(&init) == XLAC_RT_OK) std::atexit(xlac_rt_mpi_finalize);
+  });
+  if (init.code != XLAC_RT_OK) return absl::InternalError(std::string("MPI: ") + init.message);
+  return xlac_rt_mpi_process_count() > 1 ? xlac_rt_mpi_transport() : nullptr;
+#else
+  return absl::UnimplementedError("this xlac was built without MPI (XLAC_WITH_MPI, libopenmpi-dev)");
+#endif
+}
+
+// Partitioned runs over several processes: process 0 gets every device's results (each process sends its own
+// devices'; all devices return the same shapes).
+absl::Status GatherDeviceResults(int64_t process_index, int64_t process_count, std::vector<Literal>& per_device) {
+#ifdef XLAC_HAVE_MPI
+  const int64_t per = static_cast<int64_t>(per_device.size()) / process_count;
+  auto leaves_of = [&](int64_t d) {
+    std::vector<Literal*> leaves;
+    std::vector<const Literal*> flat;
+    FlattenLiteral(per_device[static_cast<size_t>(d)], flat);
+    for (const Literal* leaf : flat) leaves.push_back(const_cast<Literal*>(leaf));
+    return leaves;
+  };
+  std::string local;
+  for (int64_t d = process_index * per; d < (process_index + 1) * per; ++d) {
+    for (Literal* leaf : leaves_of(d)) {
+      local.append(reinterpret_cast<const char*>(leaf->raw_data()), static_cast<size_t>(leaf->byte_size()));
+    }
+  }
+  std::string all(process_index == 0 ? local.size() * static_cast<size_t>(process_count) : 0, '\0');
+  XlacRtStatus status{};
+  if (xlac_rt_mpi_gather(local.data(), static_cast<int64_t>(local.size()), all.data(), &status) != XLAC_RT_OK) {
+    return absl::InternalError(status.message);
+  }
+  if (process_index != 0) return absl::OkStatus();
+  size_t offset = 0;
+  for (int64_t d = 0; d < static_cast<int64_t>(per_device.size()); ++d) {
+    for (Literal* leaf : leaves_of(d)) {
+      const size_t bytes = static_cast<size_t>(leaf->byte_size());
+      if (d >= per && bytes > 0) std::memcpy(leaf->mutable_raw_data(), all.data() + offset, bytes);
+      offset += bytes;
+    }
+  }
+  return absl::OkStatus();
+#else
+  return absl::OkStatus();
+#endif
+}
+
+}  // namespace
 
 Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Executable::~Executable() = default;
@@ -303,6 +366,13 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
     jit_options.custom_call_handler = WrapCustomCallHandler(options.custom_call_handler);
   }
   if (options.infeed_handler) jit_options.infeed_handler = WrapInfeedHandler(options.infeed_handler);
+  if (options.mpi) {
+    XLAC_ASSIGN_OR_RETURN(jit_options.transport, MpiTransport());
+    if (jit_options.transport != nullptr) {
+      impl->process_index = jit_options.transport->process_index;
+      impl->process_count = jit_options.transport->process_count;
+    }
+  }
   absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> jit = codegen::JitExecutable::Compile(*module, jit_options);
   if (!jit.ok()) return jit.status();
   impl->jit = *std::move(jit);
@@ -348,6 +418,9 @@ const std::vector<ArrayInfo>& Executable::parameters() const { return impl_->par
 const std::vector<ArrayInfo>& Executable::results() const { return impl_->results; }
 int64_t Executable::num_devices() const { return impl_->jit->num_devices(); }
 bool Executable::partitioned() const { return impl_->partitioned; }
+int64_t Executable::local_device_count() const { return impl_->jit->num_devices() / impl_->process_count; }
+int64_t Executable::process_index() const { return impl_->process_index; }
+int64_t Executable::process_count() const { return impl_->process_count; }
 std::string Executable::spmd_report() const { return impl_->partitioned ? FormatSpmdReport(impl_->spmd) : ""; }
 bool Executable::cache_hit() const { return impl_->jit->cache_hit(); }
 std::string Executable::cache_report() const { return impl_->jit->cache_log(); }
@@ -403,6 +476,10 @@ absl::Status Executable::RunUnrecorded(const std::vector<const void*>& parameter
     }
     out = impl_->jit->RunPerDevice(device_args);
     if (!out.ok()) return out.status();
+    if (impl_->process_count > 1) {
+      XLAC_RETURN_IF_ERROR(GatherDeviceResults(impl_->process_index, impl_->process_count, *out));
+      if (impl_->process_index != 0) return absl::OkStatus();
+    }
     std::vector<const Literal*> parts;
     for (int64_t p = 0; p < partitions; ++p) parts.push_back(&(*out)[static_cast<size_t>(p)]);
     absl::StatusOr<Literal> global = spmd::AssembleLiteral(parts, impl_->spmd.result_sharding, impl_->result_shape);

@@ -155,6 +155,11 @@ struct CompileOptions {
   std::string dump_to;
   std::string dump_pass_regex;
   int64_t dump_module_id = 1;
+  // Several processes (docs/multihost.md): under mpirun, the devices are split over the processes (process p runs
+  // devices [p * D / P, (p + 1) * D / P)) and collectives that span processes go through MPI, which the first such
+  // Compile initializes (and finalizes at exit). Every process compiles the same module with the same options and
+  // calls Run with the same global parameters. Unimplemented in a build without MPI; one process runs everything.
+  bool mpi = false;
   bool cache_readonly = false;                 // look entries up, never write the directory
   int64_t cache_max_bytes = int64_t{1} << 30;  // least recently used entries are evicted beyond this
 };
@@ -174,7 +179,11 @@ class Executable {
   // Global shapes, also when partitioned.
   const std::vector<ArrayInfo>& parameters() const;
   const std::vector<ArrayInfo>& results() const;  // flattened tuple leaves
-  int64_t num_devices() const;                    // replicas x partitions
+  int64_t num_devices() const;                    // replicas x partitions, over all processes
+  // This process's devices (CompileOptions::mpi): [process_index() * local_device_count(), ...) of num_devices().
+  int64_t local_device_count() const;
+  int64_t process_index() const;  // 0 without MPI
+  int64_t process_count() const;  // 1 without MPI
   // Whether the program was SPMD-partitioned, and what the partitioner did: one line per inserted collective with
   // the bytes each core sends, then warnings (replicated fallbacks). Empty when not partitioned.
   bool partitioned() const;
@@ -191,6 +200,10 @@ class Executable {
   // concurrently on one Executable; reuse it across calls freely. The executable allocates its working buffers on
   // the first Run and keeps them until it is destroyed (no allocation or page faults per run); results are always
   // copied into `results`, so they never alias that memory.
+  // Over several processes (CompileOptions::mpi) every process must call Run: process 0 gets the global results
+  // (partitioned: gathered from every process's partitions; unpartitioned: device 0's). The other processes get
+  // their first local device's results when unpartitioned and nothing (the buffers are not written) when
+  // partitioned.
   absl::Status Run(const std::vector<const void*>& parameters, const std::vector<void*>& results);
 
  private:
