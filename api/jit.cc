@@ -417,6 +417,15 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
 const std::vector<ArrayInfo>& Executable::parameters() const { return impl_->parameters; }
 const std::vector<ArrayInfo>& Executable::results() const { return impl_->results; }
 int64_t Executable::num_devices() const { return impl_->jit->num_devices(); }
+absl::StatusOr<int64_t> MpiProcessIndex() {
+  XLAC_ASSIGN_OR_RETURN(const XlacRtTransport* transport, MpiTransport());
+  return transport != nullptr ? transport->process_index : 0;
+}
+absl::StatusOr<int64_t> MpiProcessCount() {
+  XLAC_ASSIGN_OR_RETURN(const XlacRtTransport* transport, MpiTransport());
+  return transport != nullptr ? transport->process_count : 1;
+}
+
 bool Executable::partitioned() const { return impl_->partitioned; }
 int64_t Executable::local_device_count() const { return impl_->jit->num_devices() / impl_->process_count; }
 int64_t Executable::process_index() const { return impl_->process_index; }

@@ -159,6 +159,9 @@ class PyExecutable {
   bool root_is_tuple() const { return root_is_tuple_; }
   int64_t num_devices() const { return exe_->num_devices(); }
   bool partitioned() const { return exe_->partitioned(); }
+  int64_t process_index() const { return exe_->process_index(); }
+  int64_t process_count() const { return exe_->process_count(); }
+  int64_t local_device_count() const { return exe_->local_device_count(); }
   std::string spmd_report() const { return exe_->spmd_report(); }
   bool cache_hit() const { return exe_->cache_hit(); }
   std::string cache_report() const { return exe_->cache_report(); }
@@ -198,8 +201,9 @@ std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, co
                                       int64_t num_replicas, int64_t num_partitions, bool partition, bool exact,
                                       int threads, bool tpu_numerics, const std::string& source_name,
                                       const std::string& cache_dir, bool cache_readonly, int64_t cache_max_bytes,
-                                      const std::string& dump_to, const std::string& dump_pass_regex) {
+                                      const std::string& dump_to, const std::string& dump_pass_regex, bool mpi) {
   CompileOptions options;
+  options.mpi = mpi;
   options.metrics = &ProcessMetrics();
   options.tracer = &ProcessTracer();
   options.dump_to = dump_to;
@@ -401,6 +405,9 @@ PYBIND11_MODULE(_xlac, m) {
       .def_property_readonly("root_is_tuple", &PyExecutable::root_is_tuple)
       .def_property_readonly("num_devices", &PyExecutable::num_devices)
       .def_property_readonly("partitioned", &PyExecutable::partitioned)
+      .def_property_readonly("process_index", &PyExecutable::process_index)
+      .def_property_readonly("process_count", &PyExecutable::process_count)
+      .def_property_readonly("local_device_count", &PyExecutable::local_device_count)
       .def_property_readonly("spmd_report", &PyExecutable::spmd_report)
       .def_property_readonly("cache_hit", &PyExecutable::cache_hit)
       .def_property_readonly("cache_report", &PyExecutable::cache_report)
@@ -409,7 +416,17 @@ PYBIND11_MODULE(_xlac, m) {
   m.def("compile", &Compile, py::arg("text"), py::arg("opt_level"), py::arg("target_cpu"), py::arg("num_replicas"),
         py::arg("num_partitions"), py::arg("partition"), py::arg("exact"), py::arg("threads"), py::arg("tpu_numerics"),
         py::arg("source_name"), py::arg("cache_dir"), py::arg("cache_readonly"), py::arg("cache_max_bytes"),
-        py::arg("dump_to"), py::arg("dump_pass_regex"));
+        py::arg("dump_to"), py::arg("dump_pass_regex"), py::arg("mpi") = false);
+  m.def("mpi_process_index", [] {
+    absl::StatusOr<int64_t> index = MpiProcessIndex();
+    if (!index.ok()) throw StatusError{index.status(), /*compiling=*/false};
+    return *index;
+  });
+  m.def("mpi_process_count", [] {
+    absl::StatusOr<int64_t> count = MpiProcessCount();
+    if (!count.ok()) throw StatusError{count.status(), /*compiling=*/false};
+    return *count;
+  });
   m.def("metrics_report", [] { return ProcessMetrics().Report(); });
   m.def("clear_metrics", [] { ProcessMetrics().Clear(); });
   m.def("start_trace", [] { ProcessTracer().Start(); });

@@ -164,6 +164,11 @@ struct CompileOptions {
   int64_t cache_max_bytes = int64_t{1} << 30;  // least recently used entries are evicted beyond this
 };
 
+// The processes of an mpirun launch over which CompileOptions::mpi splits the devices (docs/multihost.md); MPI is
+// initialized on first use (Unimplemented in a build without MPI). Outside mpirun: 0 and 1.
+absl::StatusOr<int64_t> MpiProcessIndex();
+absl::StatusOr<int64_t> MpiProcessCount();
+
 class Executable {
  public:
   // Parses (HLO text, or StableHLO when the text is an MLIR module), verifies, partitions (see `partition` above)

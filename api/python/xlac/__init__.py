@@ -37,6 +37,8 @@ __all__ = [
     "interpret",
     "metrics_report",
     "numpy_dtype",
+    "process_count",
+    "process_index",
     "start_trace",
     "stop_trace",
     "trace",
@@ -224,8 +226,27 @@ class Executable:
         entry, corrupt entries found, stores and evictions. Empty without a cache."""
         return self._impl.cache_report
 
+    @property
+    def process_index(self):
+        """This process among those the devices are split over (compile(mpi=True) under mpirun); 0 otherwise."""
+        return self._impl.process_index
+
+    @property
+    def process_count(self):
+        """How many processes the devices are split over (1 without mpi=True or outside mpirun)."""
+        return self._impl.process_count
+
+    @property
+    def local_device_count(self):
+        """The devices this process runs: num_devices / process_count (num_devices counts all processes')."""
+        return self._impl.local_device_count
+
     def __call__(self, *args):
-        return _run(self._impl, self._parameters, self._results, self._impl.root_is_tuple, args)
+        out = _run(self._impl, self._parameters, self._results, self._impl.root_is_tuple, args)
+        # Over several processes a partitioned program's global results are assembled on process 0 only.
+        if self._impl.partitioned and self._impl.process_index != 0:
+            return None
+        return out
 
     def __repr__(self):
         params = ", ".join(str(p) for p in self._parameters)
@@ -255,6 +276,7 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     cache_max_bytes=1 << 30,
     dump_to=None,
     dump_pass_regex=None,
+    mpi=False,
 ):
     """Compiles HLO or StableHLO text into an Executable (xlac::Executable::Compile; options as in include/xlac/jit.h).
 
@@ -272,6 +294,10 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     dump_to: a directory for XLA-style dumps of this compilation (docs/observability.md): the module before and
     after optimization and after each pass (only those whose name matches the dump_pass_regex, when given), the
     buffer assignment, LLVM IR and the object file, as module_NNNN.NAME.*, NNNN counting the process's compiles.
+
+    mpi: under mpirun, split the devices over the processes (docs/multihost.md): every process compiles the same
+    module and calls the executable with the same global arrays; process 0 gets the global results, the others
+    None when the program is partitioned and their first local device's results when not.
 
     Raises CompileError (a ValueError) with file:line:col diagnostics for modules that do not parse, verify or
     partition, and UnimplementedError (a NotImplementedError) for what xlac does not support yet.
@@ -295,8 +321,19 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
         cache_max_bytes=_positive("cache_max_bytes", cache_max_bytes),
         dump_to=os.fspath(dump_to) if dump_to is not None else "",
         dump_pass_regex=str(dump_pass_regex) if dump_pass_regex is not None else "",
+        mpi=bool(mpi),
     )
     return Executable(impl)
+
+
+def process_index():
+    """This process's index among those of an mpirun launch (as torch_xla's xr.process_index()); initializes MPI."""
+    return _xlac.mpi_process_index()
+
+
+def process_count():
+    """The number of processes of an mpirun launch (1 outside mpirun); initializes MPI."""
+    return _xlac.mpi_process_count()
 
 
 def metrics_report():
