@@ -10,6 +10,8 @@ and reports medians of
   start  wall - run: everything before the results, i.e. process start, parsing, input generation and compiling
          or loading the code
   ready  JitExecutable::Compile alone, from the cache log ("executable ready in")
+and, as the floor no cache can go below, the median wall time of `xla-run --help` (loading the binary and its
+shared libraries, and exiting).
 With --npy-inputs the parameters come from .npy files (written once from the module's entry_computation_layout)
 instead of xla-run's seeded generation, as when a caller supplies its arrays.
 Usage: benchmarks/cache_start.py [--xla-run build/bin/xla-run] [--repeat 5] [--npy-inputs] [MODULE]
@@ -86,6 +88,11 @@ def main():
         run_once(args.xla_run, args.module, shared, args.extra)  # fills the cache
         for _ in range(args.repeat):
             warm.append(run_once(args.xla_run, args.module, shared, args.extra))
+        floor = []
+        for _ in range(args.repeat):
+            begin = time.perf_counter()
+            subprocess.run([args.xla_run, "--help"], capture_output=True, check=True)
+            floor.append((time.perf_counter() - begin) * 1e3)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if any(r["hit"] for r in cold) or not all(r["hit"] for r in warm):
@@ -100,6 +107,9 @@ def main():
         print(f"{name:6} " + " ".join(f"{median(rows, k):9.1f}" for k in ("wall", "run", "start", "ready")))
     for key in ("start", "ready", "wall"):
         print(f"{key} ratio cold/warm: {median(cold, key) / median(warm, key):.1f}x")
+    process = statistics.median(floor)
+    print(f"process start and exit alone (xla-run --help): {process:.1f} ms; the best possible start ratio: "
+          f"{median(cold, 'start') / process:.1f}x")
 
 
 if __name__ == "__main__":
