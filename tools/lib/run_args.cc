@@ -114,7 +114,8 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       (name == "per-device"    ? options.per_device
        : name == "spmd-report" ? options.spmd_report
                                : options.no_partition) = true;
-    } else if (name == "backend" || name == "input" || name == "output-dir" || name == "seed" ||
+    } else if (name == "backend" || name == "input" || name == "input-shards" || name == "output-dir" ||
+               name == "seed" ||
                name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
                name == "check-against" || name == "max-ulp" || name == "atol" || name == "threads" ||
                name == "timeout" || name == "tpu" || name == "topology") {
@@ -151,6 +152,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       } else if (name == "input") {
         if (v->empty()) return Invalid("--input needs a .npy file name");
         options.inputs.emplace_back(*v);
+      } else if (name == "input-shards") {
+        if (v->empty()) return Invalid("--input-shards needs a directory name");
+        options.input_shards = std::string(*v);
       } else if (name == "output-dir") {
         if (v->empty()) return Invalid("--output-dir needs a directory name");
         options.output_dir = std::string(*v);
@@ -247,6 +251,9 @@ OPTIONS:
                           within x * max(1, |reference|) (for sums that partitioning reassociates)
   --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any
                           --input every parameter gets pseudo-random values from --seed
+  --input-shards=<dir>    A partitioned program: device d reads its shard of parameter i from
+                          <dir>/device_<d>/result_<i>.npy (what --per-device --output-dir writes); under mpirun
+                          each process reads only its own devices' shards (docs/multihost.md)
   --seed=<N>              Seed for random parameters, elided {...} constants and rng ops (default 42)
   --output-dir=<dir>      Write each result as <dir>/result_<i>.npy (<dir>/device_<d>/... with several devices)
   --print / --no-print    Print the results as HLO literals (default: print unless --output-dir is given)

@@ -41,6 +41,7 @@
 #include "runtime/harness/npy.h"
 #include "runtime/interpreter/interpreter.h"
 #include "tools/lib/observe_flags.h"
+#include "tools/lib/run_shards.h"
 #include "tools/lib/run_compare.h"
 #include "tools/lib/spmd_driver.h"
 
@@ -600,9 +601,45 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   }
   // Arguments after the checks above, so a program that cannot run fails before its inputs are built.
   std::vector<Literal> args;
-  if (!BuildArguments(options, *entry, args, err)) return 1;
+  const bool input_shards = !options.input_shards.empty();
+  if (!input_shards && !BuildArguments(options, *entry, args, err)) return 1;
   std::vector<std::vector<Literal>> device_args;
-  if (partitioned_module) {
+  if (input_shards) {
+    if (!partitioned_module || !options.inputs.empty()) {
+      err << input_name << ": error: --input-shards needs a sharded module that runs partitioned, and no --input\n";
+      return 1;
+    }
+    const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
+    const int64_t devices = std::max<int64_t>(replicas, 1) * num_partitions;
+    // Each process reads its own devices' shards; process 0 reads all for --check-against, which needs the global
+    // arrays.
+    int64_t begin = 0, end = devices;
+    if (mpi != nullptr && !(first_process && !options.check_against.empty()) && devices % mpi->count == 0) {
+      begin = mpi->index * (devices / mpi->count);
+      end = begin + devices / mpi->count;
+    }
+    absl::StatusOr<std::vector<std::vector<Literal>>> shards =
+        ReadInputShards(options.input_shards, *run_module.entry_computation(), devices, begin, end);
+    if (!shards.ok()) {
+      err << input_name << ": error: " << shards.status().message() << "\n";
+      return 1;
+    }
+    device_args = *std::move(shards);
+    if (!options.check_against.empty() && first_process) {
+      for (size_t i = 0; i < device_args[0].size(); ++i) {
+        std::vector<const Literal*> parts;
+        for (int64_t p = 0; p < num_partitions; ++p) parts.push_back(&device_args[static_cast<size_t>(p)][i]);
+        absl::StatusOr<Literal> global = spmd::AssembleLiteral(parts, spmd_report.parameter_shardings[i],
+                                                               entry->parameter(static_cast<int64_t>(i))->shape());
+        if (!global.ok()) {
+          err << input_name << ": error: cannot assemble parameter " << i << ": " << global.status().message() << "\n";
+          return 1;
+        }
+        args.push_back(*std::move(global));
+      }
+    }
+    if (options.spmd_report && first_process) out << FormatSpmdReport(spmd_report);
+  } else if (partitioned_module) {
     const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
     for (int64_t d = 0; d < std::max<int64_t>(replicas, 1) * num_partitions; ++d) {
       std::vector<Literal> shards;
@@ -628,7 +665,10 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
     const int64_t devices = std::max<int64_t>(replicas, 1) * std::max<int64_t>(num_partitions, 1);
     std::string problem;
-    if (int64_t other = MpiFirstMismatch(Fingerprint(options, text, global_args)); other >= 0) {
+    // Shards differ between processes by design: only the module and options must agree then.
+    const std::vector<Literal> no_args;
+    if (int64_t other = MpiFirstMismatch(Fingerprint(options, text, input_shards ? no_args : global_args));
+        other >= 0) {
       problem = fmt::format(
           "MPI process {} runs a different module, inputs or options than process 0 (every process must run the "
           "same)",

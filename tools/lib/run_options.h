@@ -37,6 +37,8 @@ struct RunOptions {
   double timeout_seconds = 0;
   // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".
   std::vector<std::string> inputs;
+  // --input-shards=DIR: each device reads its shards of a partitioned program's parameters (run_shards.h).
+  std::string input_shards;
   // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.
   uint64_t seed = 42;
   std::string output_dir;      // empty: write no .npy files
