@@ -115,7 +115,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
        : name == "spmd-report" ? options.spmd_report
                                : options.no_partition) = true;
     } else if (name == "backend" || name == "input" || name == "input-shards" || name == "output-dir" ||
-               name == "seed" ||
+               name == "seed" || name == "dcn-mesh" ||
                name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
                name == "check-against" || name == "max-ulp" || name == "atol" || name == "threads" ||
                name == "timeout" || name == "tpu" || name == "topology") {
@@ -152,6 +152,10 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       } else if (name == "input") {
         if (v->empty()) return Invalid("--input needs a .npy file name");
         options.inputs.emplace_back(*v);
+      } else if (name == "dcn-mesh") {
+        absl::StatusOr<uint64_t> n = ParseNumber<uint64_t>(name, *v, 1);
+        if (!n.ok()) return n.status();
+        options.dcn_mesh = static_cast<int64_t>(*n);
       } else if (name == "input-shards") {
         if (v->empty()) return Invalid("--input-shards needs a directory name");
         options.input_shards = std::string(*v);
@@ -251,6 +255,8 @@ OPTIONS:
                           within x * max(1, |reference|) (for sums that partitioning reassociates)
   --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any
                           --input every parameter gets pseudo-random values from --seed
+  --dcn-mesh=<K>          Hybrid mesh: the devices form K DCN slices of consecutive ids (each an ICI mesh);
+                          --spmd-report and --tpu-report split each collective's bytes into ICI and DCN
   --input-shards=<dir>    A partitioned program: device d reads its shard of parameter i from
                           <dir>/device_<d>/result_<i>.npy (what --per-device --output-dir writes); under mpirun
                           each process reads only its own devices' shards (docs/multihost.md)

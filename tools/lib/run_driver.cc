@@ -33,6 +33,7 @@
 #include "ir/sharding.h"
 #include "ir/status_macros.h"
 #include "ir/tpu_target.h"
+#include "passes/spmd/dcn_attribution.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
@@ -307,6 +308,11 @@ absl::Status CheckTpuTarget(const RunOptions& options, const Module& module, con
     out << fmt::format("TPU {} slice {} ({} devices), per core:\n", chip->name, topology.ToString(),
                        topology.num_devices())
         << report.Summary() << step.ToString();
+    if (options.dcn_mesh > 0) {
+      XLAC_ASSIGN_OR_RETURN(std::vector<DcnSplit> splits,
+                            SplitModuleCollectives(run_module, replicas, partitions, options.dcn_mesh));
+      out << "TPU " << FormatDcnSplits(splits, devices, options.dcn_mesh);
+    }
   }
   return CheckTpuMemory(report);
 }
@@ -599,6 +605,28 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
       return 1;
     }
   }
+  // --dcn-mesh: the inserted collectives' bytes over ICI and DCN, after the SPMD report.
+  std::string dcn_report;
+  if (options.dcn_mesh > 0) {
+    const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
+    const int64_t devices = std::max<int64_t>(replicas, 1) * std::max<int64_t>(num_partitions, 1);
+    if (devices % options.dcn_mesh != 0) {
+      err << input_name << ": error: --dcn-mesh=" << options.dcn_mesh << ": " << devices
+          << " devices cannot form slices of equal size\n";
+      return 1;
+    }
+    if (partitioned_module && options.spmd_report) {
+      std::vector<std::string> names;
+      for (const SpmdReport::Collective& c : spmd_report.collectives) names.push_back(c.name);
+      absl::StatusOr<std::vector<DcnSplit>> splits =
+          SplitModuleCollectives(*partitioned_module, replicas, num_partitions, options.dcn_mesh, names);
+      if (!splits.ok()) {
+        err << input_name << ": error: --dcn-mesh: " << splits.status().message() << "\n";
+        return 1;
+      }
+      dcn_report = FormatDcnSplits(*splits, devices, options.dcn_mesh);
+    }
+  }
   // Arguments after the checks above, so a program that cannot run fails before its inputs are built.
   std::vector<Literal> args;
   const bool input_shards = !options.input_shards.empty();
@@ -638,7 +666,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
         args.push_back(*std::move(global));
       }
     }
-    if (options.spmd_report && first_process) out << FormatSpmdReport(spmd_report);
+    if (options.spmd_report && first_process) out << FormatSpmdReport(spmd_report) << dcn_report;
   } else if (partitioned_module) {
     const int64_t replicas = options.num_replicas > 0 ? options.num_replicas : module->config().replica_count;
     for (int64_t d = 0; d < std::max<int64_t>(replicas, 1) * num_partitions; ++d) {
@@ -654,7 +682,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
       }
       device_args.push_back(std::move(shards));
     }
-    if (options.spmd_report && first_process) out << FormatSpmdReport(spmd_report);
+    if (options.spmd_report && first_process) out << FormatSpmdReport(spmd_report) << dcn_report;
   } else {
     device_args.push_back(std::move(args));  // no copy of the inputs; `global_args` below refers to them
   }

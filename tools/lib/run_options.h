@@ -39,6 +39,9 @@ struct RunOptions {
   std::vector<std::string> inputs;
   // --input-shards=DIR: each device reads its shards of a partitioned program's parameters (run_shards.h).
   std::string input_shards;
+  // --dcn-mesh=K: the devices form K DCN slices of consecutive ids (passes/spmd/dcn_attribution.h); --spmd-report
+  // and --tpu-report then split each collective's bytes into ICI and DCN. 0: one slice, no split.
+  int64_t dcn_mesh = 0;
   // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.
   uint64_t seed = 42;
   std::string output_dir;      // empty: write no .npy files
