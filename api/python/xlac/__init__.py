@@ -342,8 +342,10 @@ def metrics_report():
     "Metric:" entries (TotalSamples, Accumulator, Percentiles): CompileTime, PhaseTime.<phase> (parse and verify,
     spmd partition, each pass, llvm emit / optimize, jit codegen and link), ExecuteTime, and per emulated core
     CoreN.CollectiveWaitTime.<kind>, CoreN.CollectiveBytesSent/Received.<kind>, CoreN.ArenaBytes and
-    CoreN.PeakArenaBytes; then "Counter:" entries (CachedCompile, UncachedCompile, Executions, Collective.<kind>).
-    docs/observability.md describes them.
+    CoreN.PeakArenaBytes; then "Counter:" entries (CachedCompile, UncachedCompile, Executions, Collective.<kind>);
+    then, as PyTorch/XLA's "pt-xla-profiler:" lines, "xlac-profiler: CompileTime too frequent: ..." when the process
+    compiles more than 10 times and more than half as often as it runs, and "xlac-profiler: module '...' compiled N
+    times" when it compiles one module 3 times or more. docs/observability.md describes them.
     """
     return _xlac.metrics_report()
 
