@@ -31,9 +31,14 @@ using Body = std::function<void(XlacRtDevice* dev, int64_t device)>;
 // messages and waits for the ones addressed to it.
 class FakeWorld {
  public:
-  explicit FakeWorld(int64_t processes) : transports_(static_cast<size_t>(processes)) {
+  // With `p2p`, the transports also carry send/recv (every other process gets a copy of each message, as over MPI).
+  explicit FakeWorld(int64_t processes, bool p2p = false) : transports_(static_cast<size_t>(processes)) {
     for (int64_t p = 0; p < processes; ++p) {
       transports_[p] = XlacRtTransport{p, processes, this, &FakeWorld::Exchange, &FakeWorld::Fail};
+      if (p2p) {
+        transports_[p].p2p_post = &FakeWorld::Post;
+        transports_[p].p2p_take = &FakeWorld::Take;
+      }
     }
   }
   const XlacRtTransport* transport(int64_t p) const { return &transports_[static_cast<size_t>(p)]; }
@@ -107,6 +112,43 @@ class FakeWorld {
     return XLAC_RT_OK;
   }
 
+  // (receiving process, run, channel, seq)
+  using P2pKey = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+
+  static int Post(void* user, int64_t run, int64_t channel, int64_t seq, int64_t /*device*/, const void* data,
+                  int64_t bytes, char* /*message*/, size_t /*capacity*/) {
+    auto* world = static_cast<FakeWorld*>(user);
+    const int64_t me = world->CurrentProcess();
+    std::lock_guard<std::mutex> lock(world->mu_);
+    const auto* begin = static_cast<const unsigned char*>(data);
+    for (int64_t p = 0; p < static_cast<int64_t>(world->transports_.size()); ++p) {
+      if (p == me) continue;
+      world->p2p_[P2pKey{p, run, channel, seq}].assign(begin, begin + bytes);
+      world->bytes_sent += bytes;
+    }
+    return XLAC_RT_OK;
+  }
+
+  static int Take(void* user, int64_t run, int64_t channel, int64_t seq, void* data, int64_t bytes, int* found,
+                  char* message, size_t capacity) {
+    auto* world = static_cast<FakeWorld*>(user);
+    const int64_t me = world->CurrentProcess();
+    std::lock_guard<std::mutex> lock(world->mu_);
+    *found = 0;
+    if (channel < 0) return XLAC_RT_OK;
+    auto it = world->p2p_.find(P2pKey{me, run, channel, seq});
+    if (it == world->p2p_.end()) return XLAC_RT_OK;
+    if (static_cast<int64_t>(it->second.size()) != bytes) {
+      std::snprintf(message, capacity, "received %zu bytes but expected %lld", it->second.size(),
+                    static_cast<long long>(bytes));
+      return XLAC_RT_ERROR_COLLECTIVE_MISMATCH;
+    }
+    if (bytes > 0) std::memcpy(data, it->second.data(), static_cast<size_t>(bytes));
+    world->p2p_.erase(it);
+    *found = 1;
+    return XLAC_RT_OK;
+  }
+
   // Which process the calling device thread belongs to: recorded per thread by the test's entry trampoline.
   int64_t CurrentProcess();
 
@@ -114,6 +156,7 @@ class FakeWorld {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<Key, std::vector<unsigned char>> mailbox_;
+  std::map<P2pKey, std::vector<unsigned char>> p2p_;
 };
 
 thread_local int64_t current_process = -1;
@@ -391,6 +434,44 @@ TEST(CpuRuntimeTransport, RejectsUnevenSplitsAndPointToPoint) {
   EXPECT_EQ(statuses[0].code, XLAC_RT_ERROR_UNIMPLEMENTED);
   EXPECT_STREQ(statuses[0].message,
                "device 0: s (channel 1): send/recv across processes is not supported by this transport");
+}
+
+// Send/recv across processes: device d sends two messages on channel d + 1 and receives its left neighbour's two,
+// whether the neighbour runs in the same process or another; a wrong size is a mismatch.
+TEST(CpuRuntimeTransport, SendRecvAcrossProcesses) {
+  for (int64_t processes : {1, 2, 4, 8}) {
+    FakeWorld world(processes, /*p2p=*/true);
+    std::vector<std::vector<float>> got(kDevices, std::vector<float>(2 * kCount));
+    Body body = [&](XlacRtDevice* dev, int64_t d) {
+      std::vector<float> a = Data(d, kCount, 1), b = Data(d, kCount, 2);
+      EXPECT_EQ(xlac_rt_p2p_send(dev, d + 1, a.data(), kCount * 4, "s"), XLAC_RT_OK);
+      EXPECT_EQ(xlac_rt_p2p_send(dev, d + 1, b.data(), kCount * 4, "s"), XLAC_RT_OK);
+      const int64_t from = (d + kDevices - 1) % kDevices;
+      float* out = got[static_cast<size_t>(d)].data();
+      EXPECT_EQ(xlac_rt_p2p_recv(dev, from + 1, out, kCount * 4, "r"), XLAC_RT_OK);
+      EXPECT_EQ(xlac_rt_p2p_recv(dev, from + 1, out + kCount, kCount * 4, "r"), XLAC_RT_OK);
+    };
+    for (const XlacRtStatus& s : RunSplit(kDevices, processes, body, &world))
+      EXPECT_EQ(s.code, XLAC_RT_OK) << s.message;
+    for (int64_t d = 0; d < kDevices; ++d) {
+      const int64_t from = (d + kDevices - 1) % kDevices;
+      std::vector<float> want = Data(from, kCount, 1), second = Data(from, kCount, 2);
+      want.insert(want.end(), second.begin(), second.end());
+      EXPECT_EQ(got[static_cast<size_t>(d)], want) << processes << " processes, device " << d;
+    }
+    // Each message goes to every other process.
+    EXPECT_EQ(world.bytes_sent, 2 * kDevices * kCount * 4 * (processes - 1));
+  }
+
+  FakeWorld world(2, /*p2p=*/true);
+  Body mismatch = [&](XlacRtDevice* dev, int64_t d) {
+    float x[2] = {1, 2};
+    if (d == 0) xlac_rt_p2p_send(dev, 1, x, 4, "s");
+    if (d == 3) xlac_rt_p2p_recv(dev, 1, x, 8, "r");
+  };
+  std::vector<XlacRtStatus> statuses = RunSplit(4, 2, mismatch, &world, /*timeout_ms=*/5000);
+  EXPECT_EQ(statuses[1].code, XLAC_RT_ERROR_COLLECTIVE_MISMATCH);
+  EXPECT_STREQ(statuses[1].message, "device 3: r (channel 1): received 4 bytes but expected 8");
 }
 
 }  // namespace
