@@ -115,10 +115,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
        : name == "spmd-report" ? options.spmd_report
                                : options.no_partition) = true;
     } else if (name == "backend" || name == "input" || name == "input-shards" || name == "output-dir" ||
-               name == "seed" || name == "dcn-mesh" ||
-               name == "num-partitions" || name == "num-replicas" || name == "max-mismatches" ||
-               name == "check-against" || name == "max-ulp" || name == "atol" || name == "threads" ||
-               name == "timeout" || name == "tpu" || name == "topology") {
+               name == "seed" || name == "dcn-mesh" || name == "num-partitions" || name == "num-replicas" ||
+               name == "max-mismatches" || name == "check-against" || name == "max-ulp" || name == "atol" ||
+               name == "threads" || name == "timeout" || name == "tpu" || name == "topology") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
