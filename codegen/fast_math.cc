@@ -115,9 +115,15 @@ Value* ExpTail(Fm& f, Value* r) {
   return f.Poly(r, {0.001392617611993558, 0.008363173074513711, 0.041666554662050534, 0.1666657702559799, 0.5});
 }
 
-// x = k ln2 + r with |r| <= ln2/2 (x already clamped so that k fits the exponent arithmetic).
-void ReduceLn2(Fm& f, Value* x, Value*& kf, Value*& r) {
-  kf = f.Round(f.Mul(x, f.C(1.4426950408889634)));
+// x = k ln2 + r with |r| <= ln2/2 (x already clamped so that k fits the exponent arithmetic). k comes out both as a
+// float and as an integer: adding 1.5 * 2^mantissa_bits rounds x / ln2 to an integer held in the low mantissa bits, so
+// the integer is a subtraction of bit patterns. That needs no fptosi, which would be poison for NaN and cost a
+// compare, a select and a conversion per element.
+void ReduceLn2(Fm& f, Value* x, Value*& kf, Value*& k, Value*& r) {
+  Value* magic = f.C(f.dbl() ? 6755399441055744.0 : 12582912.0);
+  Value* t = f.Fma(x, f.C(1.4426950408889634), magic);
+  kf = f.Sub(t, magic);
+  k = f.b().CreateSub(f.Bits(t), f.Bits(magic));
   double hi = f.dbl() ? 0.6931471803691238 : 0.693359375;
   double lo = f.dbl() ? 1.9082149292705877e-10 : -2.1219444005469057e-4;
   r = f.Fma(kf, f.C(-hi), x);
@@ -126,12 +132,11 @@ void ReduceLn2(Fm& f, Value* x, Value*& kf, Value*& r) {
 
 Value* ExpImpl(Fm& f, Value* x) {
   Value* xc = f.Clamp(x, f.dbl() ? -746.0 : -104.0, f.dbl() ? 710.0 : 89.0);
-  Value *kf, *r;
-  ReduceLn2(f, xc, kf, r);
+  Value *kf, *k, *r;
+  ReduceLn2(f, xc, kf, k, r);
   Value* p = f.Add(f.Fma(f.Mul(r, r), ExpTail(f, r), r), f.C(1));
   // Two scale steps so that 2^k for k just outside the normal range still overflows or underflows correctly (one
   // rounding, into the denormals).
-  Value* k = f.ToInt(f.Sel(f.IsNan(kf), f.C(0), kf));
   Value* k1 = f.b().CreateAShr(k, f.I(1));
   Value* k2 = f.b().CreateSub(k, k1);
   Value* result = f.Mul(f.Mul(p, f.Pow2(k1)), f.Pow2(k2));
@@ -140,10 +145,9 @@ Value* ExpImpl(Fm& f, Value* x) {
 
 Value* Expm1Impl(Fm& f, Value* x) {
   Value* xc = f.Clamp(x, f.dbl() ? -40.0 : -30.0, f.dbl() ? 710.0 : 89.0);
-  Value *kf, *r;
-  ReduceLn2(f, xc, kf, r);
+  Value *kf, *k, *r;
+  ReduceLn2(f, xc, kf, k, r);
   Value* q = f.Fma(f.Mul(r, r), ExpTail(f, r), r);  // expm1(r), relative accuracy near 0
-  Value* k = f.ToInt(f.Sel(f.IsNan(kf), f.C(0), kf));
   // expm1(x) = 2^k q + (2^k - 1) = 2 (t q + (t - 1/2)) with t = 2^(k-1), which stays finite for k = max exponent + 1.
   Value* t = f.Pow2(f.b().CreateSub(k, f.I(1)));
   Value* result = f.Mul(f.C(2), f.Add(f.Mul(t, q), f.Sub(t, f.C(0.5))));
