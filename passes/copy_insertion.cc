@@ -129,8 +129,13 @@ Instruction* CopyInserter::Rebuild(Computation& comp, Instruction* value, ShapeI
 }
 
 void CopyInserter::CopyWhileInits(Computation& comp) {
-  for (Instruction* loop : comp.MakeInstructionList()) {
-    if (loop->opcode() != Opcode::kWhile) continue;
+  // Collect the loops first: the loop below removes init tuples, and one created after its while (layout-copies
+  // does that) would still be in a snapshot of all instructions when it is freed.
+  std::vector<Instruction*> loops;
+  for (Instruction* inst : comp.MakeInstructionList()) {
+    if (inst->opcode() == Opcode::kWhile) loops.push_back(inst);
+  }
+  for (Instruction* loop : loops) {
     Instruction* init = loop->operand(0);
     std::vector<Leaf> sources;
     std::map<ShapeIndex, Instruction*> replacements;

@@ -85,6 +85,40 @@ ENTRY main {
   EXPECT_EQ(CountCopies(*module->FindComputation("body")), 0);
 }
 
+// Layout-copies rebuilds a while's init tuple after the while in instruction order; copy insertion replaces and
+// frees that tuple while it walks the computation (a use after free that ASan caught in scripts/test-asan).
+TEST(CopyInsertionTest, WhileInitTupleAfterTheWhile) {
+  auto module = Parse(R"(
+HloModule m
+cond {
+  s = (f32[4], f32[4]) parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  ROOT s = (f32[4], f32[4]) parameter(0)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  c = f32[4] constant({1, 2, 3, 4})
+  init = (f32[4], f32[4]) tuple(p, c)
+  ROOT w = (f32[4], f32[4]) while(init), condition=cond, body=body
+}
+)");
+  ASSERT_NE(module, nullptr);
+  Computation& entry = *module->entry_computation();
+  Instruction* w = entry.FindInstruction("w");
+  Instruction* old_init = w->operand(0);
+  Instruction* late_init =
+      entry.AddInstruction(Instruction::Create(Opcode::kTuple, "late_init", old_init->shape(), old_init->operands()));
+  w->ReplaceOperandWith(0, late_init);
+  ASSERT_TRUE(entry.RemoveInstruction(old_init).ok());
+  InsertAndCheck(*module);
+  const Instruction* init = w->operand(0);
+  ASSERT_EQ(init->opcode(), Opcode::kTuple);
+  EXPECT_EQ(init->operand(0)->opcode(), Opcode::kCopy);
+  EXPECT_EQ(init->operand(1)->opcode(), Opcode::kCopy);
+}
+
 TEST(CopyInsertionTest, WhileInitSharedLeafIsCopiedOnce) {
   auto module = Parse(R"(
 HloModule m
