@@ -427,6 +427,18 @@ absl::StatusOr<BufferAssignment> AssignBuffers(const Module& module, const Buffe
   for (const Node& node : state.nodes) {
     result.slices_[{node.inst->unique_id(), node.index}] = state.set_slices[node.set];
   }
+  result.schedule_ = state.schedule;
+  result.live_values_.reserve(state.sets.size());
+  for (size_t i = 0; i < state.sets.size(); ++i) {
+    const AliasSet& set = state.sets[i];
+    LiveValue& value = result.live_values_.emplace_back();
+    for (int64_t n : set.nodes) value.leaves.emplace_back(state.nodes[n].inst, state.nodes[n].index);
+    value.kind = set.kind;
+    if (set.parameter_node >= 0) value.parameter_number = state.nodes[set.parameter_node].inst->parameter_number();
+    value.start = set.start;
+    value.end = set.end;
+    value.slice = state.set_slices[i];
+  }
   // An output fusion's dot or convolution writes the fusion's own buffer and reads its operands' buffers
   // (codegen/ir_emitter_fusion.cc), so those fused instructions alias the slices: no bytes of their own. Only when
   // the dot's result has the fusion's shape and layout, and the fused computation has this one caller.

@@ -63,6 +63,19 @@ struct BufferSlice {
   bool operator==(const BufferSlice&) const = default;
 };
 
+// One alias set: array leaves that always share one slice (tuple, get-tuple-element and bitcast forwarding, while
+// and conditional aliasing, donation), and the schedule positions where its data is live (inclusive; a value is live
+// from its first definition to its last read, and a computation's root until the computation's end). The caller owns
+// entry parameters for the whole call and constants are program data, whatever their range says.
+struct LiveValue {
+  std::vector<std::pair<const Instruction*, std::vector<int64_t>>> leaves;  // in schedule order
+  AllocationKind kind = AllocationKind::kTemp;
+  int64_t parameter_number = -1;  // kParameter: the entry parameter
+  int64_t start = 0;
+  int64_t end = 0;
+  BufferSlice slice;
+};
+
 class BufferAssignment {
  public:
   // The slice of the array leaf at `index` of `inst`'s result. `inst` must be in a sequential computation and the
@@ -79,6 +92,13 @@ class BufferAssignment {
   // Slices of the entry root's array leaves, in flattened tuple order.
   const std::vector<BufferSlice>& entry_result_slices() const { return entry_result_slices_; }
 
+  // The linear schedule the live ranges refer to: position -> instruction, nullptr at a sequential computation's
+  // virtual start and end. The entry computation spans all of it; a while's condition and body (a conditional's
+  // branches) come right before the instruction that calls them.
+  const std::vector<const Instruction*>& schedule() const { return schedule_; }
+  // Every alias set, ordered by its first leaf's schedule position.
+  const std::vector<LiveValue>& live_values() const { return live_values_; }
+
   // Human-readable dump: allocations, then every slice with its value and live range, ordered by offset.
   // Deterministic (ordered by unique ids, never pointers).
   std::string ToString() const;
@@ -91,6 +111,8 @@ class BufferAssignment {
   // (instruction unique id, shape index) -> slice.
   std::map<std::pair<int64_t, std::vector<int64_t>>, BufferSlice> slices_;
   std::vector<BufferSlice> entry_result_slices_;
+  std::vector<const Instruction*> schedule_;
+  std::vector<LiveValue> live_values_;
   std::string dump_;
 };
 

@@ -1,15 +1,11 @@
-// Per-core TPU HBM: liveness as buffer assignment computes it (re-derived here because the assignment exposes
-// slices, not ranges), sizes from TPU tiles. See tpu_memory.h for the model.
+// Per-core TPU HBM: buffer assignment's live ranges, sizes from TPU tiles. See tpu_memory.h for the model.
 #include "passes/tpu_memory.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <tuple>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ir/computation.h"
@@ -19,16 +15,13 @@
 namespace xlac {
 namespace {
 
-struct Node {
-  const Instruction* inst = nullptr;
-  ShapeIndex index;
-  int64_t set = -1;
-};
+using Leaf = std::pair<const Instruction*, std::vector<int64_t>>;
 
+// A buffer-assignment alias set with TPU sizes.
 struct Set {
-  std::vector<int64_t> nodes;
-  int64_t start = std::numeric_limits<int64_t>::max();
-  int64_t end = std::numeric_limits<int64_t>::min();
+  const LiveValue* value = nullptr;
+  int64_t start = 0;
+  int64_t end = 0;
   int64_t padded = 0;
   int64_t unpadded = 0;
   // Where buffer assignment put it: (allocation, offset). Sets with one key live at once share bytes.
@@ -36,211 +29,42 @@ struct Set {
   bool parameter = false;
   bool output = false;
   bool constant = false;
-  int64_t parameter_number = -1;
 };
 
-class Liveness {
- public:
-  Liveness(const Module& module, const BufferAssignment& assignment) : module_(module), assignment_(assignment) {}
-
-  absl::Status Run() {
-    const Computation* entry = module_.entry_computation();
-    if (entry == nullptr) return absl::FailedPreconditionError("module has no entry computation");
-    Linearize(entry);
-    for (const Instruction* inst : schedule_) {
-      if (inst == nullptr) continue;
-      for (const ShapeIndex& index : ArrayLeafIndices(inst->shape())) {
-        if (!assignment_.HasSlice(inst, index)) {
-          return absl::FailedPreconditionError(absl::StrCat("no buffer for ", inst->name(), ShapeIndexToString(index),
-                                                            ": the assignment is not of this module"));
-        }
-        if (!first_node_.contains(inst)) first_node_[inst] = static_cast<int64_t>(nodes_.size());
-        nodes_.push_back({inst, index, -1});
-      }
+absl::StatusOr<std::vector<Set>> SizedSets(const Module& module, const BufferAssignment& assignment) {
+  const Computation* entry = module.entry_computation();
+  if (entry == nullptr) return absl::FailedPreconditionError("module has no entry computation");
+  // The entry computation spans the whole schedule and ends with its root, then its virtual end.
+  const std::vector<const Instruction*>& schedule = assignment.schedule();
+  if (schedule.size() < 2 || schedule[schedule.size() - 2] != entry->root()) {
+    return absl::FailedPreconditionError("the buffer assignment is not of this module");
+  }
+  const int64_t program_end = static_cast<int64_t>(schedule.size()) - 1;
+  std::vector<Set> sets;
+  sets.reserve(assignment.live_values().size());
+  for (const LiveValue& value : assignment.live_values()) {
+    Set& set = sets.emplace_back();
+    set.value = &value;
+    set.key = {value.slice.allocation, value.slice.offset};
+    const auto& [inst, index] = value.leaves.front();
+    const Shape& shape = *inst->shape().Subshape(index);
+    std::optional<int64_t> padded = TpuPaddedByteSize(shape);
+    std::optional<int64_t> unpadded = TpuUnpaddedByteSize(shape);
+    if (!padded || !unpadded) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot size ", inst->name(), ShapeIndexToString(index), " (",
+                                                     ShapeToString(shape), ") on a TPU: unbounded or too large"));
     }
-    parent_.resize(nodes_.size());
-    for (size_t i = 0; i < parent_.size(); ++i) parent_[i] = static_cast<int64_t>(i);
-    UnionAliases();
-    BuildSets();
-    return Sizes();
+    set.padded = *padded;
+    set.unpadded = *unpadded;
+    set.parameter = value.kind == AllocationKind::kParameter;
+    set.constant = value.kind == AllocationKind::kConstant;
+    for (const Leaf& leaf : value.leaves) set.output |= leaf.first == entry->root();
+    // The caller owns the parameters for the whole call; constants are program data.
+    set.start = set.parameter || set.constant ? 0 : value.start;
+    set.end = set.parameter || set.constant ? program_end : value.end;
   }
-
-  const std::vector<Set>& sets() const { return sets_; }
-  const std::vector<Node>& nodes() const { return nodes_; }
-  int64_t positions() const { return static_cast<int64_t>(schedule_.size()); }
-  const Instruction* at(int64_t position) const { return schedule_[position]; }
-
- private:
-  void Linearize(const Computation* comp) {
-    const int64_t start = static_cast<int64_t>(schedule_.size());
-    schedule_.push_back(nullptr);
-    for (const Instruction* inst : comp->MakePostOrder()) {
-      if (inst->opcode() == Opcode::kWhile || inst->opcode() == Opcode::kConditional) {
-        for (const Computation* callee : inst->called_computations()) Linearize(callee);
-      }
-      position_[inst] = static_cast<int64_t>(schedule_.size());
-      schedule_.push_back(inst);
-    }
-    segment_[comp] = {start, static_cast<int64_t>(schedule_.size())};
-    schedule_.push_back(nullptr);
-  }
-
-  int64_t NodeOf(const Instruction* inst, const ShapeIndex& index) const {
-    auto it = first_node_.find(inst);
-    assert(it != first_node_.end());
-    for (int64_t n = it->second; n < static_cast<int64_t>(nodes_.size()) && nodes_[n].inst == inst; ++n) {
-      if (nodes_[n].index == index) return n;
-    }
-    assert(false && "no such array leaf");
-    return -1;
-  }
-  int64_t Find(int64_t n) {
-    while (parent_[n] != n) n = parent_[n] = parent_[parent_[n]];
-    return n;
-  }
-  void Union(int64_t a, int64_t b) {
-    a = Find(a);
-    b = Find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-  }
-
-  // The same aliasing as buffer assignment (passes/buffer_assignment.cc, UnionAliases).
-  void UnionAliases() {
-    for (const Instruction* inst : schedule_) {
-      if (inst == nullptr) continue;
-      switch (inst->opcode()) {
-        case Opcode::kTuple:
-          for (int64_t k = 0; k < inst->operand_count(); ++k) {
-            for (const ShapeIndex& index : ArrayLeafIndices(inst->operand(k)->shape())) {
-              ShapeIndex outer = {k};
-              outer.insert(outer.end(), index.begin(), index.end());
-              Union(NodeOf(inst, outer), NodeOf(inst->operand(k), index));
-            }
-          }
-          break;
-        case Opcode::kGetTupleElement:
-          for (const ShapeIndex& index : ArrayLeafIndices(inst->shape())) {
-            ShapeIndex outer = {inst->IntAttr("index")};
-            outer.insert(outer.end(), index.begin(), index.end());
-            Union(NodeOf(inst, index), NodeOf(inst->operand(0), outer));
-          }
-          break;
-        case Opcode::kBitcast:
-          if (IsForwarding(*inst)) Union(NodeOf(inst, {}), NodeOf(inst->operand(0), {}));
-          break;
-        case Opcode::kWhile: {
-          const Computation* cond = inst->called_computation(0);
-          const Computation* body = inst->called_computation(1);
-          for (const ShapeIndex& index : ArrayLeafIndices(inst->shape())) {
-            int64_t n = NodeOf(inst, index);
-            Union(n, NodeOf(inst->operand(0), index));
-            Union(n, NodeOf(cond->parameter(0), index));
-            Union(n, NodeOf(body->parameter(0), index));
-            Union(n, NodeOf(body->root(), index));
-          }
-          break;
-        }
-        case Opcode::kConditional:
-          for (int64_t b = 0; b < static_cast<int64_t>(inst->called_computations().size()); ++b) {
-            const Computation* branch = inst->called_computation(b);
-            for (const ShapeIndex& index : ArrayLeafIndices(inst->shape())) {
-              Union(NodeOf(inst, index), NodeOf(branch->root(), index));
-            }
-            if (branch->parameter_count() != 1) continue;
-            for (const ShapeIndex& index : ArrayLeafIndices(branch->parameter(0)->shape())) {
-              Union(NodeOf(branch->parameter(0), index), NodeOf(inst->operand(b + 1), index));
-            }
-          }
-          break;
-        default:
-          break;
-      }
-    }
-    const Computation* entry = module_.entry_computation();
-    for (const InputOutputAlias& alias : module_.config().input_output_alias) {
-      Union(NodeOf(entry->parameter(alias.parameter_number), alias.parameter_index),
-            NodeOf(entry->root(), alias.output_index));
-    }
-  }
-
-  void BuildSets() {
-    std::vector<int64_t> set_of_root(nodes_.size(), -1);
-    for (int64_t n = 0; n < static_cast<int64_t>(nodes_.size()); ++n) {
-      int64_t root = Find(n);
-      if (set_of_root[root] < 0) {
-        set_of_root[root] = static_cast<int64_t>(sets_.size());
-        sets_.emplace_back();
-      }
-      nodes_[n].set = set_of_root[root];
-      sets_[set_of_root[root]].nodes.push_back(n);
-    }
-  }
-
-  int64_t DefPosition(const Instruction* inst) const {
-    if (inst->opcode() == Opcode::kParameter) return segment_.at(inst->parent()).first;
-    return position_.at(inst);
-  }
-
-  absl::Status Sizes() {
-    const Computation* entry = module_.entry_computation();
-    const int64_t program_end = segment_.at(entry).second;
-    for (Set& set : sets_) {
-      const Node& first = nodes_[set.nodes.front()];
-      const BufferSlice& slice = assignment_.GetSlice(first.inst, first.index);
-      set.key = {slice.allocation, slice.offset};
-      const Shape& shape = *first.inst->shape().Subshape(first.index);
-      std::optional<int64_t> padded = TpuPaddedByteSize(shape);
-      std::optional<int64_t> unpadded = TpuUnpaddedByteSize(shape);
-      if (!padded || !unpadded) {
-        return absl::InvalidArgumentError(absl::StrCat("cannot size ", first.inst->name(),
-                                                       ShapeIndexToString(first.index), " (", ShapeToString(shape),
-                                                       ") on a TPU: unbounded or too large"));
-      }
-      set.padded = *padded;
-      set.unpadded = *unpadded;
-      for (int64_t n : set.nodes) {
-        const Node& node = nodes_[n];
-        const Instruction* inst = node.inst;
-        int64_t def = DefPosition(inst);
-        set.start = std::min(set.start, def);
-        set.end = std::max(set.end, def);
-        for (const Instruction* user : inst->users()) {
-          if (user->opcode() == Opcode::kGetTupleElement &&
-              (node.index.empty() || node.index[0] != user->IntAttr("index"))) {
-            continue;
-          }
-          auto it = position_.find(user);
-          if (it != position_.end()) set.end = std::max(set.end, it->second);
-        }
-        if (inst == inst->parent()->root()) {
-          set.end = std::max(set.end, segment_.at(inst->parent()).second);
-          if (inst->parent() == entry) set.output = true;
-        }
-        if (inst->opcode() == Opcode::kParameter && inst->parent() == entry) {
-          set.parameter = true;
-          set.parameter_number = inst->parameter_number();
-        }
-        if (inst->opcode() == Opcode::kConstant) set.constant = true;
-      }
-      // The caller owns the parameters for the whole call; constants are program data.
-      if (set.parameter || set.constant) {
-        set.start = 0;
-        set.end = program_end;
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  const Module& module_;
-  const BufferAssignment& assignment_;
-  std::vector<const Instruction*> schedule_;
-  absl::flat_hash_map<const Instruction*, int64_t> position_;
-  absl::flat_hash_map<const Computation*, std::pair<int64_t, int64_t>> segment_;
-  absl::flat_hash_map<const Instruction*, int64_t> first_node_;
-  std::vector<Node> nodes_;
-  std::vector<int64_t> parent_;
-  std::vector<Set> sets_;
-};
+  return sets;
+}
 
 // Live bytes at every position: each set over its range, minus what sets sharing one buffer-assignment slice
 // double count where their ranges touch (an in-place write at the position where the overwritten value dies).
@@ -277,26 +101,25 @@ std::vector<int64_t> LiveBytes(const std::vector<Set>& sets, int64_t positions, 
   return live;
 }
 
-std::string LeafLabel(const Node& node) {
-  return node.index.empty() ? node.inst->name() : absl::StrCat(node.inst->name(), ShapeIndexToString(node.index));
+std::string LeafLabel(const Leaf& leaf) {
+  return leaf.second.empty() ? leaf.first->name() : absl::StrCat(leaf.first->name(), ShapeIndexToString(leaf.second));
 }
 
 // The instruction that writes a set's data, for the report: its entry parameter, else the first non-forwarding
 // definition (not a while/conditional, whose buffer their bodies write).
-const Node& Writer(const Set& set, const std::vector<Node>& nodes, const Computation* entry) {
-  const Node* best = nullptr;
-  for (int64_t n : set.nodes) {
-    const Node& node = nodes[n];
-    const Instruction* inst = node.inst;
-    if (set.parameter && inst->opcode() == Opcode::kParameter && inst->parent() == entry) return node;
+const Leaf& Writer(const Set& set, const Computation* entry) {
+  const Leaf* best = nullptr;
+  for (const Leaf& leaf : set.value->leaves) {
+    const Instruction* inst = leaf.first;
+    if (set.parameter && inst->opcode() == Opcode::kParameter && inst->parent() == entry) return leaf;
     if (best != nullptr) continue;
     if (IsForwarding(*inst) || inst->opcode() == Opcode::kWhile || inst->opcode() == Opcode::kConditional ||
         inst->opcode() == Opcode::kParameter) {
       continue;
     }
-    best = &node;
+    best = &leaf;
   }
-  return best != nullptr ? *best : nodes[set.nodes.front()];
+  return best != nullptr ? *best : set.value->leaves.front();
 }
 
 std::string Trim(double value) {
@@ -317,11 +140,11 @@ std::string FormatBytes(int64_t bytes) {
 
 absl::StatusOr<TpuMemoryReport> AnalyzeTpuMemory(const Module& module, const BufferAssignment& assignment,
                                                  const TpuChipSpec& chip) {
-  Liveness liveness(module, assignment);
-  absl::Status status = liveness.Run();
-  if (!status.ok()) return status;
-  const std::vector<Set>& sets = liveness.sets();
-  const int64_t positions = liveness.positions();
+  absl::StatusOr<std::vector<Set>> sized = SizedSets(module, assignment);
+  if (!sized.ok()) return sized.status();
+  const std::vector<Set>& sets = *sized;
+  const std::vector<const Instruction*>& schedule = assignment.schedule();
+  const int64_t positions = static_cast<int64_t>(schedule.size());
 
   TpuMemoryReport report;
   report.chip = chip.name;
@@ -336,8 +159,8 @@ absl::StatusOr<TpuMemoryReport> AnalyzeTpuMemory(const Module& module, const Buf
   report.peak_unpadded_bytes = positions > 0 ? *std::max_element(unpadded.begin(), unpadded.end()) : 0;
   // The instruction at or after the peak's position (a virtual segment boundary names the next instruction).
   for (int64_t p = peak; p < positions; ++p) {
-    if (liveness.at(p) != nullptr) {
-      report.peak_at = liveness.at(p)->name();
+    if (schedule[p] != nullptr) {
+      report.peak_at = schedule[p]->name();
       break;
     }
   }
@@ -350,16 +173,17 @@ absl::StatusOr<TpuMemoryReport> AnalyzeTpuMemory(const Module& module, const Buf
     if (!inserted && set.padded > it->second->padded) it->second = &set;
   }
   for (const auto& [key, set] : at_peak) {
-    const Node& writer = Writer(*set, liveness.nodes(), module.entry_computation());
+    const auto& [writer, index] = Writer(*set, module.entry_computation());
     TpuLiveBuffer buffer;
-    buffer.value = LeafLabel(writer);
-    buffer.opcode = std::string(OpcodeName(writer.inst->opcode()));
-    buffer.op_name = writer.inst->metadata().op_name;
-    buffer.shape = ShapeToString(WithTpuLayouts(*writer.inst->shape().Subshape(writer.index)));
+    buffer.value = LeafLabel({writer, index});
+    buffer.opcode = std::string(OpcodeName(writer->opcode()));
+    buffer.op_name = writer->metadata().op_name;
+    buffer.shape = ShapeToString(WithTpuLayouts(*writer->shape().Subshape(index)));
     buffer.padded_bytes = set->padded;
     buffer.unpadded_bytes = set->unpadded;
     if (set->parameter) {
-      buffer.kind = absl::StrCat("parameter ", set->parameter_number, set->output ? " (donated to the output)" : "");
+      buffer.kind =
+          absl::StrCat("parameter ", set->value->parameter_number, set->output ? " (donated to the output)" : "");
       report.parameter_bytes += set->padded;
     } else if (set->constant) {
       buffer.kind = "constant";
