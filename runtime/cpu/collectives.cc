@@ -109,6 +109,19 @@ void Fold(const Instance& inst, int64_t src_offset_bytes, int64_t begin, int64_t
   }
 }
 
+// All-reduce and reduce-scatter over devices of several processes: the same fold, `count` result elements.
+int ReduceAcrossProcesses(XlacRtDevice* dev, CollectiveKind kind, int64_t op_id, const char* name,
+                          const std::vector<int64_t>& devices, const void* src, void* dst, int64_t count,
+                          int64_t element_bytes, XlacRtCombineFn combine, void* combine_ctx, int64_t match_size) {
+  CrossCollective c{kind, op_id, name, &devices, src, dst};
+  c.count = count;
+  c.element_bytes = element_bytes;
+  c.combine = combine;
+  c.combine_ctx = combine_ctx;
+  c.match_size = match_size;
+  return RunAcrossProcesses(dev, c);
+}
+
 }  // namespace
 }  // namespace xlac::rt
 
@@ -132,13 +145,8 @@ int xlac_rt_all_reduce(XlacRtDevice* dev, int64_t op_id, const char* name, const
   }
   CollectiveScope scope(dev, CollectiveKind::kAllReduce, name, bytes, bytes);
   if (SpansProcesses(dev->group, devices)) {
-    CrossCollective c{CollectiveKind::kAllReduce, op_id, name, &devices, src, dst};
-    c.count = count;
-    c.element_bytes = element_bytes;
-    c.combine = combine;
-    c.combine_ctx = combine_ctx;
-    c.match_size = bytes;
-    return RunAcrossProcesses(dev, c);
+    return ReduceAcrossProcesses(dev, CollectiveKind::kAllReduce, op_id, name, devices, src, dst, count, element_bytes,
+                                 combine, combine_ctx, bytes);
   }
   Instance* inst =
       Arrive(dev, op_id, name, CollectiveKind::kAllReduce, devices, rank, src, dst, bytes, element_bytes, bytes);
@@ -170,13 +178,8 @@ int xlac_rt_reduce_scatter(XlacRtDevice* dev, int64_t op_id, const char* name, c
   }
   CollectiveScope scope(dev, CollectiveKind::kReduceScatter, name, chunk * static_cast<int64_t>(devices.size()), chunk);
   if (SpansProcesses(dev->group, devices)) {
-    CrossCollective c{CollectiveKind::kReduceScatter, op_id, name, &devices, src, dst};
-    c.count = count;
-    c.element_bytes = element_bytes;
-    c.combine = combine;
-    c.combine_ctx = combine_ctx;
-    c.match_size = chunk;
-    return RunAcrossProcesses(dev, c);
+    return ReduceAcrossProcesses(dev, CollectiveKind::kReduceScatter, op_id, name, devices, src, dst, count,
+                                 element_bytes, combine, combine_ctx, chunk);
   }
   Instance* inst =
       Arrive(dev, op_id, name, CollectiveKind::kReduceScatter, devices, rank, src, dst, chunk, element_bytes, 0);
