@@ -1,5 +1,6 @@
 #include "codegen/jit.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -515,8 +516,9 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   auto impl = std::make_unique<Impl>();
   XLAC_ASSIGN_OR_RETURN(impl->infeeds.module, TagInfeeds(module, options.infeed_handler != nullptr));
   impl->infeeds.handler = options.infeed_handler;
-  XLAC_ASSIGN_OR_RETURN(impl->prepared,
-                        PrepareModule(impl->infeeds.module ? *impl->infeeds.module : module, options.compile));
+  CompileOptions compile = options.compile;
+  compile.buffers.result_allocations = true;  // RunBuffers binds them to the caller's result buffers
+  XLAC_ASSIGN_OR_RETURN(impl->prepared, PrepareModule(impl->infeeds.module ? *impl->infeeds.module : module, compile));
   const Computation* entry = impl->prepared.module->entry_computation();
   for (const Instruction* p : entry->parameters()) impl->parameter_shapes.push_back(p->shape());
   impl->result_shape = entry->root()->shape();
@@ -782,6 +784,7 @@ absl::StatusOr<std::vector<Literal>> JitExecutable::RunPerDevice(const std::vect
     table_ptrs.push_back(table.data());
   }
   XLAC_RETURN_IF_ERROR(impl_->Execute(table_ptrs));
+  impl_->profile.results_in_place = 0;
   // Results: the entry root's array leaves in flattened order.
   std::vector<Literal> results;
   const std::vector<BufferSlice>& slices = assignment.entry_result_slices();
@@ -816,6 +819,55 @@ absl::StatusOr<std::vector<Literal>> JitExecutable::RunPerDevice(const std::vect
   return results;
 }
 
+namespace {
+
+// Which result leaves compiled code can write straight into the caller's buffer (RunBuffers' first local device),
+// skipping the copy out of the arena. The leaf must own its allocation (BufferAssignmentOptions::result_allocations:
+// no constant, parameter or donated alias, no other value live after it) and be its whole slice, no other result
+// leaf may use that allocation, its layout must be row-major (the bytes the copy would produce) and the pointer
+// element-aligned (all compiled code assumes of a buffer: loads and stores carry element alignment, arena offsets
+// being 64-byte multiples is never relied on; parameters are bound in place on the same condition). The buffer must
+// not overlap a parameter's or another result's: the program would overwrite data it still reads, or two results
+// each other's values (the copies happen after the program, in order). Earlier values written in place before the
+// result (the allocation's other sets) then live in the caller's buffer too, which is its output memory; nothing
+// reads the allocation after the program ends.
+std::vector<bool> ResultsInPlace(const std::vector<Allocation>& allocations, const std::vector<BufferSlice>& slices,
+                                 const std::vector<Shape>& params, const std::vector<const void*>& parameters,
+                                 const std::vector<Shape>& leaves, const std::vector<void*>& results) {
+  std::vector<bool> in_place(leaves.size(), false);
+  std::vector<int64_t> users(allocations.size(), 0);
+  for (const BufferSlice& slice : slices) ++users[static_cast<size_t>(slice.allocation)];
+  auto range = [](const void* p, int64_t bytes) {
+    auto begin = reinterpret_cast<uintptr_t>(p);
+    return std::pair<uintptr_t, uintptr_t>(begin, begin + static_cast<uintptr_t>(bytes));
+  };
+  auto overlap = [](std::pair<uintptr_t, uintptr_t> a, std::pair<uintptr_t, uintptr_t> b) {
+    return a.first < b.second && b.first < a.second;
+  };
+  for (size_t j = 0; j < leaves.size(); ++j) {
+    const BufferSlice& slice = slices.at(j);
+    const Allocation& alloc = allocations[static_cast<size_t>(slice.allocation)];
+    const Shape& shape = leaves[j];
+    int64_t bytes = shape.ByteSizeOf().value_or(0);
+    if (alloc.kind != AllocationKind::kTemp || !alloc.entry_result || slice.offset != 0 || slice.size != alloc.size ||
+        slice.size != bytes || bytes == 0 || users[static_cast<size_t>(slice.allocation)] != 1 || !IsRowMajor(shape) ||
+        reinterpret_cast<uintptr_t>(results[j]) % static_cast<uintptr_t>(ByteWidth(shape.element_type)) != 0) {
+      continue;
+    }
+    bool clash = false;
+    for (size_t i = 0; i < params.size() && !clash; ++i) {
+      clash = overlap(range(results[j], bytes), range(parameters[i], params[i].ByteSizeOf().value_or(0)));
+    }
+    for (size_t k = 0; k < leaves.size() && !clash; ++k) {
+      clash = k != j && overlap(range(results[j], bytes), range(results[k], leaves[k].ByteSizeOf().value_or(0)));
+    }
+    in_place[j] = !clash;
+  }
+  return in_place;
+}
+
+}  // namespace
+
 absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameters, const std::vector<void*>& results) {
   const BufferAssignment& assignment = impl_->prepared.assignment;
   const std::vector<Shape>& params = impl_->parameter_shapes;
@@ -849,6 +901,8 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
   }
   const std::vector<InputOutputAlias>& donations = impl_->prepared.module->config().input_output_alias;
   const std::vector<Allocation>& allocations = assignment.allocations();
+  const std::vector<BufferSlice>& slices = assignment.entry_result_slices();
+  std::vector<bool> in_place = ResultsInPlace(allocations, slices, params, parameters, leaves, results);
   const int64_t devices = impl_->replicas * impl_->partitions;
   std::vector<std::vector<void*>> tables(static_cast<size_t>(devices));
   std::vector<void* const*> table_ptrs;
@@ -859,8 +913,13 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
       continue;
     }
     table.assign(allocations.size(), nullptr);
+    if (d == impl_->local_begin) {
+      for (size_t j = 0; j < leaves.size(); ++j) {
+        if (in_place[j]) table[static_cast<size_t>(slices[j].allocation)] = results[j];
+      }
+    }
     for (const Allocation& alloc : allocations) {
-      if (alloc.kind == AllocationKind::kConstant) continue;
+      if (alloc.kind == AllocationKind::kConstant || table[alloc.index] != nullptr) continue;
       if (alloc.kind == AllocationKind::kParameter) {
         const Shape& shape = params[alloc.parameter_number];
         const void* user = parameters[alloc.parameter_number];
@@ -886,10 +945,11 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
     table_ptrs.push_back(table.data());
   }
   XLAC_RETURN_IF_ERROR(impl_->Execute(table_ptrs));
-  // The first local device's result leaves (device 0's in one process), copied out of the arena: the next run
-  // overwrites it.
-  const std::vector<BufferSlice>& slices = assignment.entry_result_slices();
+  impl_->profile.results_in_place = std::count(in_place.begin(), in_place.end(), true);
+  // The first local device's result leaves (device 0's in one process) not written in place, copied out of the
+  // arena: the next run overwrites it.
   for (size_t j = 0; j < leaves.size(); ++j) {
+    if (in_place[j]) continue;
     const BufferSlice& slice = slices.at(j);
     const Allocation& alloc = allocations[static_cast<size_t>(slice.allocation)];
     auto* dst = static_cast<uint8_t*>(results[j]);

@@ -48,6 +48,8 @@ struct ExecutionProfile {
   int64_t begin_ns = 0, end_ns = 0;    // the whole run, steady clock
   bool traced = false;                 // kernel times and slices were recorded
   std::vector<DeviceProfile> devices;  // this process's devices
+  // JitExecutable::RunBuffers: result leaves the program wrote straight into the caller's buffers (no copy out).
+  int64_t results_in_place = 0;
 };
 
 // Metrics over many compilations and runs, reported in PyTorch/XLA's metrics_report() format: "Metric:" entries

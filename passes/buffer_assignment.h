@@ -41,6 +41,10 @@ struct BufferAssignmentOptions {
   int64_t alignment = 64;     // every slice offset in the temp arena is a multiple of this
   bool reuse_buffers = true;  // false: every value gets its own bytes (debugging codegen)
   bool allow_in_place = true;
+  // Every entry result leaf (with the values written in place before it) gets a kTemp allocation of its own instead
+  // of a slice of the temp arena, so a host can bind it to its output buffer and skip the copy out (the JIT's
+  // RunBuffers). Off for AOT, whose headers describe one temp buffer.
+  bool result_allocations = false;
 };
 
 enum class AllocationKind { kParameter, kConstant, kTemp };
@@ -54,6 +58,8 @@ struct Allocation {
   std::vector<int64_t> parameter_shape_index;
   // kConstant: the constant instruction.
   const Instruction* constant = nullptr;
+  // kTemp: an entry result leaf's own allocation (BufferAssignmentOptions::result_allocations), not the temp arena.
+  bool entry_result = false;
 };
 
 struct BufferSlice {

@@ -40,6 +40,7 @@ struct Unit {
   int64_t start = 0;
   int64_t end = 0;
   int64_t offset = 0;
+  bool entry_result = false;  // holds an entry result leaf and gets its own allocation (result_allocations)
 };
 
 struct State {

@@ -109,7 +109,7 @@ int64_t PackUnits(State& s) {
   int64_t arena_end = 0;
   for (int64_t u : order) {
     Unit& unit = s.units[u];
-    if (unit.size == 0) {
+    if (unit.size == 0 || unit.entry_result) {
       unit.offset = 0;
       continue;
     }
@@ -162,10 +162,16 @@ int64_t PeakLive(const State& s) {
 
 void LayOut(State& s) {
   FormUnits(s);
+  const Computation* entry = s.module->entry_computation();
+  if (s.options.result_allocations) {
+    for (const Node& node : s.nodes) {
+      const AliasSet& set = s.sets[node.set];
+      if (node.inst == entry->root() && set.kind == AllocationKind::kTemp) s.units[set.unit].entry_result = true;
+    }
+  }
   int64_t arena_end = PackUnits(s);
   s.peak_live_bytes = PeakLive(s);
 
-  const Computation* entry = s.module->entry_computation();
   std::map<std::pair<int64_t, ShapeIndex>, int64_t> parameter_allocation;
   for (const Instruction* param : entry->parameters()) {
     for (const ShapeIndex& index : ArrayLeafIndices(param->shape())) {
@@ -196,12 +202,23 @@ void LayOut(State& s) {
     constant_allocation[inst] = a.index;
     s.allocations.push_back(std::move(a));
   }
-  if (!s.units.empty()) {
+  if (std::any_of(s.units.begin(), s.units.end(), [](const Unit& u) { return !u.entry_result; })) {
     Allocation a;
     a.index = static_cast<int64_t>(s.allocations.size());
     a.kind = AllocationKind::kTemp;
     a.size = AlignUp(arena_end, s.options.alignment);
     s.temp_allocation = a.index;
+    s.allocations.push_back(std::move(a));
+  }
+  std::vector<int64_t> unit_allocation(s.units.size(), -1);  // result units: their own allocation
+  for (size_t u = 0; u < s.units.size(); ++u) {
+    if (!s.units[u].entry_result) continue;
+    Allocation a;
+    a.index = static_cast<int64_t>(s.allocations.size());
+    a.kind = AllocationKind::kTemp;
+    a.size = s.units[u].size;  // exactly the result's bytes: the host's output buffer has no more
+    a.entry_result = true;
+    unit_allocation[u] = a.index;
     s.allocations.push_back(std::move(a));
   }
 
@@ -220,8 +237,9 @@ void LayOut(State& s) {
           slice.offset = constant_offset.at({set.constant->unique_id(), s.nodes[n].index});
       }
     } else {
-      slice.allocation = s.temp_allocation;
-      slice.offset = s.units[set.unit].offset;
+      int64_t own = unit_allocation[static_cast<size_t>(set.unit)];
+      slice.allocation = own >= 0 ? own : s.temp_allocation;
+      slice.offset = own >= 0 ? 0 : s.units[set.unit].offset;
     }
   }
 }
@@ -244,7 +262,7 @@ std::string Dump(const State& s) {
         out += fmt::format("  #{} constant {}: {} bytes\n", a.index, a.constant->name(), a.size);
         break;
       case AllocationKind::kTemp:
-        out += fmt::format("  #{} temp: {} bytes\n", a.index, a.size);
+        out += fmt::format("  #{} temp{}: {} bytes\n", a.index, a.entry_result ? " (entry result)" : "", a.size);
         break;
     }
   }

@@ -1,0 +1,299 @@
+// JitExecutable::RunBuffers writes a result leaf straight into the caller's buffer when the JIT's buffer assignment
+// gave it an allocation of its own (BufferAssignmentOptions::result_allocations), the buffer is element-aligned, the
+// layout row-major and the buffer overlaps no parameter or other result; otherwise it copies the leaf out of the
+// arena as before. Every case is checked bit for bit against the reference interpreter (exact mode), and the count
+// of in-place leaves (ExecutionProfile::results_in_place) against which path each case must take.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/jit.h"
+#include "codegen/pipeline.h"
+#include "frontend/hlo/parser.h"
+#include "gtest/gtest.h"
+#include "runtime/interpreter/interpreter.h"
+
+namespace xlac::codegen {
+namespace {
+
+struct Compiled {
+  std::unique_ptr<Module> module;
+  std::unique_ptr<JitExecutable> exe;
+};
+
+Compiled Compile(const std::string& text, int64_t replicas = 1) {
+  Compiled c;
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, "<test>");
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return c;
+  c.module = *std::move(module);
+  JitOptions options;
+  options.compile.exact = true;
+  options.num_replicas = replicas;
+  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*c.module, options);
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  if (exe.ok()) c.exe = *std::move(exe);
+  return c;
+}
+
+void FlattenLeaves(const Literal& lit, std::vector<const Literal*>& leaves) {
+  if (lit.is_tuple()) {
+    for (const Literal& e : lit.tuple_elements()) FlattenLeaves(e, leaves);
+  } else if (lit.shape().IsArray()) {
+    leaves.push_back(&lit);
+  }
+}
+
+void FlattenShape(const Shape& shape, std::vector<Shape>& leaves) {
+  if (shape.IsTuple()) {
+    for (const Shape& s : shape.tuple_shapes) FlattenShape(s, leaves);
+  } else if (shape.IsArray()) {
+    Shape logical = shape;
+    logical.ClearLayout();
+    leaves.push_back(logical);
+  }
+}
+
+// Caller memory: `bytes` at offset `skew` into a 64-byte-aligned block filled with garbage.
+struct CallerBuffer {
+  std::vector<uint8_t> storage;
+  uint8_t* data = nullptr;
+  CallerBuffer(int64_t bytes, int64_t skew) : storage(static_cast<size_t>(bytes + 128), 0xAB) {
+    auto base = reinterpret_cast<uintptr_t>(storage.data());
+    data = storage.data() + ((64 - base % 64) % 64) + skew;
+  }
+};
+
+// The logical (row-major) shape of a parameter or result leaf: the bytes callers pass and get.
+Shape Logical(Shape shape) {
+  shape.ClearLayout();
+  return shape;
+}
+
+struct RunOutcome {
+  std::vector<Literal> args;
+  std::vector<std::unique_ptr<CallerBuffer>> results;
+  int64_t in_place = -1;
+};
+
+// One RunBuffers on seeded random arguments; result leaf j is written at `skews[j]` bytes past 64-byte alignment.
+RunOutcome RunOnce(const Compiled& c, uint64_t seed, const std::vector<int64_t>& skews) {
+  RunOutcome out;
+  const Computation* entry = c.module->entry_computation();
+  std::vector<std::unique_ptr<CallerBuffer>> params;
+  std::vector<const void*> param_ptrs;
+  for (int64_t i = 0; i < entry->parameter_count(); ++i) {
+    out.args.push_back(interp::MakeRandomLiteral(Logical(entry->parameter(i)->shape()), seed + i));
+    params.push_back(std::make_unique<CallerBuffer>(out.args.back().byte_size(), 0));
+    std::memcpy(params.back()->data, out.args.back().raw_data(), static_cast<size_t>(out.args.back().byte_size()));
+    param_ptrs.push_back(params.back()->data);
+  }
+  std::vector<Shape> leaves;
+  FlattenShape(entry->root()->shape(), leaves);
+  std::vector<void*> result_ptrs;
+  for (size_t j = 0; j < leaves.size(); ++j) {
+    out.results.push_back(
+        std::make_unique<CallerBuffer>(leaves[j].ByteSizeOf().value_or(0), j < skews.size() ? skews[j] : 0));
+    result_ptrs.push_back(out.results.back()->data);
+  }
+  absl::Status status = c.exe->RunBuffers(param_ptrs, result_ptrs);
+  EXPECT_TRUE(status.ok()) << status;
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ(std::memcmp(params[i]->data, out.args[i].raw_data(), static_cast<size_t>(out.args[i].byte_size())), 0)
+        << "the run wrote parameter " << i;
+  }
+  out.in_place = c.exe->last_profile().results_in_place;
+  return out;
+}
+
+void ExpectMatchesInterpreter(const Compiled& c, const RunOutcome& run, int64_t replicas = 1) {
+  interp::InterpreterOptions options;
+  options.num_replicas = replicas;
+  absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*c.module, {run.args}, options);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::vector<const Literal*> leaves;
+  FlattenLeaves((*expected)[0], leaves);
+  ASSERT_EQ(leaves.size(), run.results.size());
+  for (size_t j = 0; j < leaves.size(); ++j) {
+    EXPECT_EQ(std::memcmp(run.results[j]->data, leaves[j]->raw_data(), static_cast<size_t>(leaves[j]->byte_size())), 0)
+        << "result " << j << " differs from the interpreter";
+  }
+}
+
+// An elementwise chain whose last op writes in place over an earlier value (as softmax's and layer norm's final
+// fusions do): both then live in the caller's buffer.
+constexpr char kChain[] = R"(
+HloModule m
+ENTRY e {
+  p = f32[4,64] parameter(0)
+  q = f32[4,64] parameter(1)
+  a = f32[4,64] multiply(p, q)
+  b = f32[4,64] tanh(a)
+  ROOT c = f32[4,64] add(b, q)
+}
+)";
+
+TEST(ResultsInPlace, TheJitGivesResultsTheirOwnAllocation) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(kChain, "<test>");
+  ASSERT_TRUE(module.ok());
+  CompileOptions options;
+  options.buffers.result_allocations = true;
+  absl::StatusOr<PreparedModule> prepared = PrepareModule(**module, options);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const BufferAssignment& ba = prepared->assignment;
+  ASSERT_EQ(ba.entry_result_slices().size(), 1u);
+  const BufferSlice& slice = ba.entry_result_slices()[0];
+  const Allocation& alloc = ba.allocations()[static_cast<size_t>(slice.allocation)];
+  EXPECT_TRUE(alloc.entry_result);
+  EXPECT_EQ(alloc.kind, AllocationKind::kTemp);
+  EXPECT_NE(slice.allocation, ba.temp_allocation());
+  EXPECT_EQ(slice.offset, 0);
+  EXPECT_EQ(alloc.size, 4 * 64 * 4);
+  // Without the option (AOT) the result stays a slice of the one temp arena.
+  options.buffers.result_allocations = false;
+  absl::StatusOr<PreparedModule> aot = PrepareModule(**module, options);
+  ASSERT_TRUE(aot.ok());
+  EXPECT_EQ(aot->assignment.entry_result_slices()[0].allocation, aot->assignment.temp_allocation());
+}
+
+TEST(ResultsInPlace, AlignedBufferIsWrittenInPlace) {
+  Compiled c = Compile(kChain);
+  ASSERT_NE(c.exe, nullptr);
+  RunOutcome run = RunOnce(c, 1, {0});
+  EXPECT_EQ(run.in_place, 1);
+  ExpectMatchesInterpreter(c, run);
+  // Element alignment is all compiled code assumes: 4 bytes past a 64-byte boundary still qualifies.
+  RunOutcome skewed = RunOnce(c, 2, {4});
+  EXPECT_EQ(skewed.in_place, 1);
+  ExpectMatchesInterpreter(c, skewed);
+}
+
+TEST(ResultsInPlace, MisalignedBufferIsCopied) {
+  Compiled c = Compile(kChain);
+  ASSERT_NE(c.exe, nullptr);
+  RunOutcome run = RunOnce(c, 3, {1});
+  EXPECT_EQ(run.in_place, 0);
+  ExpectMatchesInterpreter(c, run);
+}
+
+// Different caller buffers on every run, aligned and not, in turn: each run's results land in its own buffers, and
+// the buffers of earlier runs keep their values (a later run must not write through a stale binding).
+TEST(ResultsInPlace, RepeatedRunsWithDifferentBuffers) {
+  Compiled c = Compile(kChain);
+  ASSERT_NE(c.exe, nullptr);
+  std::vector<RunOutcome> runs;
+  for (int r = 0; r < 5; ++r) {
+    runs.push_back(RunOnce(c, 100 * static_cast<uint64_t>(r), {r % 2 == 0 ? 0 : 2}));
+    EXPECT_EQ(runs.back().in_place, r % 2 == 0 ? 1 : 0) << "run " << r;
+  }
+  for (const RunOutcome& run : runs) ExpectMatchesInterpreter(c, run);
+}
+
+// Leaves that are a parameter, a constant, the same value twice (copy insertion separates them) and a computed value.
+TEST(ResultsInPlace, TupleWithParameterConstantAndRepeatedLeaves) {
+  Compiled c = Compile(R"(
+HloModule m
+ENTRY e {
+  p = f32[16] parameter(0)
+  q = f32[16] parameter(1)
+  k = s32[3] constant({7, -1, 42})
+  s = f32[16] subtract(p, q)
+  ROOT t = (f32[16], s32[3], f32[16], f32[16], f32[16]) tuple(p, k, s, s, q)
+}
+)");
+  ASSERT_NE(c.exe, nullptr);
+  RunOutcome run = RunOnce(c, 5, {});
+  ExpectMatchesInterpreter(c, run);
+  // Copy insertion gives the parameter and constant leaves, and the second use of s, copies of their own (the root
+  // may not share a parameter's, a constant's or another leaf's buffer), so every leaf is a temp of its own.
+  EXPECT_EQ(run.in_place, 5);
+}
+
+// A donated parameter aliased to the result: the program writes a staged copy of the parameter, then the result is
+// copied out of it; the caller's parameter stays as it was (RunOnce checks).
+TEST(ResultsInPlace, DonatedParameterAliasedToTheResultIsCopied) {
+  Compiled c = Compile(R"(
+HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY e {
+  p = f32[64] parameter(0)
+  q = f32[64] parameter(1)
+  s = f32[64] add(p, q)
+  ROOT m = f32[64] multiply(s, q)
+}
+)");
+  ASSERT_NE(c.exe, nullptr);
+  for (uint64_t seed : {11, 12}) {
+    RunOutcome run = RunOnce(c, seed, {0});
+    EXPECT_EQ(run.in_place, 0);
+    ExpectMatchesInterpreter(c, run);
+  }
+}
+
+// A column-major result: the copy out transposes into the row-major bytes callers get, so it is never in place.
+TEST(ResultsInPlace, NonRowMajorResultIsCopied) {
+  Compiled c = Compile(R"(
+HloModule m
+ENTRY e {
+  p = f32[8,16] parameter(0)
+  e = f32[8,16]{0,1} exponential(p)
+  ROOT n = f32[8,16]{0,1} negate(e)
+}
+)");
+  ASSERT_NE(c.exe, nullptr);
+  RunOutcome run = RunOnce(c, 13, {0});
+  EXPECT_EQ(run.in_place, 0);
+  ExpectMatchesInterpreter(c, run);
+}
+
+// The caller passes one buffer as both the parameter and the result: writing the result while the program still
+// reads the parameter (reverse reads the other end) would be wrong, so it is copied after the run.
+TEST(ResultsInPlace, ResultOverlappingAParameterIsCopied) {
+  Compiled c = Compile(R"(
+HloModule m
+ENTRY e {
+  p = f32[256] parameter(0)
+  r = f32[256] reverse(p), dimensions={0}
+  ROOT s = f32[256] sine(r)
+}
+)");
+  ASSERT_NE(c.exe, nullptr);
+  Literal arg = interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {256}), 21);
+  CallerBuffer buffer(arg.byte_size(), 0);
+  std::memcpy(buffer.data, arg.raw_data(), static_cast<size_t>(arg.byte_size()));
+  ASSERT_TRUE(c.exe->RunBuffers({buffer.data}, {buffer.data}).ok());
+  EXPECT_EQ(c.exe->last_profile().results_in_place, 0);
+  absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*c.module, {{arg}}, {});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(std::memcmp(buffer.data, (*expected)[0].raw_data(), static_cast<size_t>(arg.byte_size())), 0);
+}
+
+// Two replicas: the first device's result goes to the caller's buffer, the other device keeps its arena.
+TEST(ResultsInPlace, ReplicasWriteOnlyTheFirstDeviceInPlace) {
+  constexpr char kText[] = R"(
+HloModule m, replica_count=2
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[32] parameter(0)
+  r = u32[] replica-id()
+  rf = f32[] convert(r)
+  rb = f32[32] broadcast(rf), dimensions={}
+  x = f32[32] add(p, rb)
+  ROOT s = f32[32] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+}
+)";
+  Compiled c = Compile(kText, /*replicas=*/2);
+  ASSERT_NE(c.exe, nullptr);
+  for (uint64_t seed : {31, 32}) {
+    RunOutcome run = RunOnce(c, seed, {0});
+    ExpectMatchesInterpreter(c, run, /*replicas=*/2);
+  }
+}
+
+}  // namespace
+}  // namespace xlac::codegen
