@@ -23,7 +23,7 @@ llvm::Value* Clamp(llvm::IRBuilder<>& b, llvm::Value* v, int64_t lo, int64_t hi)
 
 }  // namespace
 
-ElementalEmitter::ElementalEmitter(IrEmitter& e, const Instruction& fusion) : e_(e), b_(e.b()), fusion_(fusion) {
+ElementalEmitter::ElementalEmitter(IrEmitter& e, const Instruction& fusion) : e_(e), b_(e.b()) {
   const Computation& comp = *fusion.called_computation(0);
   for (const Instruction* inst : comp.MakePostOrder()) {
     if (inst->opcode() == Opcode::kParameter) {

@@ -38,7 +38,6 @@ class ElementalEmitter {
 
   IrEmitter& e_;
   llvm::IRBuilder<>& b_;
-  const Instruction& fusion_;
   std::map<const Instruction*, IrArray> arrays_;  // fused parameters, materialized dots/convolutions, constants
   std::map<std::pair<const Instruction*, std::vector<llvm::Value*>>, llvm::Value*> cache_;
 };
