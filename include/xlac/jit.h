@@ -203,8 +203,10 @@ class Executable {
   // parameters and the results are device 0's. Partitioned, every partition gets its shards of the parameters
   // (every replica the same shards) and the results are assembled from replica 0's partitions. Not safe to call
   // concurrently on one Executable; reuse it across calls freely. The executable allocates its working buffers on
-  // the first Run and keeps them until it is destroyed (no allocation or page faults per run); results are always
-  // copied into `results`, so they never alias that memory.
+  // the first Run and keeps them until it is destroyed (no allocation or page faults per run). Results never alias
+  // that memory: unpartitioned, the program writes a result leaf straight into `results[j]` when the compiled
+  // layout is row-major and the buffer is element-aligned and overlaps no parameter or other result buffer (so
+  // `results` may hold partial values after a failed Run); otherwise the leaf is copied there after the run.
   // Over several processes (CompileOptions::mpi) every process must call Run: process 0 gets the global results
   // (partitioned: gathered from every process's partitions; unpartitioned: device 0's). The other processes get
   // their first local device's results when unpartitioned and nothing (the buffers are not written) when
