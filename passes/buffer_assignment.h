@@ -15,7 +15,8 @@
 // Allocations:
 //  - one per entry parameter leaf (kParameter): the caller's buffer, read-only unless input_output_alias donates it;
 //  - one per constant (kConstant): emitted as global data;
-//  - one temp arena (kTemp) for everything else, including the entry result leaves.
+//  - one temp arena (kTemp) for everything else, including the entry result leaves (with result_allocations, each
+//    entry result leaf and the values written in place before it get a kTemp allocation of their own instead).
 // Aliasing (same slice, no data movement): tuple and get-tuple-element, bitcast; a while's result, its init operand
 // leaves' copies, its condition/body parameter leaves and its body root leaves; a conditional's result and every
 // branch root leaf; a conditional branch's parameter leaves and the matching leaves of the conditional's operand for
