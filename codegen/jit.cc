@@ -836,7 +836,9 @@ std::vector<bool> ResultsInPlace(const std::vector<Allocation>& allocations, con
                                  const std::vector<Shape>& leaves, const std::vector<void*>& results) {
   std::vector<bool> in_place(leaves.size(), false);
   std::vector<int64_t> users(allocations.size(), 0);
-  for (const BufferSlice& slice : slices) ++users[static_cast<size_t>(slice.allocation)];
+  for (const BufferSlice& slice : slices) {
+    if (slice.allocation >= 0) ++users[static_cast<size_t>(slice.allocation)];
+  }
   auto range = [](const void* p, int64_t bytes) {
     auto begin = reinterpret_cast<uintptr_t>(p);
     return std::pair<uintptr_t, uintptr_t>(begin, begin + static_cast<uintptr_t>(bytes));
@@ -846,6 +848,7 @@ std::vector<bool> ResultsInPlace(const std::vector<Allocation>& allocations, con
   };
   for (size_t j = 0; j < leaves.size(); ++j) {
     const BufferSlice& slice = slices.at(j);
+    if (slice.allocation < 0) continue;
     const Allocation& alloc = allocations[static_cast<size_t>(slice.allocation)];
     const Shape& shape = leaves[j];
     int64_t bytes = shape.ByteSizeOf().value_or(0);

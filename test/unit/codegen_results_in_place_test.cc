@@ -269,6 +269,24 @@ ENTRY e {
   EXPECT_EQ(std::memcmp(buffer.data, (*expected)[0].raw_data(), static_cast<size_t>(arg.byte_size())), 0);
 }
 
+// A zero-element leaf beside a real one: nothing to write for it, the other still in place.
+TEST(ResultsInPlace, ZeroElementLeaf) {
+  Compiled c = Compile(R"(
+HloModule m
+ENTRY e {
+  p = f32[0,4] parameter(0)
+  q = f32[32] parameter(1)
+  n = f32[0,4] negate(p)
+  s = f32[32] sqrt(q)
+  ROOT t = (f32[0,4], f32[32]) tuple(n, s)
+}
+)");
+  ASSERT_NE(c.exe, nullptr);
+  RunOutcome run = RunOnce(c, 41, {0, 0});
+  EXPECT_EQ(run.in_place, 1);
+  ExpectMatchesInterpreter(c, run);
+}
+
 // Two replicas: the first device's result goes to the caller's buffer, the other device keeps its arena.
 TEST(ResultsInPlace, ReplicasWriteOnlyTheFirstDeviceInPlace) {
   constexpr char kText[] = R"(
