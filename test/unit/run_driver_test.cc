@@ -11,6 +11,7 @@
 #include "frontend/module_input.h"
 #include "gtest/gtest.h"
 #include "runtime/harness/npy.h"
+#include "runtime/interpreter/interpreter.h"
 #include "tools/lib/run_compare.h"
 
 namespace xlac {
@@ -82,15 +83,17 @@ TEST_F(RunDriverTest, SeededInputsAreDeterministic) {
   EXPECT_NE(out_, first);
 }
 
-// The documented seeded values (docs/cache.md, "Seeded inputs"): element i (in memory order) of parameter `index` is
-// UniformSigned(SplitMix64(s ^ SplitMix64(i))), s = splitmix64(seed, index); FillRandom's vectorized f32/f64 path
-// must give exactly these, for any length (vector remainders) and layout.
+// The documented seeded values (docs/cli.md, "Seeded inputs"): element i (in memory order) of f32/f64 parameter
+// `index` comes from h = H(H(i) ^ s32), H Wellons' lowbias32, s32 the two halves of s = splitmix64(seed, index)
+// xor-ed; f32 is (h >> 8) * 2^-23 - 1, f64 (h >> 1) * 2^-30 - 1. The vectorized loop must give exactly these, for
+// any length (vector remainders) and layout; other types keep interp::MakeRandomLiteral with seed s.
 TEST(SeededParameterValueTest, F32AndF64AreTheDocumentedValues) {
-  auto mix = [](uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
+  auto h32 = [](uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    return x ^ (x >> 16);
   };
   for (int64_t index : {0, 5}) {
     for (int64_t n : {1, 7, 33, 1000}) {
@@ -98,22 +101,41 @@ TEST(SeededParameterValueTest, F32AndF64AreTheDocumentedValues) {
       z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
       z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
       const uint64_t s = z ^ (z >> 31);
+      const uint32_t s32 = static_cast<uint32_t>(s ^ (s >> 32));
       Shape f32 = Shape::Array(PrimitiveType::kF32, {n, 1});
       f32.layout = Layout::Default(2);
       std::swap(f32.layout->minor_to_major[0], f32.layout->minor_to_major[1]);  // {0,1}: values in memory order
       Literal a = SeededParameterValue(f32, 42, index);
       Literal b = SeededParameterValue(Shape::Array(PrimitiveType::kF64, {n}), 42, index);
+      Literal c = SeededParameterValue(Shape::Array(PrimitiveType::kS32, {n}), 42, index);
+      EXPECT_TRUE(c == interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kS32, {n}), s));
       for (int64_t i = 0; i < n; ++i) {
-        const double want = static_cast<double>(mix(s ^ mix(static_cast<uint64_t>(i))) >> 11) * 0x1p-52 - 1.0;
+        const uint32_t h = h32(h32(static_cast<uint32_t>(i)) ^ s32);
         float got_f32;
         double got_f64;
         std::memcpy(&got_f32, a.raw_data() + 4 * i, 4);
         std::memcpy(&got_f64, b.raw_data() + 8 * i, 8);
-        ASSERT_EQ(got_f32, static_cast<float>(want)) << "n=" << n << " i=" << i;
-        ASSERT_EQ(got_f64, want) << "n=" << n << " i=" << i;
+        ASSERT_EQ(got_f32, static_cast<float>(h >> 8) * 0x1p-23f - 1.0f) << "n=" << n << " i=" << i;
+        ASSERT_EQ(got_f64, static_cast<double>(h >> 1) * 0x1p-30 - 1.0) << "n=" << n << " i=" << i;
+        ASSERT_GE(got_f32, -1.0f);
+        ASSERT_LT(got_f32, 1.0f);
       }
     }
   }
+  // A tuple's leaves are seeded as MakeRandomLiteral seeds them (element j: SplitMix64(s + j)), so its non-float
+  // leaves keep MakeRandomLiteral's values and its float leaves follow the formula above with that seed.
+  const Shape s32_leaf = Shape::Array(PrimitiveType::kS32, {5});
+  const Shape tuple = Shape::Tuple({Shape::Array(PrimitiveType::kF32, {3}), s32_leaf});
+  Literal t = SeededParameterValue(tuple, 7, 2);
+  Literal reference = interp::MakeRandomLiteral(tuple, [] {
+    uint64_t z = 7 + 0x9E3779B97F4A7C15ull * 3;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }());
+  ASSERT_TRUE(t.is_tuple());
+  EXPECT_TRUE(t.tuple_elements()[1] == reference.tuple_elements()[1]);
+  EXPECT_FALSE(t.tuple_elements()[0] == reference.tuple_elements()[0]);
 }
 
 TEST_F(RunDriverTest, InputErrors) {

@@ -42,14 +42,29 @@
 #include "runtime/harness/npy.h"
 #include "runtime/interpreter/interpreter.h"
 #include "tools/lib/observe_flags.h"
-#include "tools/lib/run_shards.h"
 #include "tools/lib/run_compare.h"
+#include "tools/lib/run_shards.h"
 #include "tools/lib/spmd_driver.h"
 
 namespace xlac {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Sanitizer builds tear everything down at the end of a run (RunOptions::exit_when_done stays off), so leak checks
+// at exit still see what the code under test leaks.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kFullTeardown = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer) || __has_feature(memory_sanitizer) || \
+    __has_feature(thread_sanitizer)
+constexpr bool kFullTeardown = true;
+#else
+constexpr bool kFullTeardown = false;
+#endif
+#else
+constexpr bool kFullTeardown = false;
+#endif
 
 bool ReadFile(const std::string& path, std::string& contents, std::string& error) {
   std::error_code ec;
@@ -159,9 +174,14 @@ bool BuildArguments(const RunOptions& options, const Computation& entry, std::ve
     const int64_t workers = std::min<int64_t>(
         {count, options.threads > 0 ? options.threads : std::max<int64_t>(std::thread::hardware_concurrency(), 1),
          std::max<int64_t>(total >> 22, 1)});
-    std::atomic<int64_t> next{0};
+    // Largest first, so the workers finish together.
+    std::vector<std::pair<int64_t, int64_t>> order;  // (bytes, parameter)
+    for (int64_t i = 0; i < count; ++i) order.emplace_back(*BytesOf(entry.parameter(i)->shape()), i);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::atomic<size_t> next{0};
     auto generate = [&] {
-      for (int64_t i; (i = next.fetch_add(1)) < count;) {
+      for (size_t n; (n = next.fetch_add(1)) < order.size();) {
+        const int64_t i = order[n].second;
         args[static_cast<size_t>(i)] = SeededParameterValue(entry.parameter(i)->shape(), options.seed, i);
       }
     };
@@ -323,6 +343,8 @@ struct JitObservation {
   CompileObserver* observer = nullptr;
   codegen::ExecutionProfile profile;
   bool cache_hit = false;
+  // RunOptions::exit_when_done: the executable outlives the run, so the process ends without tearing it down.
+  std::unique_ptr<codegen::JitExecutable> executable;
 };
 
 // Compiles and runs the module in-process. A module codegen cannot compile is a user-facing error that points at
@@ -377,6 +399,8 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   observation.profile = (*executable)->last_profile();
   observation.cache_hit = (*executable)->cache_hit();
+  // Kept only when nothing else runs after it (--check-against's interpreter would run beside its buffers).
+  if (options.exit_when_done && options.check_against.empty()) observation.executable = *std::move(executable);
   return results;
 }
 
@@ -464,14 +488,6 @@ bool ReportObservations(const RunOptions& options, const CompileObserver& observ
 
 }  // namespace
 
-Literal SeededParameterValue(const Shape& shape, uint64_t seed, int64_t index) {
-  // splitmix64 of (seed, index): neighbouring seeds and indices give unrelated streams.
-  uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(index + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return interp::MakeRandomLiteral(shape, z ^ (z >> 31));
-}
-
 std::vector<LabeledOutput> LabelOutputs(const std::vector<Literal>& device_results) {
   std::vector<LabeledOutput> outputs;
   for (size_t d = 0; d < device_results.size(); ++d) {
@@ -525,7 +541,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
 
 int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
               std::ostream& err, MpiProcesses* mpi) {
-  if (mpi != nullptr && mpi->count == 1) mpi = nullptr;  // one process: exactly as without MPI
+  const bool exit_when_done = options.exit_when_done && mpi == nullptr;  // MPI must be finalized after the run
+  if (mpi != nullptr && mpi->count == 1) mpi = nullptr;                  // one process: exactly as without MPI
   const bool first_process = mpi == nullptr || mpi->index == 0;
   std::optional<Deadline> deadline;
   if (options.timeout_seconds > 0) {
@@ -840,15 +857,24 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   }
   if (observer != nullptr) ok &= ReportObservations(options, *observer, observation, input_name, out, err);
   out.flush();
+  if (exit_when_done) {
+    // Everything is printed, written and flushed: freeing the JIT, the arrays and the module would only take time.
+    err.flush();
+    std::fflush(nullptr);
+    std::_Exit(ok ? 0 : 1);
+  }
   return ok ? 0 : 1;
 }
 
-int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+namespace {
+
+int RunMainImpl(std::span<const std::string_view> args, std::ostream& out, std::ostream& err, bool exit_when_done) {
   absl::StatusOr<RunOptions> options = ParseRunArgs(args);
   if (!options.ok()) {
     err << "xla-run: error: " << options.status().message() << "\n";
     return 1;
   }
+  options->exit_when_done = exit_when_done;
   if (options->help) {
     out << RunHelpText();
     return 0;
@@ -885,12 +911,18 @@ int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostr
   return rc;
 }
 
+}  // namespace
+
+int RunMain(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+  return RunMainImpl(args, out, err, /*exit_when_done=*/false);
+}
+
 int RunMain(int argc, char** argv) {
   std::vector<std::string_view> argv_args(argv + 1, argv + argc);
   std::vector<std::string> with_env = WithXlacFlags(argv_args, std::getenv("XLAC_FLAGS"));
   std::vector<std::string_view> args(with_env.begin(), with_env.end());
   std::ios::sync_with_stdio(false);
-  return RunMain(args, std::cout, std::cerr);
+  return RunMainImpl(args, std::cout, std::cerr, /*exit_when_done=*/!kFullTeardown);
 }
 
 }  // namespace xlac

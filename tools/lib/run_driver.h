@@ -17,8 +17,9 @@
 
 namespace xlac {
 
-// The pseudo-random value of entry parameter `index` for `seed`: MakeRandomLiteral with a seed mixed from both,
-// so each parameter differs and adding a parameter does not change the others.
+// The pseudo-random value of entry parameter `index` for `seed` (run_seeded.cc; formula in docs/cli.md): f32 and
+// f64 arrays from a 32-bit counter hash that vectorizes, other types from interp::MakeRandomLiteral, each with a
+// seed mixed from both, so each parameter differs and adding a parameter does not change the others.
 Literal SeededParameterValue(const Shape& shape, uint64_t seed, int64_t index);
 
 // One printed/written output: a leaf of the result tuple tree with its label ("result_0", "result_1_0", and

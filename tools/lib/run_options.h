@@ -68,6 +68,10 @@ struct RunOptions {
   std::string dump_pass_regex;
   bool metrics = false;    // --metrics: print the PyTorch/XLA-format metrics report after the outputs
   std::string trace_file;  // --trace: write a Chrome trace event JSON file (kernel trace hooks compiled in)
+  // Not a flag: set by the process's entry point (RunMain(argc, argv)), never by callers that go on running. Once
+  // the outputs are printed, written and flushed, RunModule ends the process (std::_Exit) instead of tearing down
+  // the JIT, the arrays and the module: a cache hit's start is short enough for that to matter (docs/cache.md).
+  bool exit_when_done = false;
 
   bool ShouldPrint() const { return print.value_or(output_dir.empty()); }
 };
