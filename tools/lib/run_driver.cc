@@ -177,7 +177,9 @@ bool BuildArguments(const RunOptions& options, const Computation& entry, std::ve
     // Largest first, so the workers finish together.
     std::vector<std::pair<int64_t, int64_t>> order;  // (bytes, parameter)
     for (int64_t i = 0; i < count; ++i) order.emplace_back(*BytesOf(entry.parameter(i)->shape()), i);
-    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
     std::atomic<size_t> next{0};
     auto generate = [&] {
       for (size_t n; (n = next.fetch_add(1)) < order.size();) {
