@@ -57,6 +57,12 @@ struct CodegenOptions {
   // the control flow it runs (runtime/cpu/xlac_runtime_trace.h), for --trace and per-core kernel time. Off: no
   // call is emitted, so untraced code pays nothing.
   bool trace_kernels = false;
+  // Entry results of at least this many bytes that one loop writes element by element, once (loop fusions and
+  // elementwise ops at the root), are written with non-temporal stores on x86: lines nothing reads again before the
+  // program ends skip the read-for-ownership and do not evict the cache. The compiled code then assumes their
+  // buffers are 64-byte aligned, as every buffer of an AOT entry is and the JIT's arena is (JitExecutable binds a
+  // caller's result buffer in place only when it is). 0 turns it off. Never changes a result.
+  int64_t streaming_store_bytes = int64_t{16} << 20;
 };
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,

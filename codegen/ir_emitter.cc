@@ -107,6 +107,10 @@ IrArray IrEmitter::ArrayFor(const Instruction* inst, const std::vector<int64_t>&
   array.strides = LayoutStrides(array.shape);
   array.slice = assignment_.GetSlice(inst, shape_index);
   array.base = SlicePointer(array.slice);
+  if (shape_index.empty() && streamed_.values.contains(inst)) {
+    llvm::Value* base = streamed_bases_.at(static_cast<size_t>(array.slice.allocation));
+    array.base = array.slice.offset == 0 ? base : b_.CreateInBoundsGEP(b_.getInt8Ty(), base, I64(array.slice.offset));
+  }
   return array;
 }
 
@@ -270,11 +274,20 @@ void IrEmitter::MemCopy(llvm::Value* dst, llvm::Value* src, int64_t bytes) {
 
 absl::Status IrEmitter::EmitConstantGlobals() {
   allocation_bases_.assign(assignment_.allocations().size(), nullptr);
+  streamed_bases_.assign(assignment_.allocations().size(), nullptr);
   llvm::Argument* buffers = function_->getArg(0);
   for (const Allocation& alloc : assignment_.allocations()) {
     if (alloc.kind != AllocationKind::kConstant) {
       llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), buffers, static_cast<uint64_t>(alloc.index));
       allocation_bases_[alloc.index] = b_.CreateLoad(b_.getPtrTy(), slot, fmt::format("alloc{}", alloc.index));
+      if (streamed_.allocations[static_cast<size_t>(alloc.index)]) {
+        // A second, volatile load of the same base, so that no pass merges it with the first: the stores of the
+        // streamed results go through it and only they become non-temporal (MarkStreamingStores).
+        llvm::LoadInst* base =
+            b_.CreateLoad(b_.getPtrTy(), slot, /*isVolatile=*/true, fmt::format("stream{}", alloc.index));
+        TagStreamedBase(*base);
+        streamed_bases_[alloc.index] = base;
+      }
       continue;
     }
     const Instruction* c = alloc.constant;
@@ -318,6 +331,7 @@ absl::Status IrEmitter::EmitEntry() {
   function_->addFnAttr(llvm::Attribute::UWTable);
   SetFunctionTargetAttributes(*function_, options_.target);
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx(), "entry", function_));
+  streamed_ = ChooseStreamedResults(module_, assignment_, options_.target.triple, options_.streaming_store_bytes);
   XLAC_RETURN_IF_ERROR(EmitConstantGlobals());
   XLAC_RETURN_IF_ERROR(EmitSequential(*module_.entry_computation()));
   b_.CreateRetVoid();

@@ -19,6 +19,7 @@
 #include "absl/types/span.h"
 #include "codegen/emitter.h"
 #include "codegen/row_groups.h"
+#include "codegen/streaming_stores.h"
 #include "fmt/format.h"
 #include "ir/instruction.h"
 #include "ir/status_macros.h"
@@ -198,11 +199,11 @@ class IrEmitter {
   // Under CodegenOptions::tpu_numerics: whether `inst` (dot or convolution) rounds its f32 operands to bf16, or an
   // Unimplemented error for precisions not modeled (ir_emitter_dot.cc).
   absl::StatusOr<bool> TpuRoundsOperands(const Instruction& inst);
-  absl::Status EmitReduceWindow(const Instruction& inst);              // ir_emitter_window.cc
-  absl::Status EmitSelectAndScatter(const Instruction& inst);          // ir_emitter_window.cc
-  absl::Status EmitGather(const Instruction& inst);                    // ir_emitter_gather_scatter.cc
-  absl::Status EmitScatter(const Instruction& inst);                   // ir_emitter_gather_scatter.cc
-  absl::Status EmitMap(const Instruction& inst);                       // ir_emitter_gather_scatter.cc
+  absl::Status EmitReduceWindow(const Instruction& inst);      // ir_emitter_window.cc
+  absl::Status EmitSelectAndScatter(const Instruction& inst);  // ir_emitter_window.cc
+  absl::Status EmitGather(const Instruction& inst);            // ir_emitter_gather_scatter.cc
+  absl::Status EmitScatter(const Instruction& inst);           // ir_emitter_gather_scatter.cc
+  absl::Status EmitMap(const Instruction& inst);               // ir_emitter_gather_scatter.cc
   // A fusion instruction the fusion pass made (passes/fusion/fusible.h says which): one loop nest, one reduction
   // with an elemental input, or a dot/convolution with its epilogue (ir_emitter_fusion*.cc).
   absl::Status EmitFusion(const Instruction& inst);
@@ -247,6 +248,10 @@ class IrEmitter {
   void CopyLeaves(const Instruction* src, const Instruction* dst, const Shape& shape, std::vector<int64_t>& index);
   absl::Status EmitConstantGlobals();
   llvm::Value* SlicePointer(const BufferSlice& slice);
+  // The entry results written with streaming stores (CodegenOptions::streaming_store_bytes): ArrayFor gives them a
+  // base of their own (TagStreamedBase), which MarkStreamingStores recognizes after optimization.
+  StreamedResults streamed_;
+  std::vector<llvm::Value*> streamed_bases_;
 
   const Module& module_;
   const BufferAssignment& assignment_;

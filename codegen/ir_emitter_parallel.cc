@@ -11,6 +11,7 @@
 #include "codegen/ir_emitter_gemm.h"
 #include "codegen/ir_emitter_internal.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/Verifier.h"
 
 namespace xlac::codegen::internal {
@@ -111,7 +112,11 @@ absl::Status IrEmitter::ParallelFor(int64_t n, std::string_view name,
   unsigned field = 0;
   for (auto& [value, uses] : captures) {
     llvm::Value* slot = unpack.CreateStructGEP(frame, fn->getArg(2), field++);
-    llvm::Value* loaded = unpack.CreateLoad(value->getType(), slot, value->getName());
+    llvm::LoadInst* loaded = unpack.CreateLoad(value->getType(), slot, value->getName());
+    // A streamed result's base (or a pointer into it) stays one inside the loop.
+    if (value->getType()->isPointerTy() && IsStreamedBase(llvm::getUnderlyingObject(value))) {
+      TagStreamedBase(*loaded);
+    }
     for (llvm::Use* use : uses) use->set(loaded);
   }
 

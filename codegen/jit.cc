@@ -9,6 +9,7 @@
 
 #include "codegen/custom_call_abi.h"
 #include "codegen/parallel_programs.h"
+#include "codegen/streaming_stores.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "ir/sharding.h"
@@ -192,6 +193,9 @@ struct JitExecutable::Impl {
   std::string llvm_ir;
   std::string cache_log;
   bool cache_hit = false;
+  // By allocation: the compiled code writes a result there with streaming stores and assumes a 64-byte aligned
+  // base (codegen/streaming_stores.h).
+  std::vector<bool> aligned_allocations;
   // Observability: the last run's profile; with trace hooks, each kernel id's (name, opcode) for its slices.
   ExecutionProfile profile;
   bool traced = false;
@@ -569,6 +573,9 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   XLAC_ASSIGN_OR_RETURN(TargetInfo target, ResolveTarget(target_options));
   XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
                         CreateTargetMachine(target, options.compile.opt_level));
+  impl->aligned_allocations = ChooseStreamedResults(*impl->prepared.module, impl->prepared.assignment, target.triple,
+                                                    CodegenOptions{}.streaming_store_bytes)
+                                  .allocations;
 
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};
   jtmb.setCPU(target.cpu);
@@ -825,15 +832,16 @@ namespace {
 // skipping the copy out of the arena. The leaf must own its allocation (BufferAssignmentOptions::result_allocations:
 // no constant, parameter or donated alias, no other value live after it) and be its whole slice, no other result
 // leaf may use that allocation, its layout must be row-major (the bytes the copy would produce) and the pointer
-// element-aligned (all compiled code assumes of a buffer: loads and stores carry element alignment, arena offsets
-// being 64-byte multiples is never relied on; parameters are bound in place on the same condition). The buffer must
+// element-aligned (what compiled code assumes of a buffer, parameters are bound in place on the same condition),
+// 64-byte aligned where the code writes the result with streaming stores (`aligned`). The buffer must
 // not overlap a parameter's or another result's: the program would overwrite data it still reads, or two results
 // each other's values (the copies happen after the program, in order). Earlier values written in place before the
 // result (the allocation's other sets) then live in the caller's buffer too, which is its output memory; nothing
 // reads the allocation after the program ends.
 std::vector<bool> ResultsInPlace(const std::vector<Allocation>& allocations, const std::vector<BufferSlice>& slices,
                                  const std::vector<Shape>& params, const std::vector<const void*>& parameters,
-                                 const std::vector<Shape>& leaves, const std::vector<void*>& results) {
+                                 const std::vector<Shape>& leaves, const std::vector<void*>& results,
+                                 const std::vector<bool>& aligned) {
   std::vector<bool> in_place(leaves.size(), false);
   std::vector<int64_t> users(allocations.size(), 0);
   for (const BufferSlice& slice : slices) {
@@ -857,6 +865,8 @@ std::vector<bool> ResultsInPlace(const std::vector<Allocation>& allocations, con
         reinterpret_cast<uintptr_t>(results[j]) % static_cast<uintptr_t>(ByteWidth(shape.element_type)) != 0) {
       continue;
     }
+    if (aligned.at(static_cast<size_t>(slice.allocation)) && reinterpret_cast<uintptr_t>(results[j]) % 64 != 0)
+      continue;
     bool clash = false;
     for (size_t i = 0; i < params.size() && !clash; ++i) {
       clash = overlap(range(results[j], bytes), range(parameters[i], params[i].ByteSizeOf().value_or(0)));
@@ -905,7 +915,8 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
   const std::vector<InputOutputAlias>& donations = impl_->prepared.module->config().input_output_alias;
   const std::vector<Allocation>& allocations = assignment.allocations();
   const std::vector<BufferSlice>& slices = assignment.entry_result_slices();
-  std::vector<bool> in_place = ResultsInPlace(allocations, slices, params, parameters, leaves, results);
+  std::vector<bool> in_place =
+      ResultsInPlace(allocations, slices, params, parameters, leaves, results, impl_->aligned_allocations);
   const int64_t devices = impl_->replicas * impl_->partitions;
   std::vector<std::vector<void*>> tables(static_cast<size_t>(devices));
   std::vector<void* const*> table_ptrs;

@@ -94,7 +94,8 @@ class JitExecutable {
   // Runs every device on the same array parameters given as row-major buffers (parameters[i] holds
   // parameter_shapes()[i]'s logical dimensions) and writes device 0's result leaves (flattened tuple, row-major)
   // to `results`. Row-major parameters that are not donated are read in place, without a copy; result leaves with
-  // an allocation of their own (the JIT assigns them one) are written in place when row-major, element-aligned and
+  // an allocation of their own (the JIT assigns them one) are written in place when row-major, element-aligned (64-
+  // byte aligned for a result written with streaming stores, codegen/streaming_stores.h) and
   // overlapping no parameter or other result (ExecutionProfile::results_in_place), else copied out of the arena.
   absl::Status RunBuffers(const std::vector<const void*>& parameters, const std::vector<void*>& results);
 

@@ -1,5 +1,6 @@
 #include "codegen/optimize.h"
 
+#include "codegen/streaming_stores.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
 #include "llvm/IR/Module.h"
@@ -31,6 +32,7 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& target_machine, i
   llvm::ModulePassManager mpm =
       opt_level <= 0 ? builder.buildO0DefaultPipeline(level) : builder.buildPerModuleDefaultPipeline(level);
   mpm.run(module, mam);
+  MarkStreamingStores(module);
 }
 
 }  // namespace xlac::codegen

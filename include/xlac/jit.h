@@ -205,7 +205,8 @@ class Executable {
   // concurrently on one Executable; reuse it across calls freely. The executable allocates its working buffers on
   // the first Run and keeps them until it is destroyed (no allocation or page faults per run). Results never alias
   // that memory: unpartitioned, the program writes a result leaf straight into `results[j]` when the compiled
-  // layout is row-major and the buffer is element-aligned and overlaps no parameter or other result buffer (so
+  // layout is row-major and the buffer is element-aligned (64-byte aligned for a result of 16 MiB or more, which
+  // the program writes with streaming stores) and overlaps no parameter or other result buffer (so
   // `results` may hold partial values after a failed Run); otherwise the leaf is copied there after the run.
   // Over several processes (CompileOptions::mpi) every process must call Run: process 0 gets the global results
   // (partitioned: gathered from every process's partitions; unpartitioned: device 0's). The other processes get

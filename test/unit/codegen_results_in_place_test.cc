@@ -1,6 +1,6 @@
 // JitExecutable::RunBuffers writes a result leaf straight into the caller's buffer when the JIT's buffer assignment
-// gave it an allocation of its own (BufferAssignmentOptions::result_allocations), the buffer is element-aligned, the
-// layout row-major and the buffer overlaps no parameter or other result; otherwise it copies the leaf out of the
+// gave it an allocation of its own (BufferAssignmentOptions::result_allocations), the buffer is element-aligned (64-byte
+// aligned for a result written with streaming stores), the layout row-major and the buffer overlaps no parameter or other result; otherwise it copies the leaf out of the
 // arena as before. Every case is checked bit for bit against the reference interpreter (exact mode), and the count
 // of in-place leaves (ExecutionProfile::results_in_place) against which path each case must take.
 #include <cstdint>
@@ -168,6 +168,29 @@ TEST(ResultsInPlace, AlignedBufferIsWrittenInPlace) {
   RunOutcome skewed = RunOnce(c, 2, {4});
   EXPECT_EQ(skewed.in_place, 1);
   ExpectMatchesInterpreter(c, skewed);
+}
+
+// A result of 16 MiB that one loop writes and nothing reads again is written with streaming stores
+// (CodegenOptions::streaming_store_bytes, codegen/streaming_stores.h), which assume a 64-byte aligned base: the
+// caller's buffer is used in place only when it is 64-byte aligned, and copied into otherwise.
+TEST(ResultsInPlace, StreamedResultNeeds64ByteAlignment) {
+  Compiled c = Compile(R"(
+HloModule m
+ENTRY e {
+  p = f32[4096,1024] parameter(0)
+  q = f32[4096,1024] parameter(1)
+  ROOT r = f32[4096,1024] multiply(p, q)
+}
+)");
+  ASSERT_NE(c.exe, nullptr);
+  RunOutcome aligned = RunOnce(c, 5, {0});
+  EXPECT_EQ(aligned.in_place, 1);
+  ExpectMatchesInterpreter(c, aligned);
+  for (int64_t skew : {4, 32}) {
+    RunOutcome run = RunOnce(c, 6 + static_cast<uint64_t>(skew), {skew});
+    EXPECT_EQ(run.in_place, 0) << "skew " << skew;
+    ExpectMatchesInterpreter(c, run);
+  }
 }
 
 TEST(ResultsInPlace, MisalignedBufferIsCopied) {

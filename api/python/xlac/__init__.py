@@ -141,6 +141,16 @@ def _check_argument(value, info, index):
     return np.require(array, requirements=["C", "A"])
 
 
+def _aligned_empty(shape, dtype, alignment=64):
+    # Results are written straight into these arrays when they are aligned as the compiled code needs (64 bytes for
+    # large results written with streaming stores); numpy's own allocations are only 16-byte aligned.
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + alignment, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % alignment
+    return raw[offset:offset + nbytes].view(dtype).reshape(shape)
+
+
 def _run(program, parameters, results, root_is_tuple, args):
     if len(args) != len(parameters):
         raise TypeError(
@@ -148,7 +158,7 @@ def _run(program, parameters, results, root_is_tuple, args):
             f"({', '.join(str(p) for p in parameters)}), got {len(args)}"
         )
     inputs = [_check_argument(a, p, i) for i, (a, p) in enumerate(zip(args, parameters))]
-    outputs = [np.empty(r.shape, r.dtype) for r in results]
+    outputs = [_aligned_empty(r.shape, r.dtype) for r in results]
     program.run(inputs, outputs)
     if root_is_tuple:
         return outputs
