@@ -145,10 +145,31 @@ absl::Status EmitReduction(IrEmitter& e, const Shape& input_shape, const std::ve
   int64_t input_elements = 1;
   for (int64_t d : in_dims) input_elements *= d;
 
+  // Row reductions by float maximum or minimum track NaN on the side (below), so their steps need not propagate it.
+  auto nan_tracked = [&](size_t group) {
+    return reassociate_floats && (kinds[group] == Associative::kMaximum || kinds[group] == Associative::kMinimum) &&
+           IsFloatReducer(*groups[group].reduce->called_computation(0));
+  };
   // One reducer step on compute values: accumulators first, then inputs, for every group.
-  auto step = [&](size_t group, std::vector<llvm::Value*> args) -> absl::StatusOr<std::vector<llvm::Value*>> {
+  auto step = [&](size_t group, std::vector<llvm::Value*> args,
+                  bool nan_on_the_side = false) -> absl::StatusOr<std::vector<llvm::Value*>> {
     const ReduceGroup& g = groups[group];
     const Computation& reducer = *g.reduce->called_computation(0);
+    if (nan_on_the_side) {
+      // maxnum / minnum without NaNs or signed zeros: one vmaxps / vminps per vector, where llvm.maximum takes five
+      // (NaN and -0 < +0 handling) and its final horizontal step branches per row. A NaN operand makes the result
+      // poison, which the side flag then replaces; which zero a +-0 tie keeps is unspecified (the default mode's
+      // tolerance counts them equal, docs/numerics.md).
+      llvm::IRBuilder<>::FastMathFlagGuard guard(b);
+      llvm::FastMathFlags flags;
+      flags.setAllowReassoc();
+      flags.setNoNaNs();
+      flags.setNoSignedZeros();
+      b.setFastMathFlags(flags);
+      llvm::Intrinsic::ID id =
+          kinds[group] == Associative::kMaximum ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum;
+      return std::vector<llvm::Value*>{b.CreateBinaryIntrinsic(id, args[0], args[1])};
+    }
     if (reassociate_floats && kinds[group] != Associative::kNone && IsFloatReducer(reducer)) {
       // Reassociable ops LLVM's vectorizer turns into several vector accumulators and a final tree combine.
       llvm::IRBuilder<>::FastMathFlagGuard guard(b);
@@ -225,6 +246,8 @@ absl::Status EmitReduction(IrEmitter& e, const Shape& input_shape, const std::ve
   // the reduced elements: in row-major order when the order matters, in memory order (minor innermost, contiguous)
   // when it does not.
   std::vector<llvm::AllocaInst*> accs;
+  // Per group: whether an init value or input so far was NaN (nan_tracked groups only, else null).
+  std::vector<llvm::AllocaInst*> nans(groups.size(), nullptr);
   std::vector<int64_t> sizes;
   for (int64_t d : reduced) sizes.push_back(in_dims[d]);
   std::vector<int64_t> red_order;
@@ -246,6 +269,11 @@ absl::Status EmitReduction(IrEmitter& e, const Shape& input_shape, const std::ve
         absl::StatusOr<std::vector<llvm::Value*>> init = inits({});
         if (!init.ok()) return fail(init.status());
         for (size_t i = 0; i < accs.size(); ++i) b.CreateStore((*init)[i], accs[i]);
+        for (size_t g = 0, first = 0; g < groups.size(); first += groups[g].outputs.size(), ++g) {
+          if (!nan_tracked(g)) continue;
+          nans[g] = entry.CreateAlloca(b.getInt1Ty());
+          b.CreateStore(b.CreateFCmpUNO((*init)[first], (*init)[first]), nans[g]);
+        }
         e.LoopNest(sizes, red_order, [&](const Index& red_index) {
           if (!status.ok()) return;
           Index in_index(in_dims.size());
@@ -261,16 +289,25 @@ absl::Status EmitReduction(IrEmitter& e, const Shape& input_shape, const std::ve
               args.push_back(b.CreateLoad(accs[first + i]->getAllocatedType(), accs[first + i]));
             std::vector<llvm::Value*> v = split(*in, g);
             args.insert(args.end(), v.begin(), v.end());
-            absl::StatusOr<std::vector<llvm::Value*>> r = step(g, args);
+            absl::StatusOr<std::vector<llvm::Value*>> r = step(g, args, nans[g] != nullptr);
             if (!r.ok()) return fail(r.status());
             for (size_t i = 0; i < n; ++i) b.CreateStore((*r)[i], accs[first + i]);
+            if (nans[g] != nullptr) {
+              llvm::Value* seen = b.CreateLoad(b.getInt1Ty(), nans[g]);
+              b.CreateStore(b.CreateOr(seen, b.CreateFCmpUNO(v[0], v[0])), nans[g]);
+            }
             first += n;
           }
         });
         size_t first = 0;
-        for (const ReduceGroup& g : groups) {
-          for (size_t i = 0; i < g.outputs.size(); ++i, ++first) {
-            e.StoreCompute(g.outputs[i], out_index, b.CreateLoad(accs[first]->getAllocatedType(), accs[first]));
+        for (size_t g = 0; g < groups.size(); ++g) {
+          for (size_t i = 0; i < groups[g].outputs.size(); ++i, ++first) {
+            llvm::Value* value = b.CreateLoad(accs[first]->getAllocatedType(), accs[first]);
+            if (nans[g] != nullptr) {
+              value = b.CreateSelect(b.CreateLoad(b.getInt1Ty(), nans[g]), llvm::ConstantFP::getNaN(value->getType()),
+                                     value);
+            }
+            e.StoreCompute(groups[g].outputs[i], out_index, value);
           }
         }
       }));
