@@ -14,7 +14,7 @@ and, as the floor no cache can go below, the median wall time of `xla-run --help
 shared libraries, and exiting).
 With --npy-inputs the parameters come from .npy files (written once from the module's entry_computation_layout)
 instead of xla-run's seeded generation, as when a caller supplies its arrays.
-Usage: benchmarks/cache_start.py [--xla-run build/bin/xla-run] [--repeat 5] [--npy-inputs] [MODULE]
+Usage: benchmarks/cache_start.py [--xla-run build/bin/xla-run] [--repeat 7] [--npy-inputs] [MODULE]
 (default MODULE: ../shared/peers/hlo/bert_encoder_layer.hlo next to the repository).
 """
 import argparse
@@ -70,23 +70,24 @@ def main():
     parser.add_argument("module", nargs="?",
                         default=os.path.join(ROOT, "..", "shared", "peers", "hlo", "bert_encoder_layer.hlo"))
     parser.add_argument("--xla-run", default=os.path.join(ROOT, "build", "bin", "xla-run"))
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--npy-inputs", action="store_true", help="pass the parameters as .npy files")
     parser.add_argument("extra", nargs="*", help="more xla-run flags (after --)")
     args = parser.parse_args()
 
+    load_before = os.getloadavg()[0]
     work = tempfile.mkdtemp(prefix="xlac_cache_bench_")
     try:
         if args.npy_inputs:
             args.extra += write_inputs(args.module, work)
         shared = os.path.join(work, "shared")
         cold, warm = [], []
+        run_once(args.xla_run, args.module, shared, args.extra)  # fills the cache
+        # Cold and warm runs alternate, so a change in the machine's load affects both alike.
         for i in range(args.repeat):
             fresh = os.path.join(work, f"cold{i}")
             cold.append(run_once(args.xla_run, args.module, fresh, args.extra))
             shutil.rmtree(fresh)
-        run_once(args.xla_run, args.module, shared, args.extra)  # fills the cache
-        for _ in range(args.repeat):
             warm.append(run_once(args.xla_run, args.module, shared, args.extra))
         floor = []
         for _ in range(args.repeat):
@@ -101,7 +102,8 @@ def main():
     def median(rows, key):
         return statistics.median(r[key] for r in rows)
 
-    print(f"module: {os.path.relpath(args.module)}, {args.repeat} runs each, medians in ms")
+    print(f"module: {os.path.relpath(args.module)}, {args.repeat} runs each, medians in ms; 1-minute load average "
+          f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after, {os.cpu_count()} CPUs")
     print(f"{'':6} {'wall':>9} {'run':>9} {'start':>9} {'ready':>9}")
     for name, rows in (("cold", cold), ("warm", warm)):
         print(f"{name:6} " + " ".join(f"{median(rows, k):9.1f}" for k in ("wall", "run", "start", "ready")))
