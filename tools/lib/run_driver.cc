@@ -1,5 +1,8 @@
 #include "tools/lib/run_driver.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -99,6 +102,38 @@ bool ReadFile(const std::string& path, std::string& contents, std::string& error
   contents = std::move(buffer).str();
   return true;
 }
+
+// A regular file mapped read-only. .npy inputs are decoded from the page cache this way instead of being read into
+// fresh memory first: for the BERT layer's 31 MB of inputs that copy and its page faults were half of the start.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  // False (and nothing mapped) for anything but a non-empty regular file that maps; the caller then reads it.
+  bool Map(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st;
+    void* data = MAP_FAILED;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      data = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    }
+    ::close(fd);
+    if (data == MAP_FAILED) return false;
+    data_ = data;
+    size_ = static_cast<size_t>(st.st_size);
+    return true;
+  }
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 void CollectLeaves(const Literal& literal, const std::string& label, std::vector<LabeledOutput>& out) {
   if (!literal.is_tuple()) {
@@ -208,12 +243,14 @@ bool BuildArguments(const RunOptions& options, const Computation& entry, std::ve
           << ShapeToString(want, false) << ", which a .npy file cannot hold; omit --input to use seeded values\n";
       return false;
     }
-    std::string bytes, error;
-    if (!ReadFile(path, bytes, error)) {
+    MappedFile mapped;
+    std::string read, error;
+    if (!mapped.Map(path) && !ReadFile(path, read, error)) {
       err << prefix << error << "\n";
       return false;
     }
-    absl::StatusOr<Literal> value = harness::NpyToLiteral(bytes, want.element_type);
+    absl::StatusOr<Literal> value =
+        harness::NpyToLiteral(read.empty() ? mapped.bytes() : std::string_view(read), want.element_type);
     if (!value.ok()) {
       err << prefix << value.status().message() << "; parameter " << i << " (" << entry.parameter(i)->name()
           << ") expects " << ShapeToString(want, false) << "\n";
