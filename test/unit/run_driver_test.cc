@@ -83,7 +83,7 @@ TEST_F(RunDriverTest, SeededInputsAreDeterministic) {
   EXPECT_NE(out_, first);
 }
 
-// The documented seeded values (docs/cli.md, "Seeded inputs"): element i (in memory order) of f32/f64 parameter
+// The documented seeded values (docs/cli.md, xla-run step 3): element i (in memory order) of f32/f64 parameter
 // `index` comes from h = H(H(i) ^ s32), H Wellons' lowbias32, s32 the two halves of s = splitmix64(seed, index)
 // xor-ed; f32 is (h >> 8) * 2^-23 - 1, f64 (h >> 1) * 2^-30 - 1. The vectorized loop must give exactly these, for
 // any length (vector remainders) and layout; other types keep interp::MakeRandomLiteral with seed s.

@@ -1,4 +1,4 @@
-// xla-run's seeded parameter values (SeededParameterValue, docs/cli.md "Seeded inputs").
+// xla-run's seeded parameter values (SeededParameterValue; the formula is in docs/cli.md, xla-run step 3).
 #include <cstdint>
 #include <utility>
 #include <vector>
