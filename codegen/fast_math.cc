@@ -139,8 +139,9 @@ Value* ExpImpl(Fm& f, Value* x) {
   // rounding, into the denormals).
   Value* k1 = f.b().CreateAShr(k, f.I(1));
   Value* k2 = f.b().CreateSub(k, k1);
-  Value* result = f.Mul(f.Mul(p, f.Pow2(k1)), f.Pow2(k2));
-  return f.Sel(f.IsNan(x), x, result);
+  // A NaN x needs no select of its own: the clamp passes it through, so r, p and the product are NaN whatever
+  // garbage k holds (NaN times any value, 0 and inf included, is NaN).
+  return f.Mul(f.Mul(p, f.Pow2(k1)), f.Pow2(k2));
 }
 
 Value* Expm1Impl(Fm& f, Value* x) {
@@ -151,8 +152,8 @@ Value* Expm1Impl(Fm& f, Value* x) {
   // expm1(x) = 2^k q + (2^k - 1) = 2 (t q + (t - 1/2)) with t = 2^(k-1), which stays finite for k = max exponent + 1.
   Value* t = f.Pow2(f.b().CreateSub(k, f.I(1)));
   Value* result = f.Mul(f.C(2), f.Add(f.Mul(t, q), f.Sub(t, f.C(0.5))));
-  result = f.Sel(f.Eq(x, f.C(0)), x, result);
-  return f.Sel(f.IsNan(x), x, result);
+  // expm1(-0) = -0 (the formula gives +0); a NaN x comes out NaN as in ExpImpl.
+  return f.Sel(f.Eq(x, f.C(0)), x, result);
 }
 
 // log(x) for x > 0 finite (including denormals); other inputs give unspecified finite values or NaN.
