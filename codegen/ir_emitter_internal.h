@@ -267,7 +267,8 @@ class IrEmitter {
   // looping over them.
   struct RowContext {
     std::vector<int64_t> rows;
-    Index prefix;
+    llvm::Value* begin = nullptr;  // the block of rows [begin, end), as row-major linear row numbers
+    llvm::Value* end = nullptr;
   };
   std::optional<RowContext> row_;
   std::vector<llvm::Value*> allocation_bases_;

@@ -25,6 +25,8 @@ constexpr int64_t kMinParallelWork = int64_t{1} << 15;
 // for its share of the scheduling).
 constexpr int64_t kTargetUnits = 64;
 constexpr int64_t kMinUnitWork = 1024;
+// Bytes of row data a block of a row group may touch (codegen/row_groups.h): most of a 32-48 KiB L1.
+constexpr int64_t kRowBlockBytes = int64_t{24} << 10;
 // A multiply-add of a GEMM counts as this fraction of an element of a loop nest: GEMMs run about this much faster
 // per multiply-add than a loop nest per element, and each unit packs its own panels.
 constexpr int64_t kGemmWorkDivisor = 8;
@@ -214,7 +216,6 @@ absl::Status IrEmitter::RowLoopNest(const std::vector<int64_t>& dims, const std:
     }
   }
   Index index(dims.size(), nullptr);
-  std::copy(row_->prefix.begin(), row_->prefix.end(), index.begin());
   std::function<void(size_t)> level = [&](size_t j) {
     if (j == order.size()) return body(index);
     int64_t d = order[j];
@@ -223,7 +224,14 @@ absl::Status IrEmitter::RowLoopNest(const std::vector<int64_t>& dims, const std:
       level(j + 1);
     });
   };
-  level(k);
+  ForRange(row_->begin, row_->end, [&](llvm::Value* row) {
+    llvm::Value* rest = row;
+    for (size_t i = k; i-- > 0;) {
+      index[i] = i == 0 ? rest : b_.CreateURem(rest, I64(row_->rows[i]));
+      if (i > 0) rest = b_.CreateUDiv(rest, I64(row_->rows[i]));
+    }
+    level(k);
+  });
   return absl::OkStatus();
 }
 
@@ -239,16 +247,25 @@ absl::Status IrEmitter::EmitRowGroup(const RowGroup& group) {
       work += elements;
     }
   }
-  auto emit_rows = [&](llvm::Value* begin, llvm::Value* end) {
+  // Members run over a block of rows in turn (each member's loop covers every row of the block before the next
+  // member starts): a row's reduction, which ends in a horizontal step and a broadcast the next member waits for,
+  // then overlaps with the other rows' work instead of stalling the pipeline once per row. The block stays within a
+  // budget of L1 (what the members read and write per row), so rows are still re-read from L1.
+  int64_t bytes = 0;
+  for (const Instruction* m : group.members) {
+    bytes += m->shape().ByteSizeOf().value_or(0);
+    for (const Instruction* operand : m->operands()) bytes += operand->shape().ByteSizeOf().value_or(0);
+  }
+  const int64_t per_row = std::max<int64_t>(1, bytes / std::max<int64_t>(rows, 1));
+  const int64_t block = std::clamp<int64_t>(kRowBlockBytes / per_row, 1, 64);
+  const int64_t blocks = CeilDiv(rows, block);
+  auto emit_blocks = [&](llvm::Value* begin, llvm::Value* end) {
     absl::Status status;
-    ForRange(begin, end, [&](llvm::Value* row) {
-      Index prefix(group.rows.size());
-      llvm::Value* rest = row;
-      for (size_t i = group.rows.size(); i-- > 0;) {
-        prefix[i] = i == 0 ? rest : b_.CreateURem(rest, I64(group.rows[i]));
-        if (i > 0) rest = b_.CreateUDiv(rest, I64(group.rows[i]));
-      }
-      row_ = RowContext{group.rows, prefix};
+    ForRange(begin, end, [&](llvm::Value* index) {
+      llvm::Value* first = b_.CreateNSWMul(index, I64(block));
+      llvm::Value* next = b_.CreateNSWAdd(first, I64(block));
+      llvm::Value* last = b_.CreateSelect(b_.CreateICmpSLT(next, I64(rows)), next, I64(rows));
+      row_ = RowContext{group.rows, first, last};
       for (const Instruction* m : group.members) {
         if (status.ok()) status = EmitInstruction(*m);
       }
@@ -256,8 +273,8 @@ absl::Status IrEmitter::EmitRowGroup(const RowGroup& group) {
     });
     return status;
   };
-  if (!CanParallelize(work)) return emit_rows(I64(0), I64(rows));
-  return ParallelFor(rows, "rows." + group.members.front()->name(), emit_rows);
+  if (!CanParallelize(work)) return emit_blocks(I64(0), I64(blocks));
+  return ParallelFor(blocks, "rows." + group.members.front()->name(), emit_blocks);
 }
 
 absl::Status IrEmitter::ParallelShapeLoop(const Shape& shape, std::string_view name,
