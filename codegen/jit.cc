@@ -7,11 +7,13 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/custom_call_abi.h"
 #include "codegen/parallel_programs.h"
 #include "codegen/streaming_stores.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
+#include "ir/diagnostics.h"
 #include "ir/sharding.h"
 #include "ir/status_macros.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
@@ -28,6 +30,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "passes/verifier.h"
 #include "runtime/cpu/xlac_runtime.h"
 #include "runtime/cpu/xlac_runtime_complex.h"
 #include "runtime/cpu/xlac_runtime_kernels.h"
@@ -522,6 +525,10 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   impl->infeeds.handler = options.infeed_handler;
   CompileOptions compile = options.compile;
   compile.buffers.result_allocations = true;  // RunBuffers binds them to the caller's result buffers
+  // With a cache, verification waits for the lookup (CompileOptions::verify_each_pass): about a third of a hit's
+  // compile time.
+  const bool cached = !options.cache.dir.empty() && !options.keep_llvm_ir;
+  if (cached) compile.verify_each_pass = false;
   XLAC_ASSIGN_OR_RETURN(impl->prepared, PrepareModule(impl->infeeds.module ? *impl->infeeds.module : module, compile));
   const Computation* entry = impl->prepared.module->entry_computation();
   for (const Instruction* p : entry->parameters()) impl->parameter_shapes.push_back(p->shape());
@@ -591,7 +598,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   CacheKeyComponents key;
   std::string check;
   std::unique_ptr<llvm::MemoryBuffer> object;
-  if (!options.cache.dir.empty() && !options.keep_llvm_ir) {
+  if (cached) {
     cache.emplace(options.cache);
     key = CacheKey(module, options, target, impl->replicas, impl->partitions);
     check = PreparedCheck(impl->prepared);
@@ -611,6 +618,14 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   }
   auto context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> llvm_module;
+  if (object == nullptr && cached && options.compile.verify_each_pass) {
+    DiagnosticEngine diags;
+    if (!VerifyModule(*impl->prepared.module, diags)) {
+      return absl::InternalError(
+          absl::StrCat("the prepared module failed verification",
+                       diags.diagnostics().empty() ? std::string() : ": " + diags.diagnostics().front().message));
+    }
+  }
   if (object == nullptr) {
     XLAC_ASSIGN_OR_RETURN(llvm_module, LowerToLlvm(impl->prepared, target, *tm, *context, options.compile));
     if (options.keep_llvm_ir) {

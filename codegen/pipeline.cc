@@ -34,6 +34,7 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
   optimization.opt_level = options.opt_level;
   optimization.tpu_numerics = options.tpu_numerics;
   optimization.observer = observer;
+  optimization.verify_each = options.verify_each_pass;
   DiagnosticEngine diags;
   absl::StatusOr<bool> optimized = RunOptimizationPipeline(*prepared.module, optimization, diags);
   if (!optimized.ok()) {
@@ -41,7 +42,7 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
     return absl::Status(optimized.status().code(),
                         absl::StrCat(optimized.status().message(), ": ", diags.diagnostics().front().message));
   }
-  XLAC_RETURN_IF_ERROR(PrepareForCodegen(*prepared.module, observer));
+  XLAC_RETURN_IF_ERROR(PrepareForCodegen(*prepared.module, observer, options.verify_each_pass));
   if (observer != nullptr) observer->DumpModule(*prepared.module, "after_optimizations.txt");
   {
     ScopedPhase phase(observer, "buffer assignment", "codegen");

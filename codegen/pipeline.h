@@ -35,6 +35,10 @@ struct CompileOptions {
   bool trace_kernels = false;     // CodegenOptions::trace_kernels (changes the code: part of any cache key)
   // Times the phases and writes the dumps (passes/compile_observer.h); not owned, may be null. Never changes code.
   CompileObserver* observer = nullptr;
+  // PrepareModule verifies the module after every pass (PassManagerOptions::verify_each). Never changes code: the
+  // JIT turns it off on the way to a cache lookup, since a hit's module verified after every pass when it was
+  // compiled, and verifies a miss's module once before compiling it.
+  bool verify_each_pass = true;
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.

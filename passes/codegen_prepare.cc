@@ -28,9 +28,10 @@ void GiveOutputFusionsTheirOwnComputation(Module& module) {
 
 }  // namespace
 
-absl::Status PrepareForCodegen(Module& module, CompileObserver* observer) {
+absl::Status PrepareForCodegen(Module& module, CompileObserver* observer, bool verify_each) {
   PassManagerOptions manager_options;
   manager_options.observer = observer;
+  manager_options.verify_each = verify_each;
   manager_options.pipeline_name = "codegen-prepare";
   PassManager manager(std::move(manager_options));
   absl::Status added = manager.AddPasses({"async-to-sync", "fusion-inliner", "scan-expander", "call-inliner",

@@ -16,6 +16,6 @@
 namespace xlac {
 
 // `observer` (may be null) times and dumps each step.
-absl::Status PrepareForCodegen(Module& module, CompileObserver* observer = nullptr);
+absl::Status PrepareForCodegen(Module& module, CompileObserver* observer = nullptr, bool verify_each = true);
 
 }  // namespace xlac

@@ -23,6 +23,7 @@ absl::StatusOr<bool> RunOptimizationPipeline(Module& module, const OptimizationO
   PassManagerOptions manager_options;
   manager_options.observer = options.observer;
   manager_options.pipeline_name = "optimization";
+  manager_options.verify_each = options.verify_each;
   PassManager manager(std::move(manager_options));
   if (absl::Status added = manager.AddPasses(steps); !added.ok()) return added;
   return manager.Run(module, diags);

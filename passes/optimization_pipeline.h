@@ -25,6 +25,8 @@ struct OptimizationOptions {
   bool tpu_numerics = false;
   // Times and dumps each step (passes/compile_observer.h); not owned, may be null.
   CompileObserver* observer = nullptr;
+  // Verify the module after every step (PassManagerOptions::verify_each).
+  bool verify_each = true;
 };
 
 // The pass names, in order, for `options`.
