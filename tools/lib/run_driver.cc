@@ -479,66 +479,6 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   return results;
 }
 
-void ForEachLeaf(Literal& literal, const std::function<void(uint8_t*, size_t)>& fn) {
-  if (!literal.is_tuple()) {
-    fn(literal.mutable_raw_data(), static_cast<size_t>(literal.byte_size()));
-    return;
-  }
-  for (Literal& element : literal.mutable_tuple_elements()) ForEachLeaf(element, fn);
-}
-
-// What every process of an MPI run must agree on: the module, its inputs and the options that change results.
-uint64_t Fingerprint(const RunOptions& options, std::string_view text, std::vector<Literal> args) {
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  auto mix = [&h](const void* data, size_t size) {
-    for (size_t i = 0; i < size; ++i) h = (h ^ static_cast<const uint8_t*>(data)[i]) * 0x100000001b3ull;
-  };
-  std::string settings =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", options.backend, options.exact, options.tpu_numerics, options.seed,
-                  options.num_replicas, options.num_partitions, options.no_partition, text.size());
-  mix(settings.data(), settings.size());
-  mix(text.data(), text.size());
-  for (Literal& arg : args) ForEachLeaf(arg, mix);
-  return h;
-}
-
-// Brings every process's device results to process 0 (all processes call it): each sends its own devices' leaves.
-absl::Status GatherResults(const MpiProcesses& mpi, std::vector<Literal>& results) {
-  const int64_t per = static_cast<int64_t>(results.size()) / mpi.count;
-  std::string local;
-  for (int64_t d = mpi.index * per; d < (mpi.index + 1) * per; ++d) {
-    ForEachLeaf(results[static_cast<size_t>(d)],
-                [&](uint8_t* data, size_t size) { local.append(reinterpret_cast<const char*>(data), size); });
-  }
-  std::string all;
-  XLAC_RETURN_IF_ERROR(MpiGatherToFirst(local, all));
-  if (mpi.index != 0) return absl::OkStatus();
-  for (int64_t p = 1; p < mpi.count; ++p) {
-    size_t offset = static_cast<size_t>(p) * local.size();
-    for (int64_t d = p * per; d < (p + 1) * per; ++d) {
-      ForEachLeaf(results[static_cast<size_t>(d)], [&](uint8_t* data, size_t size) {
-        std::memcpy(data, all.data() + offset, size);
-        offset += size;
-      });
-    }
-  }
-  return absl::OkStatus();
-}
-
-// --mpi-report: every process's run time and bytes sent, gathered on process 0 (all processes call it).
-absl::Status ReportProcesses(const MpiProcesses& mpi, double run_seconds, std::string& report) {
-  int64_t mine[2] = {static_cast<int64_t>(run_seconds * 1e6), MpiBytesSent()};
-  std::string all;
-  XLAC_RETURN_IF_ERROR(MpiGatherToFirst(std::string(reinterpret_cast<const char*>(mine), sizeof mine), all));
-  if (mpi.index != 0) return absl::OkStatus();
-  for (int64_t p = 0; p < mpi.count; ++p) {
-    int64_t theirs[2];
-    std::memcpy(theirs, all.data() + p * sizeof theirs, sizeof theirs);
-    report += fmt::format("mpi: process {}: run {:.3f} ms, sent {} bytes\n", p, theirs[0] / 1e3, theirs[1]);
-  }
-  return absl::OkStatus();
-}
-
 // --metrics and --trace, after the run: the report to `out`, the trace file.
 bool ReportObservations(const RunOptions& options, const CompileObserver& observer, const JitObservation& observation,
                         std::string_view input_name, std::ostream& out, std::ostream& err) {
@@ -787,7 +727,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     std::string problem;
     // Shards differ between processes by design: only the module and options must agree then.
     const std::vector<Literal> no_args;
-    if (int64_t other = MpiFirstMismatch(Fingerprint(options, text, input_shards ? no_args : global_args));
+    if (int64_t other = MpiFirstMismatch(MpiFingerprint(options, text, input_shards ? no_args : global_args));
         other >= 0) {
       problem = fmt::format(
           "MPI process {} runs a different module, inputs or options than process 0 (every process must run the "
@@ -833,8 +773,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   }
   std::string mpi_report;
   if (mpi != nullptr) {
-    absl::Status gathered = GatherResults(*mpi, *results);
-    if (gathered.ok() && options.mpi_report) gathered = ReportProcesses(*mpi, run_seconds, mpi_report);
+    absl::Status gathered = MpiGatherResults(*mpi, *results);
+    if (gathered.ok() && options.mpi_report) gathered = MpiReportProcesses(*mpi, run_seconds, mpi_report);
     if (!gathered.ok()) {
       err << input_name << ": error: " << gathered.message() << "\n";
       return 1;

@@ -4,9 +4,13 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/literal.h"
 #include "runtime/cpu/xlac_runtime.h"
+#include "tools/lib/run_options.h"
 
 namespace xlac {
 
@@ -32,5 +36,12 @@ absl::Status MpiGatherToFirst(const std::string& local, std::string& all);
 void MpiFinish();
 // Payload bytes this process sent to others through the transport.
 int64_t MpiBytesSent();
+
+// What every process of an MPI run must agree on: the module, its inputs and the options that change results.
+uint64_t MpiFingerprint(const RunOptions& options, std::string_view text, std::vector<Literal> args);
+// Brings every process's device results to process 0 (all processes call it): each sends its own devices' leaves.
+absl::Status MpiGatherResults(const MpiProcesses& mpi, std::vector<Literal>& results);
+// --mpi-report: every process's run time and bytes sent, gathered on process 0 (all processes call it).
+absl::Status MpiReportProcesses(const MpiProcesses& mpi, double run_seconds, std::string& report);
 
 }  // namespace xlac
