@@ -1,8 +1,9 @@
 // JitExecutable::RunBuffers writes a result leaf straight into the caller's buffer when the JIT's buffer assignment
-// gave it an allocation of its own (BufferAssignmentOptions::result_allocations), the buffer is element-aligned (64-byte
-// aligned for a result written with streaming stores), the layout row-major and the buffer overlaps no parameter or other result; otherwise it copies the leaf out of the
-// arena as before. Every case is checked bit for bit against the reference interpreter (exact mode), and the count
-// of in-place leaves (ExecutionProfile::results_in_place) against which path each case must take.
+// gave it an allocation of its own (BufferAssignmentOptions::result_allocations), the buffer is element-aligned
+// (64-byte aligned for a result written with streaming stores), the layout row-major and the buffer overlaps no
+// parameter or other result; otherwise it copies the leaf out of the arena as before. Every case is checked bit for bit
+// against the reference interpreter (exact mode), and the count of in-place leaves (ExecutionProfile::results_in_place)
+// against which path each case must take.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -122,6 +123,13 @@ void ExpectMatchesInterpreter(const Compiled& c, const RunOutcome& run, int64_t 
   }
 }
 
+// One RunOnce, the number of leaves it must have written in place, and its results against the interpreter.
+void ExpectRun(const Compiled& c, uint64_t seed, const std::vector<int64_t>& skews, int64_t in_place) {
+  RunOutcome run = RunOnce(c, seed, skews);
+  EXPECT_EQ(run.in_place, in_place);
+  ExpectMatchesInterpreter(c, run);
+}
+
 // An elementwise chain whose last op writes in place over an earlier value (as softmax's and layer norm's final
 // fusions do): both then live in the caller's buffer.
 constexpr char kChain[] = R"(
@@ -161,13 +169,9 @@ TEST(ResultsInPlace, TheJitGivesResultsTheirOwnAllocation) {
 TEST(ResultsInPlace, AlignedBufferIsWrittenInPlace) {
   Compiled c = Compile(kChain);
   ASSERT_NE(c.exe, nullptr);
-  RunOutcome run = RunOnce(c, 1, {0});
-  EXPECT_EQ(run.in_place, 1);
-  ExpectMatchesInterpreter(c, run);
+  ExpectRun(c, 1, {0}, 1);
   // Element alignment is all compiled code assumes: 4 bytes past a 64-byte boundary still qualifies.
-  RunOutcome skewed = RunOnce(c, 2, {4});
-  EXPECT_EQ(skewed.in_place, 1);
-  ExpectMatchesInterpreter(c, skewed);
+  ExpectRun(c, 2, {4}, 1);
 }
 
 // A result of 16 MiB that one loop writes and nothing reads again is written with streaming stores
@@ -183,22 +187,17 @@ ENTRY e {
 }
 )");
   ASSERT_NE(c.exe, nullptr);
-  RunOutcome aligned = RunOnce(c, 5, {0});
-  EXPECT_EQ(aligned.in_place, 1);
-  ExpectMatchesInterpreter(c, aligned);
+  ExpectRun(c, 5, {0}, 1);
   for (int64_t skew : {4, 32}) {
-    RunOutcome run = RunOnce(c, 6 + static_cast<uint64_t>(skew), {skew});
-    EXPECT_EQ(run.in_place, 0) << "skew " << skew;
-    ExpectMatchesInterpreter(c, run);
+    SCOPED_TRACE("skew " + std::to_string(skew));
+    ExpectRun(c, 6 + static_cast<uint64_t>(skew), {skew}, 0);
   }
 }
 
 TEST(ResultsInPlace, MisalignedBufferIsCopied) {
   Compiled c = Compile(kChain);
   ASSERT_NE(c.exe, nullptr);
-  RunOutcome run = RunOnce(c, 3, {1});
-  EXPECT_EQ(run.in_place, 0);
-  ExpectMatchesInterpreter(c, run);
+  ExpectRun(c, 3, {1}, 0);
 }
 
 // Different caller buffers on every run, aligned and not, in turn: each run's results land in its own buffers, and
@@ -265,9 +264,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(c.exe, nullptr);
-  RunOutcome run = RunOnce(c, 13, {0});
-  EXPECT_EQ(run.in_place, 0);
-  ExpectMatchesInterpreter(c, run);
+  ExpectRun(c, 13, {0}, 0);
 }
 
 // The caller passes one buffer as both the parameter and the result: writing the result while the program still
@@ -305,9 +302,7 @@ ENTRY e {
 }
 )");
   ASSERT_NE(c.exe, nullptr);
-  RunOutcome run = RunOnce(c, 41, {0, 0});
-  EXPECT_EQ(run.in_place, 1);
-  ExpectMatchesInterpreter(c, run);
+  ExpectRun(c, 41, {0, 0}, 1);
 }
 
 // Two replicas: the first device's result goes to the caller's buffer, the other device keeps its arena.
