@@ -581,7 +581,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm,
                         CreateTargetMachine(target, options.compile.opt_level));
   impl->aligned_allocations = ChooseStreamedResults(*impl->prepared.module, impl->prepared.assignment, target.triple,
-                                                    CodegenOptions{}.streaming_store_bytes)
+                                                    CodegenOptionsFor(options.compile, target).streaming_store_bytes)
                                   .allocations;
 
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(target.triple)};

@@ -54,9 +54,7 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
   return prepared;
 }
 
-absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& prepared, const TargetInfo& target,
-                                                          llvm::TargetMachine& target_machine,
-                                                          llvm::LLVMContext& context, const CompileOptions& options) {
+CodegenOptions CodegenOptionsFor(const CompileOptions& options, const TargetInfo& target) {
   CodegenOptions codegen;
   codegen.entry_name = options.entry_name;
   codegen.target = target;
@@ -67,6 +65,13 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& 
   codegen.row_groups = options.row_groups;
   codegen.tpu_numerics = options.tpu_numerics;
   codegen.trace_kernels = options.trace_kernels;
+  return codegen;
+}
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& prepared, const TargetInfo& target,
+                                                          llvm::TargetMachine& target_machine,
+                                                          llvm::LLVMContext& context, const CompileOptions& options) {
+  CodegenOptions codegen = CodegenOptionsFor(options, target);
   CompileObserver* observer = options.observer;
   std::unique_ptr<llvm::Module> llvm_module;
   {

@@ -50,6 +50,10 @@ struct PreparedModule {
 // Clone + PrepareForCodegen + AssignBuffers. `module` must verify.
 absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const CompileOptions& options);
 
+// The emitter's options LowerToLlvm uses for `options` on `target` (hosts that must know what the code assumes, such
+// as the JIT's streamed results, ask the same function).
+CodegenOptions CodegenOptionsFor(const CompileOptions& options, const TargetInfo& target);
+
 // Emits and optimizes (at options.opt_level) the LLVM module of `prepared` for `target_machine`.
 absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& prepared, const TargetInfo& target,
                                                           llvm::TargetMachine& target_machine,
