@@ -71,6 +71,11 @@ struct ModuleConfig {
   std::vector<bool> allow_spmd_sharding_propagation_to_output;
   int64_t replica_count = 1;
   int64_t num_partitions = 1;
+  // Whether the text stated them (HLO header, mhlo.num_partitions / mhlo.num_replicas): ResolveDeviceCounts
+  // (ir/device_counts.h) infers unstated counts from shardings and collectives, and says where from here.
+  bool replica_count_given = false;
+  bool num_partitions_given = false;
+  std::string device_count_source;
   StringMap frontend_attributes;
   // Any other module attribute kept verbatim (name -> raw value text), in source order.
   StringMap extra_attributes;

@@ -1,0 +1,137 @@
+// Shardy's round-trip form and the choice between a value's GSPMD and Shardy shardings.
+//
+// When StableHLO must survive a trip through HLO (PyTorch/XLA's and JAX's exports, XLA's
+// xla/service/spmd/shardy/round_trip_common), Shardy attributes travel as strings in mhlo.frontend_attributes:
+// the module's `xla.sdy.meshes = "{mesh = #sdy.mesh<[\"x\"=8]>}"`, an argument's or result's
+// `xla.sdy.sharding = "#sdy.sharding<@mesh, [...]>"` and an op's `xla.sdy.sharding =
+// "#sdy.sharding_per_value<[...]>"`. Those strings are MLIR attribute text: they are parsed in place (at the
+// string's offset in the file, so their errors point into it) and lowered like the sdy dialect's own attributes.
+//
+// Exporters often write both forms (tt-xla: `mhlo.sharding` beside `xla.sdy.sharding`). Shardy's is what XLA
+// partitions with when Shardy is on (its round-trip import drops the GSPMD strings), so it wins; when the two mean
+// different shardings the user hears about it.
+#include <string>
+
+#include "fmt/format.h"
+#include "frontend/hlo/printer.h"
+#include "frontend/stablehlo/lower_impl.h"
+
+namespace xlac::shlo {
+namespace {
+
+constexpr std::string_view kRoundTripMeshes = "xla.sdy.meshes";
+constexpr std::string_view kRoundTripSharding = "xla.sdy.sharding";
+
+const Attr* FrontendAttr(const std::vector<NamedAttr>& attrs, std::string_view key) {
+  for (const NamedAttr& a : attrs) {
+    if (a.name != "mhlo.frontend_attributes" || a.value->kind != Attr::Kind::kDict) continue;
+    for (const auto& [k, v] : a.value->dict) {
+      if (k == key) return v.get();
+    }
+  }
+  return nullptr;
+}
+
+Sharding WithoutMetadata(Sharding s) {
+  s.metadata.clear();
+  for (Sharding& e : s.tuple_elements) e = WithoutMetadata(std::move(e));
+  return s;
+}
+
+}  // namespace
+
+bool Lowerer::ParseEmbeddedAttr(const Attr& string_attr, std::string_view what, AttrPtr* out) {
+  if (string_attr.kind != Attr::Kind::kString) return Error(string_attr.pos, fmt::format("{} must be a string", what));
+  // The string's content stands where the string starts, after the text before it, so positions stay file offsets
+  // (columns past an escape drift by its length).
+  const size_t start = string_attr.pos + 1;
+  std::string text(file_.text().substr(0, start));
+  text += string_attr.str;
+  SourceFile sub_file(file_.name(), text, file_.line_offset());
+  DiagnosticEngine sub_diags;
+  Parser sub(sub_file, sub_diags, parser_.options());
+  sub.ResetTo(start);  // lexes the first token
+  AttrPtr attr;
+  if (!sub.ParseAttribute(&attr)) {
+    std::string message = sub_diags.diagnostics().empty() ? "invalid" : sub_diags.diagnostics()[0].message;
+    return Error(string_attr.pos, fmt::format("in {} \"{}\": {}", what, string_attr.str, message));
+  }
+  if (sub.kind() != Tok::kEof) {
+    return Error(string_attr.pos, fmt::format("{} \"{}\" has text after its attribute", what, string_attr.str));
+  }
+  *out = std::move(attr);
+  return true;
+}
+
+bool Lowerer::CollectRoundTripMeshes(const ModuleAst& ast) {
+  const Attr* meshes = FrontendAttr(ast.attrs, kRoundTripMeshes);
+  if (meshes == nullptr) return true;
+  AttrPtr parsed;
+  if (!ParseEmbeddedAttr(*meshes, kRoundTripMeshes, &parsed)) return false;
+  if (parsed->kind != Attr::Kind::kDict) {
+    return Error(meshes->pos, fmt::format("{} must hold a dictionary of meshes", kRoundTripMeshes));
+  }
+  for (const auto& [name, mesh] : parsed->dict) {
+    if (mesh->kind != Attr::Kind::kSdyMesh) {
+      return Error(meshes->pos, fmt::format("{}: @{} is not a #sdy.mesh<...>", kRoundTripMeshes, name));
+    }
+    SdyMeshInfo info;
+    if (!ValidateSdyMesh(mesh->sdy->mesh, "mesh @" + name, &info)) return false;
+    auto [it, inserted] = sdy_meshes_.emplace(name, info);
+    if (!inserted && !(it->second == info)) {
+      return Error(meshes->pos, fmt::format("{} defines mesh @{} differently from the module's sdy.mesh",
+                                            kRoundTripMeshes, name));
+    }
+  }
+  return true;
+}
+
+bool Lowerer::ValueSharding(const std::vector<NamedAttr>& attrs, const Shape& shape, std::string_view value_name,
+                            std::optional<Sharding>* out) {
+  std::optional<Sharding> gspmd, shardy;
+  size_t gspmd_pos = 0, shardy_pos = 0;
+  for (const NamedAttr& a : attrs) {
+    if (!IsShardingAttrName(a.name)) continue;
+    std::optional<Sharding>& slot = a.name == "mhlo.sharding" ? gspmd : shardy;
+    (a.name == "mhlo.sharding" ? gspmd_pos : shardy_pos) = a.pos;
+    if (!ValueShardingAttr(a, shape, &slot)) return false;
+  }
+  if (const Attr* round_trip = FrontendAttr(attrs, kRoundTripSharding); round_trip != nullptr && !shardy) {
+    AttrPtr parsed;
+    if (!ParseEmbeddedAttr(*round_trip, kRoundTripSharding, &parsed)) return false;
+    // Arguments carry #sdy.sharding<...>; results may carry a one-element #sdy.sharding_per_value<[...]>.
+    if (!ValueShardingAttr(NamedAttr{"sdy.sharding", parsed, round_trip->pos}, shape, &shardy)) return false;
+    shardy_pos = round_trip->pos;
+  }
+  if (gspmd.has_value() && shardy.has_value() && !(WithoutMetadata(*gspmd) == WithoutMetadata(*shardy))) {
+    diags_.Report(Severity::kWarning, Loc(shardy_pos),
+                  fmt::format("{} has two shardings that disagree: GSPMD's mhlo.sharding {} (line {}) and Shardy's {}; "
+                              "using Shardy's, as XLA does when Shardy is on",
+                              value_name, ShardingToString(*gspmd, false), Loc(gspmd_pos).line,
+                              ShardingToString(*shardy, false)));
+  }
+  *out = shardy.has_value() ? std::move(shardy) : std::move(gspmd);
+  return true;
+}
+
+bool Lowerer::ApplyRoundTripOpSharding(const Op& op, const Results& results, Instruction* primary) {
+  const Attr* round_trip = FrontendAttr(op.attrs, kRoundTripSharding);
+  if (round_trip == nullptr) return true;
+  for (const NamedAttr& a : op.attrs) {
+    if (a.name == "sdy.sharding") return true;  // the dialect's own attribute says the same, first hand
+  }
+  AttrPtr parsed;
+  if (!ParseEmbeddedAttr(*round_trip, kRoundTripSharding, &parsed)) return false;
+  std::optional<Sharding> gspmd = primary->sharding();
+  if (!ApplySdyOpSharding(*parsed, results, primary)) return false;
+  if (gspmd.has_value() && primary->sharding().has_value() &&
+      !(WithoutMetadata(*gspmd) == WithoutMetadata(*primary->sharding()))) {
+    diags_.Report(Severity::kWarning, Loc(round_trip->pos),
+                  fmt::format("{} has two shardings that disagree: GSPMD's mhlo.sharding {} and Shardy's {}; using "
+                              "Shardy's, as XLA does when Shardy is on",
+                              op.name, ShardingToString(*gspmd, false), ShardingToString(*primary->sharding(), false)));
+  }
+  return true;
+}
+
+}  // namespace xlac::shlo
