@@ -249,5 +249,6 @@ void RegisterRegionOps(OpTable* table);       // lower_ops_region.cc
 void RegisterMiscOps(OpTable* table);         // lower_ops_misc.cc: collectives, custom calls, checks, calls
 void RegisterChloOps(OpTable* table);         // lower_chlo.cc
 void RegisterSdyOps(OpTable* table);          // lower_sdy.cc
+void RegisterDialectOps(OpTable* table);      // lower_dialect_ops.cc: arith, math, tensor
 
 }  // namespace xlac::shlo

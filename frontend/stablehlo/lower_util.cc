@@ -442,6 +442,7 @@ const OpTable& Handlers() {
     RegisterMiscOps(&t);
     RegisterChloOps(&t);
     RegisterSdyOps(&t);
+    RegisterDialectOps(&t);
     return t;
   }();
   return table;

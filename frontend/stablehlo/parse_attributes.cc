@@ -30,6 +30,75 @@ std::shared_ptr<Attr> NewAttr(Attr::Kind kind, size_t pos) {
 
 }  // namespace
 
+AttrPtr Parser::OpaqueAttr(size_t start) {
+  auto attr = NewAttr(Attr::Kind::kOpaque, start);
+  attr->str = std::string(Source(start, prev_end()));
+  return attr;
+}
+
+bool Parser::LookAheadIsKeyword(std::string_view kw) const {
+  Lexer copy = lexer_;
+  return copy.Lex() == Tok::kBareId && copy.tok().str == kw;
+}
+
+// MLIR's parseDialectSymbolBody: nested punctuation must balance, `->` is not a closing '>', strings are skipped
+// whole; anything else is the dialect's business.
+bool Parser::SkipDialectBody(std::string_view what) {
+  if (kind() != Tok::kLess) return TokenError(fmt::format("expected '<' to start {}", what));
+  const size_t open = pos();
+  const std::string_view t = text();
+  std::vector<std::pair<char, size_t>> stack;
+  size_t p = open;
+  while (true) {
+    if (p >= t.size()) {
+      return Error(stack.back().second, fmt::format("unterminated {}: '{}' is not closed before the end of input", what,
+                                                    stack.back().first));
+    }
+    const size_t at = p;
+    const char c = t[p++];
+    switch (c) {
+      case '<':
+      case '[':
+      case '(':
+      case '{':
+        if (static_cast<int>(stack.size()) >= options_.max_nesting_depth) {
+          return Error(at, fmt::format("maximum nesting depth ({}) exceeded", options_.max_nesting_depth));
+        }
+        stack.emplace_back(c, at);
+        continue;
+      case '-':
+        if (p < t.size() && t[p] == '>') ++p;
+        continue;
+      case '>':
+      case ']':
+      case ')':
+      case '}': {
+        const char want = c == '>' ? '<' : c == ']' ? '[' : c == ')' ? '(' : '{';
+        if (stack.back().first != want) {
+          return Error(at, fmt::format("unbalanced '{}' in {}: '{}' is still open", c, what, stack.back().first));
+        }
+        stack.pop_back();
+        if (stack.empty()) break;
+        continue;
+      }
+      case '"':
+        while (p < t.size() && t[p] != '"') {
+          if (t[p] == '\n') break;
+          p += t[p] == '\\' ? 2 : 1;
+        }
+        if (p >= t.size() || t[p] != '"') return Error(at, "unterminated string literal");
+        ++p;
+        continue;
+      default:
+        continue;
+    }
+    break;
+  }
+  ResetTo(p);
+  prev_end_ = p;
+  return true;
+}
+
 bool Parser::ParseInt64(int64_t* out) {
   const size_t start = pos();
   const bool negative = Eat(Tok::kMinus);
@@ -246,14 +315,35 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
     }
     case Tok::kHashId: {
       const std::string name = tok().str;
+      const size_t dot = name.find('.');
       Next();
       if (kind() != Tok::kLess) {
         auto it = attr_aliases_.find(name);
-        if (it == attr_aliases_.end()) return Error(start, fmt::format("undefined attribute alias '#{}'", name));
-        *out = it->second;
+        if (it != attr_aliases_.end()) {
+          *out = it->second;
+          return true;
+        }
+        // MLIR reserves dotted names for dialect attributes, so `#ttcore.foo` without a body is one, not an alias.
+        if (dot != std::string::npos) {
+          *out = OpaqueAttr(start);
+          return true;
+        }
+        return Error(start, fmt::format("undefined attribute alias '#{}'", name));
+      }
+      const std::string dialect = name.substr(0, dot);
+      const std::string mnemonic = dot == std::string::npos ? "" : name.substr(dot + 1);
+      const bool interpreted =
+          dialect == "stablehlo" || dialect == "mhlo" || dialect == "chlo" ||
+          (dialect == "sdy" && (dot == std::string::npos ? LookAheadIsKeyword("manual_axes")
+                                                         : mnemonic == "mesh" || mnemonic == "sharding" ||
+                                                               mnemonic == "sharding_per_value"));
+      if (!interpreted) {
+        // Attributes of dialects xlac does not interpret (#ttcore<local_shape ...>, #sdy.op_sharding_rule<...>)
+        // have their own grammar: kept as raw text. Whoever needs their meaning reports them by name.
+        if (!SkipDialectBody(fmt::format("#{}<...>", name))) return false;
+        *out = OpaqueAttr(start);
         return true;
       }
-      const size_t dot = name.find('.');
       if (dot == std::string::npos) {
         // #stablehlo<comparison_direction EQ>
         Next();
@@ -270,25 +360,8 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
         }
         return TokenError(fmt::format("expected '<category VALUE>' in #{}<...>, but found {}", name, DescribeToken()));
       }
-      const std::string dialect = name.substr(0, dot);
-      const std::string mnemonic = name.substr(dot + 1);
       if (dialect == "sdy" && (mnemonic == "mesh" || mnemonic == "sharding" || mnemonic == "sharding_per_value")) {
         return ParseSdyDialectAttr(mnemonic, start, out);
-      }
-      if (dialect != "stablehlo" && dialect != "mhlo" && dialect != "chlo") {
-        // Other dialects' attributes (#sdy.op_sharding_rule<...>, ...) have their own grammar: kept as raw text.
-        auto attr = NewAttr(Attr::Kind::kOpaque, start);
-        int depth = 0;
-        do {
-          if (kind() == Tok::kEof || kind() == Tok::kError)
-            return TokenError(fmt::format("unterminated #{}<...>", name));
-          if (kind() == Tok::kLess) ++depth;
-          if (kind() == Tok::kGreater) --depth;
-          Next();
-        } while (depth > 0);
-        attr->str = std::string(Source(start, prev_end()));
-        *out = std::move(attr);
-        return true;
       }
       if (mnemonic == "conv") {
         Next();
@@ -365,19 +438,10 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
       }
       if (!IsTypeStart() && LookAhead() == Tok::kLess) {
         // Builtin attributes we do not interpret (affine_map<...>, strided<...>): kept as raw text.
-        auto attr = NewAttr(Attr::Kind::kOpaque, start);
         const std::string name = word;
         Next();
-        int depth = 0;
-        do {
-          if (kind() == Tok::kEof || kind() == Tok::kError)
-            return TokenError(fmt::format("unterminated {}<...>", name));
-          if (kind() == Tok::kLess) ++depth;
-          if (kind() == Tok::kGreater) --depth;
-          Next();
-        } while (depth > 0);
-        attr->str = std::string(Source(start, prev_end()));
-        *out = std::move(attr);
+        if (!SkipDialectBody(fmt::format("{}<...>", name))) return false;
+        *out = OpaqueAttr(start);
         return true;
       }
       if (IsTypeStart()) {

@@ -2,8 +2,9 @@
 //
 // Element syntax: integers (decimal or 0x bit patterns for floats), floats (1.5, 1.0E-3), true/false, complex
 // pairs (re, im), nested lists that must be rectangular and match the tensor shape, a single element (splat), and
-// hex blobs "0x..." holding the raw little-endian storage (one byte per element for i1 and sub-byte types,
-// interleaved real/imaginary parts for complex types; a blob of exactly one element is a splat).
+// hex blobs "0x..." holding the raw little-endian storage (one byte per element for sub-byte types, interleaved
+// real/imaginary parts for complex types; a blob of exactly one element is a splat). i1 blobs come bit-packed as MLIR
+// writes them, or one byte per element.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -313,7 +314,15 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
     if (digits.size() % 2 != 0) return Error(blob_pos, "hex string has an odd number of digits");
     const int64_t blob_bytes = static_cast<int64_t>(digits.size() / 2);
     const bool splat = blob_bytes == width && *count != 1;
-    if (blob_bytes != *bytes && !splat) {
+    // MLIR stores i1 bit-packed, LSB first (ceil(n/8) bytes; one byte 0x00 or 0xFF is a splat); other producers
+    // write one byte per element. The size tells them apart except for one byte, where MLIR's reading wins.
+    const bool bit_packed = IsPredType(type.element) && blob_bytes == (*count + 7) / 8 && blob_bytes != *bytes;
+    if (blob_bytes != *bytes && !splat && !bit_packed) {
+      if (IsPredType(type.element)) {
+        return Error(blob_pos, fmt::format("hex string has {} bytes, but {} needs {} (one per element) or {} "
+                                           "(bit-packed)",
+                                           blob_bytes, type.text, *bytes, (*count + 7) / 8));
+      }
       return Error(blob_pos, fmt::format("hex string has {} bytes, but {} needs {}", blob_bytes, type.text, *bytes));
     }
     std::vector<uint8_t> raw(static_cast<size_t>(blob_bytes));
@@ -324,13 +333,17 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
       }
       raw[i] = static_cast<uint8_t>(hi * 16 + lo);
     }
-    if (IsPredType(type.element)) {
+    if (bit_packed) {
+      std::vector<uint8_t> bits(static_cast<size_t>(*count));
+      for (size_t i = 0; i < bits.size(); ++i) bits[i] = (raw[i / 8] >> (i % 8)) & 1;
+      raw = std::move(bits);
+    } else if (IsPredType(type.element)) {
       for (uint8_t& b : raw) b = b != 0 ? 1 : 0;
     } else if (BitWidth(type.element) < 8) {
       for (uint8_t& b : raw) b = static_cast<uint8_t>(NormalizeSubByte(type.element, b));
     }
     uint8_t* dst = literal->mutable_raw_data();
-    if (splat) {
+    if (splat && !bit_packed) {
       for (int64_t i = 0; i < *count; ++i) std::memcpy(dst + i * width, raw.data(), static_cast<size_t>(width));
     } else if (!raw.empty()) {
       std::memcpy(dst, raw.data(), raw.size());

@@ -108,46 +108,6 @@ bool Parser::DepthExceeded() {
 // ---------------------------------------------------------------------------------------------------------------
 // File and module
 
-bool Parser::ParseFile(ModuleAst* out) {
-  Next();
-  while (kind() == Tok::kHashId || kind() == Tok::kBangId) {
-    if (!ParseAliasDefinition()) return false;
-  }
-  out->pos = pos();
-  if (IsKeyword("module")) {
-    // Several modules (the chunks of a split-input-file test) are merged: their functions share one namespace.
-    bool first = true;
-    while (IsKeyword("module")) {
-      Next();
-      if (kind() == Tok::kAtId) {
-        if (first) out->name = tok().str;
-        Next();
-      }
-      std::vector<NamedAttr> attrs;
-      if (EatKeyword("attributes") && !ParseAttrDict(&attrs)) return false;
-      if (first) out->attrs = std::move(attrs);
-      if (!Expect(Tok::kLBrace, "to start the module body")) return false;
-      if (!ParseModuleBody(out, /*braced=*/true)) return false;
-      Location ignored;
-      if (!ParseOptionalLocation(&ignored)) return false;
-      while (kind() == Tok::kHashId || kind() == Tok::kBangId) {
-        if (!ParseAliasDefinition()) return false;
-      }
-      first = false;
-    }
-  } else if (!ParseModuleBody(out, /*braced=*/false)) {
-    return false;
-  }
-  while (kind() == Tok::kHashId || kind() == Tok::kBangId) {
-    if (!ParseAliasDefinition()) return false;
-  }
-  if (kind() != Tok::kEof) {
-    return TokenError(fmt::format("expected end of input after the module, but found {}", DescribeToken()));
-  }
-  if (out->funcs.empty()) return Error(out->pos, "the input contains no functions");
-  return true;
-}
-
 bool Parser::ParseModuleBody(ModuleAst* out, bool braced) {
   while (true) {
     if (braced && Eat(Tok::kRBrace)) return true;
@@ -194,12 +154,15 @@ bool Parser::ParseAliasDefinition() {
     Next();
     Location loc;
     if (!ParseLocationBody(&loc)) return false;
-    loc_aliases_[name] = std::move(loc);
+    // After the module we read, a #loc of the same name belongs to a later (skipped) module.
+    if (!(multi_module_ && after_used_module_ && loc_aliases_.count(name))) loc_aliases_[name] = std::move(loc);
     return true;
   }
   AttrPtr attr;
   if (!ParseAttribute(&attr)) return false;
-  if (attr_aliases_.count(name)) return Error(name_pos, fmt::format("redefinition of attribute alias '#{}'", name));
+  if (attr_aliases_.count(name) && !multi_module_) {
+    return Error(name_pos, fmt::format("redefinition of attribute alias '#{}'", name));
+  }
   attr_aliases_[name] = std::move(attr);
   return true;
 }
@@ -253,8 +216,10 @@ bool Parser::ParseFuncSignature(Func* out) {
     if (kind() != Tok::kRParen) {
       do {
         FuncResult result;
+        Location ignored;
         if (!ParseType(&result.type)) return false;
         if (kind() == Tok::kLBrace && !ParseAttrDict(&result.attrs)) return false;
+        if (!ParseOptionalLocation(&ignored)) return false;
         out->results.push_back(std::move(result));
       } while (Eat(Tok::kComma));
     }

@@ -55,6 +55,9 @@ bool Parser::ParsePrettyOp(Op* op) {
   if (op->name == "stablehlo.custom_call" && kind() == Tok::kAtId) return ParseCustomCallOp(op);
   if (op->name == "chlo.scan") return ParseScanOp(op);
   if (op->name.rfind("sdy.", 0) == 0) return ParseSdyOp(op);
+  if (op->name.rfind("arith.", 0) == 0 || op->name.rfind("math.", 0) == 0 || op->name.rfind("tensor.", 0) == 0) {
+    return ParseDialectOp(op);
+  }
   return ParsePrettyGeneric(op);
 }
 
@@ -323,7 +326,8 @@ bool Parser::ParseReduceOp(Op* op) {
     if (kind() != Tok::kPercentId) return TokenError("expected a reducer argument");
     a.name = tok().str;
     Next();
-    if (!Expect(Tok::kColon, "after a reducer argument") || !ParseType(&a.type) ||
+    Location ignored;
+    if (!Expect(Tok::kColon, "after a reducer argument") || !ParseType(&a.type) || !ParseOptionalLocation(&ignored) ||
         !Expect(Tok::kComma, "between reducer arguments")) {
       return false;
     }
@@ -331,7 +335,7 @@ bool Parser::ParseReduceOp(Op* op) {
     if (kind() != Tok::kPercentId) return TokenError("expected a reducer argument");
     b.name = tok().str;
     Next();
-    if (!Expect(Tok::kColon, "after a reducer argument") || !ParseType(&b.type) ||
+    if (!Expect(Tok::kColon, "after a reducer argument") || !ParseType(&b.type) || !ParseOptionalLocation(&ignored) ||
         !Expect(Tok::kRParen, "to end reducer arguments")) {
       return false;
     }
@@ -359,7 +363,9 @@ bool Parser::ParseWhileOp(Op* op) {
       arg.name = tok().str;
       Next();
       op->operands.emplace_back();
-      if (!Expect(Tok::kEqual, "after the loop-carried value name") || !ParseValueRef(&op->operands.back())) {
+      Location ignored;
+      if (!Expect(Tok::kEqual, "after the loop-carried value name") || !ParseValueRef(&op->operands.back()) ||
+          !ParseOptionalLocation(&ignored)) {
         return false;
       }
       iter_args.push_back(std::move(arg));

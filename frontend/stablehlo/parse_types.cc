@@ -96,24 +96,6 @@ bool Parser::IsTypeStart() const {
   }
 }
 
-namespace {
-
-// Skips a `<...>` group (the current token is '<'), counting nested angle brackets.
-bool SkipAngles(Parser* p) {
-  int depth = 0;
-  do {
-    if (p->kind() == Tok::kEof || p->kind() == Tok::kError) {
-      return p->TokenError("expected '>' to close '<', but found end of input");
-    }
-    if (p->kind() == Tok::kLess) ++depth;
-    if (p->kind() == Tok::kGreater) --depth;
-    p->Next();
-  } while (depth > 0);
-  return true;
-}
-
-}  // namespace
-
 bool Parser::ParseType(Type* out) {
   DepthGuard guard(this);
   if (!guard.ok()) return DepthExceeded();
@@ -155,7 +137,9 @@ bool Parser::ParseType(Type* out) {
       return finish();
     }
     Next();
-    if (kind() == Tok::kLess && !SkipAngles(this)) return false;
+    // A type of another dialect (!ttcore.tile<32x32, bf16>): kept for messages; where a value has it, ToShape
+    // reports it by name.
+    if (kind() == Tok::kLess && !SkipDialectBody(fmt::format("!{}<...>", name))) return false;
     out->kind = Type::Kind::kOther;
     out->quantized = name.rfind("quant.", 0) == 0;
     return finish();
@@ -249,9 +233,13 @@ bool Parser::ParseType(Type* out) {
           for (const AttrPtr& b : bounds->elements) {
             out->bounds.push_back(b->kind == Attr::Kind::kInt ? b->int_value : Type::kDynamic);
           }
-        } else if (encoding->kind != Attr::Kind::kDict) {
+        } else if (encoding->kind == Attr::Kind::kOpaque && encoding->str.rfind("#sparse_tensor", 0) == 0) {
+          return Error(encoding_pos, "sparse tensor encodings (#sparse_tensor.encoding) are not supported");
+        } else if (encoding->kind != Attr::Kind::kDict && encoding->kind != Attr::Kind::kOpaque &&
+                   encoding->kind != Attr::Kind::kString) {
           return Error(encoding_pos, "unsupported tensor encoding");
         }
+        // Other dialects' encodings (#ttnn.ttnn_layout<...>) describe memory placement, not values: dropped.
       }
       if (!out->bounds.empty() && out->bounds.size() != out->dims.size()) {
         return Error(encoding_pos, fmt::format("expected {} bounds, one per dimension", out->dims.size()));
@@ -301,7 +289,7 @@ bool Parser::ParseType(Type* out) {
 
   if (word == "memref" || word == "vector") {
     Next();
-    if (kind() == Tok::kLess && !SkipAngles(this)) return false;
+    if (kind() == Tok::kLess && !SkipDialectBody(fmt::format("{}<...>", word))) return false;
     out->kind = Type::Kind::kOther;
     return finish();
   }

@@ -19,12 +19,23 @@
 
 namespace xlac::shlo {
 
+// A top-level `module` located lexically (parse_toplevel.cc).
+struct ModuleSpan {
+  size_t begin = 0;  // the `module` keyword
+  size_t end = 0;    // after its closing '}'
+  std::string name;
+  std::vector<std::string> foreign_dialects;  // dialects of its ops that xlac does not lower, sorted
+};
+
 class Parser {
  public:
   Parser(const SourceFile& file, DiagnosticEngine& diags, const StableHloParseOptions& options);
 
-  // The whole file: `module ... { ... }` or bare top-level functions, plus #alias definitions.
+  // The whole file: `module ... { ... }` (several are merged, or skipped with a warning when they are not StableHLO
+  // or repeat an earlier module's functions) or bare top-level functions, plus #alias definitions.
   bool ParseFile(ModuleAst* out);
+  // The file's top-level modules, when it has more than one (else empty).
+  void ScanModules(std::vector<ModuleSpan>* out) const;
 
   SourceLoc Loc(size_t offset) const { return lines_.Loc(offset); }
   const std::map<std::string, Location>& loc_aliases() const { return loc_aliases_; }
@@ -40,6 +51,7 @@ class Parser {
   size_t pos() const { return lexer_.tok().begin; }
   size_t prev_end() const { return prev_end_; }
   bool IsKeyword(std::string_view kw) const { return kind() == Tok::kBareId && tok().str == kw; }
+  bool LookAheadIsKeyword(std::string_view kw) const;  // the token after the current one is `kw`
   bool EatKeyword(std::string_view kw);
   bool ExpectKeyword(std::string_view kw, std::string_view context);
   bool Expect(Tok k, std::string_view context);
@@ -91,6 +103,12 @@ class Parser {
   bool ParseI64ArrayAttr(AttrPtr* out);
   bool ParseInt64(int64_t* out);
   bool ParseConvDimsBody(Attr* out);  // `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`
+  // At a `<` that opens a dialect attribute or type body we do not interpret (`#ttcore<local_shape ...>`,
+  // `!ttcore.tile<32x32, bf16>`): skips it as MLIR's lexer does (balanced <>, [], (), {}, strings, `->`) and leaves the
+  // parser after the closing `>`. `what` names the construct for the error message.
+  bool SkipDialectBody(std::string_view what);
+  // An opaque attribute holding the source text from `start` to the end of the last token.
+  AttrPtr OpaqueAttr(size_t start);
 
   // ---- dense<> literals (parse_dense.cc) ----
   // After the `dense` keyword: `<...>` then `:` type. Produces a kDense attribute.
@@ -131,6 +149,11 @@ class Parser {
   bool ParseSliceRanges(Op* op);
   void NormalizePrettyAttrs(Op* op);
 
+  // parse_dialect_ops.cc: arith, math and tensor ops.
+  bool ParseDialectOp(Op* op);
+  bool ParseOperandList(Op* op);
+  bool ParseDynamicIndexList(Op* op, std::vector<int64_t>* statics, int32_t* num_values);
+
   // parse_sdy.cc
   bool ParseSdyOp(Op* op);
   bool ParseSdyAxisRef(SdyAxisRef* out);
@@ -148,6 +171,9 @@ class Parser {
   size_t prev_end_ = 0;
   int depth_ = 0;
   bool depth_error_reported_ = false;
+  // Several modules: aliases of different modules may share names (each print numbers its own #loc1, ...).
+  bool multi_module_ = false;
+  bool after_used_module_ = false;
   std::map<std::string, Location> loc_aliases_;
   std::map<std::string, AttrPtr> attr_aliases_;
   std::map<std::string, Type> type_aliases_;
