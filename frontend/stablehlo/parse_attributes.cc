@@ -433,7 +433,11 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
         Next();
         return ParseDenseArrayAttr(start, out);
       }
-      if (word == "dense_resource" || word == "sparse") {
+      if (word == "dense_resource" && LookAhead() == Tok::kLess) {
+        Next();
+        return ParseDenseResourceAttr(start, out);
+      }
+      if (word == "sparse") {
         return TokenError(fmt::format("{}<...> attributes are not supported", word));
       }
       if (!IsTypeStart() && LookAhead() == Tok::kLess) {

@@ -394,6 +394,69 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
   return true;
 }
 
+// dense_resource<key> : tensor<...>: the blob of `key` in the file's dialect_resources (parse_resources.cc) is a
+// 4-byte alignment followed by the little-endian elements (one byte per i1).
+bool Parser::ParseDenseResourceAttr(size_t start, AttrPtr* out) {
+  Next();  // '<'
+  const size_t key_pos = pos();
+  if (kind() != Tok::kBareId && kind() != Tok::kString) {
+    return TokenError(fmt::format("expected a resource name in dense_resource<...>, but found {}", DescribeToken()));
+  }
+  const std::string key = tok().str;
+  Next();
+  if (!Expect(Tok::kGreater, "to end dense_resource<...>") || !Expect(Tok::kColon, "before the dense_resource type")) {
+    return false;
+  }
+  const size_t type_pos = pos();
+  Type type;
+  if (!ParseType(&type)) return false;
+  if (type.quantized) return Error(type_pos, "quantized types are not supported");
+  if (type.kind != Type::Kind::kTensor || type.element == PrimitiveType::kInvalid || type.IsDynamic()) {
+    return Error(type_pos, fmt::format("expected a static tensor type for dense_resource, but found {}", type.text));
+  }
+  auto it = resource_blobs_.find(key);
+  if (it == resource_blobs_.end()) {
+    if (key == "__elided__") {
+      return Error(key_pos,
+                   "the value of this dense_resource was elided when the file was printed "
+                   "(--mlir-elide-resource-strings-if-larger)");
+    }
+    return Error(key_pos, fmt::format("dense_resource<{}> has no blob in the file's dialect_resources", key));
+  }
+  Shape shape(type.element, type.dims);
+  std::optional<int64_t> bytes = shape.ByteSizeOf();
+  if (!bytes.has_value() || *bytes > options_.max_literal_bytes) {
+    return Error(type_pos, fmt::format("dense_resource of type {} is too large", type.text));
+  }
+  const std::string_view digits = it->second.hex;
+  if (digits.size() % 2 != 0 || digits.size() < 8 || static_cast<int64_t>(digits.size() / 2 - 4) != *bytes) {
+    return Error(key_pos, fmt::format("resource {} holds {} bytes after its alignment, but {} needs {}", key,
+                                      digits.size() >= 8 ? (digits.size() - 8) / 2 : 0, type.text, *bytes));
+  }
+  auto literal = std::make_shared<Literal>(shape);
+  uint8_t* dst = literal->mutable_raw_data();
+  for (int64_t i = 0; i < *bytes; ++i) {
+    uint8_t hi, lo;
+    if (!HexDigitValue(digits[8 + 2 * i], &hi) || !HexDigitValue(digits[9 + 2 * i], &lo)) {
+      return Error(it->second.pos, fmt::format("invalid hex digit in resource {}", key));
+    }
+    uint8_t b = static_cast<uint8_t>(hi * 16 + lo);
+    if (IsPredType(type.element)) {
+      b = b != 0 ? 1 : 0;
+    } else if (BitWidth(type.element) < 8) {
+      b = static_cast<uint8_t>(NormalizeSubByte(type.element, b));
+    }
+    dst[i] = b;
+  }
+  auto attr = std::make_shared<Attr>();
+  attr->kind = Attr::Kind::kDense;
+  attr->pos = start;
+  attr->type = std::move(type);
+  attr->dense = std::move(literal);
+  *out = std::move(attr);
+  return true;
+}
+
 // array<i64: 1, 2>, array<i1: true, false>, array<f32: 1.0>, array<i64>
 bool Parser::ParseDenseArrayAttr(size_t start, AttrPtr* out) {
   Next();  // '<'

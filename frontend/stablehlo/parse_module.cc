@@ -112,6 +112,7 @@ bool Parser::ParseModuleBody(ModuleAst* out, bool braced) {
   while (true) {
     if (braced && Eat(Tok::kRBrace)) return true;
     if (!braced && kind() == Tok::kEof) return true;
+    if (!braced && SkipResourceSection()) continue;
     if (kind() == Tok::kHashId || kind() == Tok::kBangId) {
       if (!ParseAliasDefinition()) return false;
       continue;

@@ -117,7 +117,7 @@ bool Parser::ParsePrettyItems(Op* op, bool in_parens) {
       Next();
       Next();
       if (!ParsePrettyKeywordValue(op, key, item_pos)) return false;
-    } else if (IsKeyword("dense") || IsKeyword("array")) {
+    } else if (IsKeyword("dense") || IsKeyword("array") || IsKeyword("dense_resource")) {
       AttrPtr value;
       if (!ParseAttribute(&value)) return false;
       op->attrs.push_back({"", std::move(value), item_pos});

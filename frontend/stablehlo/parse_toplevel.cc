@@ -137,10 +137,18 @@ bool Parser::ParseFile(ModuleAst* out) {
   std::vector<size_t> used;
   bool have_module = false;
 
-  Next();
-  while (kind() == Tok::kHashId || kind() == Tok::kBangId) {
-    if (!ParseAliasDefinition()) return false;
-  }
+  if (!ParseResourceSections()) return false;
+  ResetTo(0);
+  prev_end_ = 0;
+  // Alias definitions and file metadata between modules.
+  auto top_level_definitions = [&]() -> bool {
+    while (true) {
+      if (SkipResourceSection()) continue;
+      if (kind() != Tok::kHashId && kind() != Tok::kBangId) return true;
+      if (!ParseAliasDefinition()) return false;
+    }
+  };
+  if (!top_level_definitions()) return false;
   out->pos = pos();
   if (!IsKeyword("module")) {
     if (!ParseModuleBody(out, /*braced=*/false)) return false;
@@ -194,9 +202,7 @@ bool Parser::ParseFile(ModuleAst* out) {
       after_used_module_ = true;
     }
     if (!ParseOptionalLocation(&ignored)) return false;
-    while (kind() == Tok::kHashId || kind() == Tok::kBangId) {
-      if (!ParseAliasDefinition()) return false;
-    }
+    if (!top_level_definitions()) return false;
   }
   if (kind() != Tok::kEof) {
     return TokenError(fmt::format("expected end of input after the module, but found {}", DescribeToken()));

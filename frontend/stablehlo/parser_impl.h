@@ -115,6 +115,14 @@ class Parser {
   bool ParseDenseAttr(size_t start, AttrPtr* out);
   // After `array`: `<i64: 1, 2>`.
   bool ParseDenseArrayAttr(size_t start, AttrPtr* out);
+  // After `dense_resource`: `<key> : type`, the value from the file's dialect_resources.
+  bool ParseDenseResourceAttr(size_t start, AttrPtr* out);
+
+  // ---- File metadata (parse_resources.cc) ----
+  // Reads every `{-# dialect_resources: {...} #-}` section of the file (the lexer position is left anywhere).
+  bool ParseResourceSections();
+  // At the start of such a section: jumps past it.
+  bool SkipResourceSection();
 
   // ---- Pretty op forms (parse_pretty_ops.cc) ----
   bool ParsePrettyOp(Op* op);
@@ -177,6 +185,12 @@ class Parser {
   std::map<std::string, Location> loc_aliases_;
   std::map<std::string, AttrPtr> attr_aliases_;
   std::map<std::string, Type> type_aliases_;
+  struct ResourceBlob {
+    std::string_view hex;  // the digits after "0x" (4 bytes of alignment, then the data)
+    size_t pos = 0;
+  };
+  std::map<std::string, ResourceBlob> resource_blobs_;
+  std::vector<std::pair<size_t, size_t>> resource_sections_;  // [begin, end) of each {-# ... #-}
   // Positional keywords of the pretty form being parsed (compare's `EQ`, `FLOAT`), in order.
   std::vector<std::pair<std::string, size_t>> pretty_keywords_;
   std::vector<std::pair<std::string, size_t>> pretty_strings_;
