@@ -34,10 +34,11 @@ ModuleFormat DetectModuleFormat(std::string_view filename, std::string_view text
   return ModuleFormat::kHlo;
 }
 
-std::unique_ptr<Module> ParseModuleAnyFormat(const SourceFile& file, DiagnosticEngine& diags) {
+std::unique_ptr<Module> ParseModuleAnyFormat(const SourceFile& file, DiagnosticEngine& diags,
+                                             const HloParseOptions& hlo_options) {
   std::unique_ptr<Module> module = DetectModuleFormat(file.name(), file.text()) == ModuleFormat::kStableHlo
                                        ? ParseStableHloModule(file, diags)
-                                       : ParseHloModule(file, diags);
+                                       : ParseHloModule(file, diags, hlo_options);
   if (module == nullptr && !diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
   return module;
 }

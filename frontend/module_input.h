@@ -5,6 +5,7 @@
 #include <memory>
 #include <string_view>
 
+#include "frontend/hlo/parser.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 
@@ -17,7 +18,8 @@ enum class ModuleFormat { kHlo, kStableHlo };
 ModuleFormat DetectModuleFormat(std::string_view filename, std::string_view text);
 
 // Parses `file` with the parser DetectModuleFormat picks (by the file's name and text). On failure the
-// diagnostics hold at least one error and the result is nullptr.
-std::unique_ptr<Module> ParseModuleAnyFormat(const SourceFile& file, DiagnosticEngine& diags);
+// diagnostics hold at least one error and the result is nullptr. `hlo_options` apply to HLO text.
+std::unique_ptr<Module> ParseModuleAnyFormat(const SourceFile& file, DiagnosticEngine& diags,
+                                             const HloParseOptions& hlo_options = {});
 
 }  // namespace xlac

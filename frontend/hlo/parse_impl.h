@@ -211,6 +211,7 @@ class Parser {
   const SourceFile& file_;
   DiagnosticEngine& diags_;
   HloParseOptions options_;
+  bool warned_unspecified_api_version_ = false;
   LineIndex lines_;
   Lexer lexer_;
   size_t prev_end_ = 0;

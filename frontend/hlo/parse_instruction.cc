@@ -453,8 +453,21 @@ bool Parser::ParseOneInstructionAttribute(PendingInstruction* inst, absl::flat_h
   }
   AttrValue value;
   if (name == "api_version" && kind() == TokKind::kIdent && tok().str == "API_VERSION_UNSPECIFIED") {
-    // A valid protobuf enum name that XLA's parser refuses; older printers wrote it for the original API.
-    return TokenError("invalid API version API_VERSION_UNSPECIFIED (XLA rejects it; write API_VERSION_ORIGINAL)");
+    // A valid protobuf enum name that XLA's parser refuses, but PyTorch/XLA (e.g. on Neuron) dumps write it for
+    // custom-calls built without a version, which XLA runs with the original API: one meaning, so read it so.
+    if (options_.strict) {
+      return TokenError("invalid API version API_VERSION_UNSPECIFIED (XLA rejects it; write API_VERSION_ORIGINAL)");
+    }
+    // Once per module: exporters write it on every custom-call.
+    if (!warned_unspecified_api_version_) {
+      warned_unspecified_api_version_ = true;
+      diags_.Report(Severity::kWarning, Loc(pos()),
+                    "api_version=API_VERSION_UNSPECIFIED is read as API_VERSION_ORIGINAL, here and on every later "
+                    "custom-call (XLA's parser rejects it; so does --strict)");
+    }
+    Next();
+    inst->attrs.Set(name, AttrValue::Enum("API_VERSION_ORIGINAL"));
+    return true;
   }
   if (!ParseAttrValue(name, *attr_kind, spec->enum_values, spec->enum_case_insensitive, &value)) return false;
   inst->attrs.Set(name, std::move(value));

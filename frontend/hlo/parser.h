@@ -17,6 +17,9 @@ struct HloParseOptions {
   // Limits that keep hostile input from exhausting memory or stack.
   int max_nesting_depth = 256;
   int64_t max_literal_bytes = int64_t{1} << 30;
+  // Reject what XLA's parser rejects even where real exporters write it with one unambiguous meaning (e.g.
+  // `api_version=API_VERSION_UNSPECIFIED`, which PyTorch/XLA dumps carry); otherwise such text is read with a warning.
+  bool strict = false;
 };
 
 // Parses a whole module. On failure returns nullptr after reporting at least one error to `diags`; nothing is

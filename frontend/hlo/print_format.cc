@@ -2,6 +2,7 @@
 // dimension labels, padding, slices, aliasing and frontend attributes (xla/window_util.cc, xla/util.cc,
 // xla/shape_util.cc, xla/hlo/parser/hlo_lexer.cc, xla/hlo/ir/hlo_instruction.cc).
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "frontend/hlo/lexer.h"
 #include "frontend/hlo/print_internal.h"
 
 namespace xlac::hlo_print {
@@ -226,8 +228,32 @@ std::string AliasingToString(const std::vector<OutputOperandAlias>& aliasing) {
   return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
 }
 
+std::string PrintableName(std::string_view name, bool after_percent) {
+  auto identifier_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '-';
+  };
+  // The parser reads a name after '%' as a letter or '_' and identifier characters, and a bare name only when it
+  // also lexes as an identifier (not a keyword such as shard_as, a type such as f32, nan, or dim labels).
+  auto plain = [&](std::string_view n) {
+    if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_') ||
+        !std::all_of(n.begin(), n.end(), identifier_char)) {
+      return false;
+    }
+    if (after_percent) return true;
+    hlo::Lexer lexer(n);
+    return lexer.Lex() == hlo::TokKind::kIdent && lexer.tok().str == n && lexer.Lex() == hlo::TokKind::kEof;
+  };
+  if (plain(name)) return std::string(name);
+  // Names made from other sources (StableHLO symbols, fuzzed text) may be anything: keep what HLO allows.
+  std::string out;
+  for (char c : name) out += identifier_char(c) ? c : '_';
+  if (!plain(out)) out = "_" + out;
+  return out;
+}
+
 std::string NameRef(std::string_view name, const HloPrintOptions& options) {
-  return options.print_percent ? "%" + std::string(name) : std::string(name);
+  return options.print_percent ? "%" + PrintableName(name, true) : PrintableName(name, false);
 }
 
 }  // namespace xlac::hlo_print

@@ -71,6 +71,10 @@ bool UsesAsyncSyntaxSugar(const Instruction& inst, const HloPrintOptions& option
 std::string AsyncSugarOpcodeName(const Instruction& inst);
 
 // `%name` or `name`.
+// `name` as the parser reads it back: unchanged when it is a valid name there (after '%' when `after_percent`);
+// otherwise with characters HLO names cannot hold replaced by '_', and a leading '_' when it would still read as a
+// keyword, type or number.
+std::string PrintableName(std::string_view name, bool after_percent);
 std::string NameRef(std::string_view name, const HloPrintOptions& options);
 
 }  // namespace xlac::hlo_print

@@ -19,6 +19,7 @@ namespace xlac {
 namespace {
 
 using hlo_print::NameRef;
+using hlo_print::PrintableName;
 using hlo_print::PrintShape;
 
 bool HasChannelDependencies(Opcode op) {
@@ -310,7 +311,7 @@ std::string StackFrameIndexText(const StackFrameIndex& index) {
 
 std::string ModuleHeader(const Module& module, const HloPrintOptions& options) {
   const ModuleConfig& config = module.config();
-  std::string out = "HloModule " + module.name();
+  std::string out = "HloModule " + PrintableName(module.name(), /*after_percent=*/false);
   if (config.is_scheduled) out += ", is_scheduled=true";
   if (!config.input_output_alias.empty()) {
     // XLA keeps aliases in a ShapeTree over the output, so they print in output-index order.
@@ -395,7 +396,8 @@ std::string ComputationText(const Computation& comp, const HloPrintOptions& opti
     for (int64_t i = 0; i < comp.parameter_count(); ++i) {
       const Instruction* p = comp.parameter(i);
       if (p == nullptr) continue;
-      params.push_back(absl::StrCat(p->name(), ": ", PrintShape(p->shape(), /*print_layout=*/false)));
+      params.push_back(
+          absl::StrCat(PrintableName(p->name(), /*after_percent=*/true), ": ", PrintShape(p->shape(), false)));
     }
     std::string result = comp.root() != nullptr ? PrintShape(comp.root()->shape(), /*print_layout=*/false) : "()";
     absl::StrAppend(&out, "(", absl::StrJoin(params, ", "), ") -> ", result, " ");

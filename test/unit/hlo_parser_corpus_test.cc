@@ -29,7 +29,6 @@ enum KnownReason {
   kTemplate,              // placeholders the C++ test substitutes (<<TYPE>>, {{STEP}}, $0, ...)
   kPrependedComputation,  // calls computations the C++ test prepends (scalar_add, ...)
   kTruncated,             // the test string was cut off when the corpus was extracted
-  kApiVersionUnspecified,  // api_version=API_VERSION_UNSPECIFIED, which XLA's parser rejects (a patched XLA wrote it)
 };
 struct KnownCorpusFailure {
   std::string_view file;  // relative to hlo/
@@ -37,13 +36,6 @@ struct KnownCorpusFailure {
 };
 // clang-format off
 constexpr KnownCorpusFailure kKnownCorpusFailures[] = {
-    {"external_pytorch_xla/misc/linear.hlo", kApiVersionUnspecified},
-    {"external_pytorch_xla/misc/sharding_batch.hlo", kApiVersionUnspecified},
-    {"external_pytorch_xla/misc/sharding_megatron-lm.hlo", kApiVersionUnspecified},
-    {"external_pytorch_xla/mlp/dp_mlp_2.hlo", kApiVersionUnspecified},
-    {"external_pytorch_xla/mlp/mlp_dp_2_8_sep.hlo", kApiVersionUnspecified},
-    {"external_pytorch_xla/mlp/mlp_dp_2_updated.hlo", kApiVersionUnspecified},
-    {"external_pytorch_xla/mlp/mlp_single_case_2.hlo", kApiVersionUnspecified},
     {"cpu/service__cpu__tests__onednn_layer_norm_test/LayerNormTest.LayerNormTest0_BF16.hlo", kTruncated},
     {"cpu/service__cpu__tests__onednn_layer_norm_test/LayerNormTest.LayerNormTest0_BF16__2.hlo", kTruncated},
     {"cpu/service__cpu__tests__onednn_layer_norm_test/LayerNormTest.LayerNormTest0_F16.hlo", kTruncated},
@@ -156,7 +148,11 @@ TEST(HloParserCorpus, ParsesOkFilesAndRejectsParserErrors) {
     std::stringstream buffer;
     buffer << in.rdbuf();
     const std::string text = buffer.str();
-    absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, cols[0]);
+    // Files XLA rejects are parsed with XLA's strictness; by default xlac reads what real exporters write with one
+    // meaning (PyTorch/XLA's api_version=API_VERSION_UNSPECIFIED) with a warning.
+    HloParseOptions options;
+    options.strict = cols[3] != "ok";
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text, cols[0], options);
     const bool parser_test = cols[0].find("hlo/parser_test/") == 0;
     if (cols[3] == "ok") {
       if (module.ok()) {

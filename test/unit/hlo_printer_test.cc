@@ -755,6 +755,34 @@ TEST(HloPrinter, MetadataFields) {
 
 // Extreme complex parts print with 9 significant digits, which as doubles lie just outside f32's range; they must
 // still parse back to the same bits, while values that really overflow stay errors.
+// Names from other sources (StableHLO symbols, fuzzed locations) may be keywords, types or hold any byte: the
+// printer keeps a name the parser reads back as it is and otherwise prints one it does (the stablehlo fuzzer found
+// `HloModule shard_as`, which does not parse: shard_as is a keyword of shardings).
+TEST(HloPrinter, NamesThatDoNotLexAsNamesPrintSoTheyParseBack) {
+  for (const std::string module_name : {"shard_as", "f32", "ENTRY", "nan", "true", "3d", "a b\x01\xff", ""}) {
+    Module module(module_name);
+    auto comp = std::make_unique<Computation>(module_name.empty() ? "replicated" : module_name);
+    Instruction* p = Param(*comp, 0, "shard_like", F32({2}));
+    Instruction* n = Add(*comp, Opcode::kNegate, "pred", F32({2}), {p});
+    comp->set_root(Add(*comp, Opcode::kAbs, "x:y", F32({2}), {n}));
+    module.AddEntryComputation(std::move(comp));
+    for (const HloPrintOptions& options : {HloPrintOptions(), HloPrintOptions::Short()}) {
+      const std::string text = PrintModule(module, options);
+      absl::StatusOr<std::unique_ptr<Module>> parsed = ParseHloModule(text);
+      ASSERT_TRUE(parsed.ok()) << parsed.status().message() << "\n" << text;
+      // A second print is a fixed point.
+      EXPECT_EQ(PrintModule(**parsed, options), text);
+    }
+  }
+  // Valid names print unchanged, with and without '%'.
+  Module module("shard_as_module");
+  auto comp = std::make_unique<Computation>("e");
+  comp->set_root(Param(*comp, 0, "f32.1", F32({2})));
+  module.AddEntryComputation(std::move(comp));
+  EXPECT_NE(PrintModule(module).find("HloModule shard_as_module,"), std::string::npos);
+  EXPECT_NE(PrintModule(module, HloPrintOptions::Short()).find("ROOT f32.1 = "), std::string::npos);
+}
+
 TEST(HloPrinter, ComplexFloatMaxRoundTrips) {
   const float max = std::numeric_limits<float>::max();
   Literal lit = MakeLiteral<std::complex<float>>(Arr(P::kC64, {2}), {{-max, 1.0f}, {max, -max}});

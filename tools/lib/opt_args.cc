@@ -18,6 +18,7 @@ struct BoolFlag {
 constexpr BoolFlag kBoolFlags[] = {
     {"no-verify", &OptOptions::verify, false},
     {"print-short", &OptOptions::print_short, true},
+    {"strict", &OptOptions::strict, true},
     {"split-input-file", &OptOptions::split_input_file, true},
     {"verify-diagnostics", &OptOptions::verify_diagnostics, true},
     {"print-after-all", &OptOptions::print_after_all, true},
@@ -135,6 +136,8 @@ OPTIONS:
   --passes=<a,b,...>      Run these passes in order (see --list-passes)
   --no-verify             Do not verify the input or the module after each pass
   --print-short           Print in XLA's short parsable form (no '%', operand shapes, signatures or metadata)
+  --strict                Reject HLO text XLA's parser rejects even where exporters write it with one meaning
+                          (api_version=API_VERSION_UNSPECIFIED, ...), instead of reading it with a warning
   --split-input-file      Split the input at lines '// -----' and process each chunk independently
   --verify-diagnostics    Check that the errors produced match the '// expected-error {{...}}' comments
   --print-after-all       Print the module to stderr after each pass

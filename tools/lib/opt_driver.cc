@@ -70,7 +70,9 @@ void ReportPassError(const absl::Status& status, DiagnosticEngine& diags) {
 bool ProcessModule(const OptOptions& options, const SourceFile& file, PassManager& pass_manager,
                    const HloPrintOptions& print_options, ShardingPropagationReport* sharding_report,
                    DiagnosticEngine& diags, std::string& out) {
-  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
+  HloParseOptions parse_options;
+  parse_options.strict = options.strict;
+  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags, parse_options);
   if (module == nullptr) {
     // The parser promises at least one error; make sure a broken promise still fails loudly.
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");

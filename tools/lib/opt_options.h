@@ -19,6 +19,8 @@ struct OptOptions {
   std::vector<std::string> passes;   // --passes=a,b in order
   bool verify = true;                // --no-verify turns off verification of the input and after each pass
   bool print_short = false;
+  // --strict: HloParseOptions::strict (reject what XLA's parser rejects, instead of a warning).
+  bool strict = false;
   bool split_input_file = false;
   bool verify_diagnostics = false;
   bool print_after_all = false;
