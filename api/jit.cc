@@ -19,6 +19,7 @@
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
 #include "ir/tpu_target.h"
+#include "passes/annotation_custom_calls.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
@@ -281,7 +282,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   DiagnosticEngine diags;
   const int64_t parse_begin = CompileObserver::NowNs();
   std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
-  if (module == nullptr || !VerifyModule(*module, diags)) {
+  if (module == nullptr || !VerifyModule(*module, diags) ||
+      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags)) {
     return absl::InvalidArgumentError(diags.Render(file));
   }
   auto impl = std::make_unique<Impl>();

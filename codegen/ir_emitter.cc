@@ -582,8 +582,11 @@ absl::Status IrEmitter::EmitInstruction(const Instruction& inst) {
     default:
       break;
   }
-  if (op == Opcode::kCustomCall && IsShardingIdentityTarget(inst.StringAttr("custom_call_target")) &&
-      inst.operand_count() == 1 && inst.shape().IsArray()) {
+  // Annotations, and shard_map boundaries left in an unpartitioned program whose shapes agree, are identities.
+  if (op == Opcode::kCustomCall && inst.operand_count() == 1 && inst.shape().IsArray() &&
+      (IsShardingIdentityTarget(inst.StringAttr("custom_call_target")) ||
+       (IsShardMapBoundaryTarget(inst.StringAttr("custom_call_target")) &&
+        inst.operand(0)->shape().Compatible(inst.shape())))) {
     CopyLeaves(inst.operand(0), &inst, inst.shape(), index);
     return absl::OkStatus();
   }

@@ -557,12 +557,15 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
     // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
     for (const auto& comp : impl->prepared.module->computations()) {
       for (const auto& inst : comp->instructions()) {
-        if (inst->opcode() == Opcode::kCustomCall &&
-            !IsShardingIdentityTarget(inst->StringAttr("custom_call_target")) &&
-            !IsBuiltinCustomCallTarget(inst->StringAttr("custom_call_target"))) {
-          return absl::UnimplementedError(
-              fmt::format("codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler",
-                          inst->name(), std::string(inst->StringAttr("custom_call_target"))));
+        if (inst->opcode() != Opcode::kCustomCall) continue;
+        const std::string_view target = inst->StringAttr("custom_call_target");
+        const bool identity_boundary = IsShardMapBoundaryTarget(target) && inst->operand_count() == 1 &&
+                                       inst->operand(0)->shape().Compatible(inst->shape());
+        if (!IsShardingIdentityTarget(target) && !IsBuiltinCustomCallTarget(target) && !identity_boundary) {
+          return absl::UnimplementedError(fmt::format(
+              "codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler (if it only "
+              "annotates its operand, declare it an identity: --custom-call-identity={})",
+              inst->name(), std::string(target), std::string(target)));
         }
       }
     }

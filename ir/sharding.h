@@ -14,10 +14,19 @@
 
 namespace xlac {
 
-// Custom-call targets that only carry sharding information and are identities on values: "Sharding" annotations
-// and the sharding-propagation barriers "ShardBarrierFrom" / "ShardBarrierTo".
-inline bool IsShardingIdentityTarget(std::string_view target) {
-  return target == "Sharding" || target == "ShardBarrierFrom" || target == "ShardBarrierTo";
+// Custom-call targets that only annotate their single operand and are identities on values: "Sharding"
+// annotations, the sharding-propagation barriers "ShardBarrierFrom" / "ShardBarrierTo", and the annotations of
+// IsAnnotationIdentityTarget (host offload, memory placement, Shardy round-trip markers).
+bool IsShardingIdentityTarget(std::string_view target);
+// Annotations besides shardings that real exporters leave in modules: XLA's host-offload and memory-placement calls
+// (MoveToHost, MoveToDevice, PinToDevice, PinToDeviceSram, AnnotateMemorySpace, annotate_device_placement),
+// LayoutConstraint, and Shardy's HLO round-trip markers xla.sdy.FuncResultSharding / xla.sdy.PropagationBarrier.
+// The annotation-custom-calls pass rewrites them into copies; every backend also reads them as identities.
+bool IsAnnotationIdentityTarget(std::string_view target);
+// The boundaries of manual (shard_map) regions: SPMDFullToShardShape / SPMDShardToFullShape. The partitioner gives
+// them their meaning; in a program that is not partitioned they are identities when their shapes agree.
+inline bool IsShardMapBoundaryTarget(std::string_view target) {
+  return target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape";
 }
 
 struct Sharding {

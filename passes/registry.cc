@@ -1,6 +1,7 @@
 // The one table of passes. Add a pass here (kept sorted by name) and document it in docs/passes.md.
 #include <algorithm>
 
+#include "passes/annotation_custom_calls.h"
 #include "passes/async_to_sync.h"
 #include "passes/call_inliner.h"
 #include "passes/copy_insertion.h"
@@ -27,6 +28,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
     auto* passes = new std::vector<PassInfo>{
         {"algebraic-simplifier", "Rewrite exact algebraic identities and collapse chains of data-movement ops",
          RunAlgebraicSimplifier},
+        {"annotation-custom-calls",
+         "Rewrite custom-calls that only annotate (host offload, layout, Shardy round-trip markers) into copies",
+         [](Module& module) { return RunAnnotationCustomCalls(module); }},
         {"async-to-sync", "Turn async collective start/done pairs and async-start/done into their synchronous forms",
          RunAsyncToSync},
         {"call-inliner", "Inline every call instruction (recursively) and drop the inlined callees", RunCallInliner},

@@ -22,6 +22,7 @@
 #include "ir/diagnostics.h"
 #include "ir/literal.h"
 #include "ir/module.h"
+#include "passes/annotation_custom_calls.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/verifier.h"
@@ -201,8 +202,10 @@ std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, co
                                       int64_t num_replicas, int64_t num_partitions, bool partition, bool exact,
                                       int threads, bool tpu_numerics, const std::string& source_name,
                                       const std::string& cache_dir, bool cache_readonly, int64_t cache_max_bytes,
-                                      const std::string& dump_to, const std::string& dump_pass_regex, bool mpi) {
+                                      const std::string& dump_to, const std::string& dump_pass_regex, bool mpi,
+                                      const std::vector<std::string>& custom_call_identity) {
   CompileOptions options;
+  options.custom_call_identity = custom_call_identity;
   options.mpi = mpi;
   options.metrics = &ProcessMetrics();
   options.tracer = &ProcessTracer();
@@ -242,6 +245,7 @@ struct InterpretOptions {
   bool partition = true;
   bool tpu_numerics = false;
   uint64_t seed = 42;
+  std::vector<std::string> custom_call_identity;  // as CompileOptions::custom_call_identity
 };
 
 // A module prepared for the reference interpreter, with the JIT API's conventions: global arrays in and out, a
@@ -283,7 +287,8 @@ class InterpreterProgram {
     SourceFile file(source_name, text_);
     DiagnosticEngine diags;
     module_ = ParseModuleAnyFormat(file, diags);
-    if (module_ == nullptr || !VerifyModule(*module_, diags)) {
+    if (module_ == nullptr || !VerifyModule(*module_, diags) ||
+        !RewriteAnnotationCustomCalls(*module_, AnnotationCallOptions{options_.custom_call_identity}, diags)) {
       if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
       return absl::InvalidArgumentError(diags.Render(file));
     }
@@ -416,7 +421,8 @@ PYBIND11_MODULE(_xlac, m) {
   m.def("compile", &Compile, py::arg("text"), py::arg("opt_level"), py::arg("target_cpu"), py::arg("num_replicas"),
         py::arg("num_partitions"), py::arg("partition"), py::arg("exact"), py::arg("threads"), py::arg("tpu_numerics"),
         py::arg("source_name"), py::arg("cache_dir"), py::arg("cache_readonly"), py::arg("cache_max_bytes"),
-        py::arg("dump_to"), py::arg("dump_pass_regex"), py::arg("mpi") = false);
+        py::arg("dump_to"), py::arg("dump_pass_regex"), py::arg("mpi") = false,
+        py::arg("custom_call_identity") = std::vector<std::string>{});
   m.def("mpi_process_index", [] {
     absl::StatusOr<int64_t> index = MpiProcessIndex();
     if (!index.ok()) throw StatusError{index.status(), /*compiling=*/false};
@@ -435,12 +441,14 @@ PYBIND11_MODULE(_xlac, m) {
 
   py::class_<InterpreterProgram>(m, "_InterpreterProgram")
       .def(py::init([](std::string text, const std::string& source_name, int64_t num_replicas, int64_t num_partitions,
-                       bool partition, bool tpu_numerics, uint64_t seed) {
-             InterpretOptions options{num_replicas, num_partitions, partition, tpu_numerics, seed};
+                       bool partition, bool tpu_numerics, uint64_t seed, std::vector<std::string> custom_call_identity) {
+             InterpretOptions options{num_replicas, num_partitions, partition, tpu_numerics, seed,
+                                      std::move(custom_call_identity)};
              return std::make_unique<InterpreterProgram>(std::move(text), source_name, options);
            }),
            py::arg("text"), py::arg("source_name"), py::arg("num_replicas"), py::arg("num_partitions"),
-           py::arg("partition"), py::arg("tpu_numerics"), py::arg("seed"))
+           py::arg("partition"), py::arg("tpu_numerics"), py::arg("seed"),
+           py::arg("custom_call_identity") = std::vector<std::string>{})
       .def_property_readonly("parameters", &InterpreterProgram::parameters)
       .def_property_readonly("results", &InterpreterProgram::results)
       .def_property_readonly("root_is_tuple", &InterpreterProgram::root_is_tuple)

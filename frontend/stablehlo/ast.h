@@ -168,6 +168,7 @@ struct BlockArg {
   std::string name;
   Type type;
   size_t pos = 0;
+  Location loc;  // kept for the entry block of a generic func.func, whose arguments are the function's
 };
 
 struct Block {

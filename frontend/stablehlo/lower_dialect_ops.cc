@@ -330,6 +330,28 @@ bool LowerTensorEmpty(Lowerer& l, const Op& op, Results* results) {
   return true;
 }
 
+// With static shapes a dimension size is a constant; the dimension must be one too (it always is in exporters'
+// output: an arith.constant index).
+bool LowerTensorDim(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> x;
+  Shape shape;
+  if (!Operands(l, op, 2, &x) || !l.ResultShape(op, 0, &shape)) return false;
+  const Instruction* index = x[1];
+  while (index->opcode() == Opcode::kConvert || index->opcode() == Opcode::kReshape) index = index->operand(0);
+  if (index->opcode() != Opcode::kConstant || index->shape().rank() != 0) {
+    return l.Error(op.operands[1].pos, "tensor.dim needs a constant dimension");
+  }
+  const int64_t d = index->literal().GetAsInt64(0);
+  if (d < 0 || d >= x[0]->shape().rank()) {
+    return l.Error(op.operands[1].pos,
+                   fmt::format("dimension {} is out of range for rank {}", d, x[0]->shape().rank()));
+  }
+  Literal literal(shape);
+  literal.SetFromInt64(0, x[0]->shape().dimensions[static_cast<size_t>(d)]);
+  results->push_back(l.EmitConstant(std::move(literal)));
+  return true;
+}
+
 bool LowerTensorCast(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> x;
   Shape shape;
@@ -570,6 +592,7 @@ void RegisterDialectOps(OpTable* table) {
     t[cast] = &LowerArithCast;
   }
   t["tensor.empty"] = &LowerTensorEmpty;
+  t["tensor.dim"] = &LowerTensorDim;
   t["tensor.cast"] = &LowerTensorCast;
   t["tensor.bitcast"] = &LowerTensorCast;
   t["tensor.extract"] = &LowerTensorExtract;

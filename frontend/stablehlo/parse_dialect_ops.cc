@@ -173,6 +173,21 @@ bool Parser::ParseDialectOp(Op* op) {
     }
     return true;
   }
+  if (name == "tensor.dim") {
+    // $source, $index attr-dict : type($source)
+    if (!ParseOperandList(op) || !attr_dict()) return false;
+    Type t;
+    if (!one_type(&t)) return false;
+    Type index;
+    index.kind = Type::Kind::kTensor;
+    index.is_scalar_type = true;
+    index.element = PrimitiveType::kS64;
+    index.text = "index";
+    index.pos = t.pos;
+    if (op->operands.size() == 2) op->operand_types = {t, index};
+    op->result_types = {index};
+    return true;
+  }
   if (name == "tensor.empty") {
     // (dynamic sizes) attr-dict : type
     if (!Expect(Tok::kLParen, "after tensor.empty") || !ParseOperandList(op) ||

@@ -281,6 +281,7 @@ bool Parser::ParseGenericFunc(Func* out) {
   for (size_t i = 0; i < entry.args.size(); ++i) {
     out->args[i].name = entry.args[i].name;
     out->args[i].pos = entry.args[i].pos;
+    out->args[i].loc = entry.args[i].loc;
   }
   entry.args.clear();
   return true;
@@ -324,8 +325,7 @@ bool Parser::ParseBlock(Block* out, bool first, bool* has_label) {
           arg.name = tok().str;
           Next();
           if (!Expect(Tok::kColon, "after the block argument name") || !ParseType(&arg.type)) return false;
-          Location ignored;
-          if (!ParseOptionalLocation(&ignored)) return false;
+          if (!ParseOptionalLocation(&arg.loc)) return false;
           out->args.push_back(std::move(arg));
         } while (Eat(Tok::kComma));
       }

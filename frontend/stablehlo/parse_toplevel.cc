@@ -121,6 +121,37 @@ void Parser::ScanModules(std::vector<ModuleSpan>* out) const {
   }
 }
 
+// --mlir-print-op-generic: "builtin.module"() <{sym_name = "m"}> ({ ...ops... }) {attributes} : () -> ()
+bool Parser::ParseGenericModule(ModuleAst* out) {
+  out->pos = pos();
+  Next();
+  if (!Expect(Tok::kLParen, "after \"builtin.module\"") || !Expect(Tok::kRParen, "(a module has no operands)")) {
+    return false;
+  }
+  std::vector<NamedAttr> attrs;
+  if (Eat(Tok::kLess) && (!ParseAttrDict(&attrs) || !Expect(Tok::kGreater, "to end the properties"))) return false;
+  if (!Expect(Tok::kLParen, "to start the module region") || !Expect(Tok::kLBrace, "to start the module region")) {
+    return false;
+  }
+  if (kind() == Tok::kCaretId) {
+    Next();
+    if (!Expect(Tok::kColon, "after the block label")) return false;
+  }
+  if (!ParseModuleBody(out, /*braced=*/true) || !Expect(Tok::kRParen, "to end the module region")) return false;
+  if (kind() == Tok::kLBrace && !ParseAttrDict(&attrs)) return false;
+  Type type;
+  if (!Expect(Tok::kColon, "before the module type") || !ParseType(&type)) return false;
+  for (NamedAttr& a : attrs) {
+    if (a.name == "sym_name" && a.value->kind == Attr::Kind::kString) {
+      out->name = a.value->str;
+    } else if (a.name != "sym_visibility") {
+      out->attrs.push_back(std::move(a));
+    }
+  }
+  Location ignored;
+  return ParseOptionalLocation(&ignored);
+}
+
 bool Parser::ParseFile(ModuleAst* out) {
   std::vector<ModuleSpan> spans;
   ScanModules(&spans);
@@ -150,7 +181,9 @@ bool Parser::ParseFile(ModuleAst* out) {
   };
   if (!top_level_definitions()) return false;
   out->pos = pos();
-  if (!IsKeyword("module")) {
+  if (kind() == Tok::kString && tok().str == "builtin.module") {
+    if (!ParseGenericModule(out) || !top_level_definitions()) return false;
+  } else if (!IsKeyword("module")) {
     if (!ParseModuleBody(out, /*braced=*/false)) return false;
   }
   while (IsKeyword("module")) {

@@ -137,6 +137,7 @@ class Parser {
 
  private:
   bool ParseModuleBody(ModuleAst* out, bool braced);
+  bool ParseGenericModule(ModuleAst* out);
   bool ParseAliasDefinition();
   bool ParseBlock(Block* out, bool first, bool* has_label);
   bool ParseGenericOpRest(Op* op);

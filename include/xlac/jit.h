@@ -117,6 +117,11 @@ struct CompileOptions {
   CustomCallHandler custom_call_handler;
   // Infeeds run this; without it, a module with an infeed does not compile.
   InfeedHandler infeed_handler;
+  // Custom-call targets that are identities (xla-run --custom-call-identity), e.g. PyTorch/XLA's tt.mark_argument:
+  // such a call must have one operand and a result of its shape (otherwise Compile fails at the call) and becomes a
+  // copy of it before partitioning, so a sharded operand stays sharded. Custom-calls that only annotate (MoveToHost,
+  // annotate_device_placement, xla.sdy.FuncResultSharding, ...) are identities without being listed.
+  std::vector<std::string> custom_call_identity;
   // A module with shardings and more than one partition is partitioned (SPMD): every partition runs its shard of
   // the program and Run splits the global parameters / assembles the global results. false runs the unpartitioned
   // (global) program on every device instead, shardings ignored. Modules without shardings, or with one partition,

@@ -316,14 +316,25 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
       if (IsShardingIdentityTarget(target) && operands.size() == 1 && operands[0]->shape().Compatible(inst.shape())) {
         return *operands[0];
       }
+      // A shard_map boundary outside a partitioned program: the whole array is the one shard when shapes agree.
+      if (IsShardMapBoundaryTarget(target) && operands.size() == 1) {
+        if (operands[0]->shape().Compatible(inst.shape())) return *operands[0];
+        return absl::InvalidArgumentError(fmt::format(
+            "{}: {} turns {} into {}: a manual (shard_map) region's shapes are per-core, which only the partitioned "
+            "program has; run it partitioned (more than one partition) rather than as one global program",
+            inst.name(), std::string(target), ShapeToString(operands[0]->shape(), false),
+            ShapeToString(inst.shape(), false)));
+      }
       if (std::optional<absl::StatusOr<Literal>> linalg = EvalLinalgCustomCall(inst, operands)) return *linalg;
       if (device_.options->custom_call_handler) {
         absl::StatusOr<Literal> handled =
             device_.options->custom_call_handler(inst, std::vector<const Literal*>(operands.begin(), operands.end()));
         if (handled.ok() || handled.status().code() != absl::StatusCode::kUnimplemented) return handled;
       }
-      return absl::UnimplementedError(
-          fmt::format("{}: unsupported custom call target {}", inst.name(), std::string(target)));
+      return absl::UnimplementedError(fmt::format(
+          "{}: unsupported custom call target {} (if it only annotates its operand, declare it an identity: "
+          "--custom-call-identity={})",
+          inst.name(), std::string(target), std::string(target)));
     }
     case Opcode::kAfterAll:
       return Literal(Shape::Token());

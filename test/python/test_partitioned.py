@@ -1,6 +1,7 @@
 """Sharded modules: partitioned programs take and return global arrays and equal the unpartitioned program."""
 
 import numpy as np
+import pytest
 
 import xlac
 
@@ -112,3 +113,28 @@ def test_stablehlo_shardy_module():
     assert got.shape == (8, 4)
     np.testing.assert_allclose(got, np.tanh(x.astype(np.float64) @ w), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got, xlac.interpret(SHARDY, x, w, partition=False), rtol=1e-5, atol=1e-6)
+
+
+# PyTorch/XLA's tt.mark_argument only annotates its operand; declared an identity it becomes a copy before
+# partitioning, so the row-sharded argument stays sharded and no collective is inserted.
+MARKED = """HloModule marked, num_partitions=2
+ENTRY e {
+  x = f32[6,4] parameter(0), sharding={devices=[2,1]0,1}
+  m = f32[6,4] custom-call(x), custom_call_target="tt.mark_argument", frontend_attributes={ttir.name="args_0"}
+  ROOT r = f32[6,4] tanh(m), sharding={devices=[2,1]0,1}
+}
+"""
+
+
+def test_custom_call_identity():
+    x = np.random.default_rng(3).uniform(-1, 1, (6, 4)).astype(np.float32)
+    with pytest.raises(NotImplementedError, match="--custom-call-identity=tt.mark_argument"):
+        xlac.compile(MARKED)
+    exe = xlac.compile(MARKED, custom_call_identity=["tt.mark_argument"], exact=True)
+    assert exe.partitioned
+    assert "0 collectives inserted" in exe.spmd_report
+    out = exe(x)
+    np.testing.assert_array_equal(out, xlac.interpret(MARKED, x, custom_call_identity="tt.mark_argument"))
+    np.testing.assert_allclose(out, np.tanh(x), rtol=1e-6)
+    with pytest.raises(TypeError, match="custom_call_identity takes custom-call target names"):
+        xlac.compile(MARKED, custom_call_identity=[""])

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ir/tpu_target.h"
+#include "passes/annotation_custom_calls.h"
 #include "tools/lib/run_options.h"
 
 namespace xlac {
@@ -89,6 +90,10 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       (name == "dump-to" ? options.dump_to
        : name == "trace" ? options.trace_file
                          : options.dump_pass_regex) = std::string(*v);
+    } else if (name == "custom-call-identity") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      if (absl::Status s = AppendCustomCallIdentities(*v, options.custom_call_identity); !s.ok()) return s;
     } else if (name == "cache-dir") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
@@ -252,6 +257,10 @@ OPTIONS:
                           mode's tolerance; NaN matches NaN and +0 matches -0)
   --atol=<x>              With --check-against: a floating-point output also matches when every element is
                           within x * max(1, |reference|) (for sums that partitioning reassociates)
+  --custom-call-identity=<T1,T2,...>
+                          Custom-calls with these targets are identities (one operand, result of its shape;
+                          otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable. Both
+                          backends and --check-against see the same rewrite
   --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any
                           --input every parameter gets pseudo-random values from --seed
   --dcn-mesh=<K>          Hybrid mesh: the devices form K DCN slices of consecutive ids (each an ICI mesh);

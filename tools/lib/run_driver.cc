@@ -40,6 +40,7 @@
 #include "passes/spmd/literal_sharding.h"
 #include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
+#include "passes/annotation_custom_calls.h"
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
@@ -602,6 +603,13 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   const Computation* entry = module->entry_computation();
   if (entry == nullptr) {
     err << input_name << ": error: the module has no entry computation\n";
+    return 1;
+  }
+  // Annotation-only custom-calls (and --custom-call-identity's) become copies before the module is split, so the
+  // partitioned program, the JIT and --check-against's interpreter all run the same rewrite.
+  if (DiagnosticEngine rewrite_diags;
+      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, rewrite_diags)) {
+    err << rewrite_diags.Render(file);
     return 1;
   }
   // Elided `{...}` constants get the interpreter's seeded values up front, so every backend computes with the

@@ -37,6 +37,8 @@ struct RunOptions {
   double timeout_seconds = 0;
   // One .npy file per entry parameter, in parameter order; empty means "pseudo-random values from `seed`".
   std::vector<std::string> inputs;
+  // --custom-call-identity=A,B (repeatable): custom-call targets that are identities (annotation-custom-calls pass).
+  std::vector<std::string> custom_call_identity;
   // --input-shards=DIR: each device reads its shards of a partitioned program's parameters (run_shards.h).
   std::string input_shards;
   // --dcn-mesh=K: the devices form K DCN slices of consecutive ids (passes/spmd/dcn_attribution.h); --spmd-report

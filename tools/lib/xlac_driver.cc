@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
+#include "passes/annotation_custom_calls.h"
 #include "passes/spmd/tiling.h"
 #include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
@@ -58,6 +59,9 @@ OPTIONS:
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
+  --custom-call-identity=<T1,T2,...>
+                         Custom-calls with these targets are identities (one operand, result of its shape;
+                         otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable
   --cache-dir=<dir>      Persistent compilation cache (docs/cache.md) for obj, asm and llvm outputs: a module
                          compiled before with the same options, CPU and xlac build is read from <dir> instead
                          of compiled (default: XLAC_CACHE_DIR)
@@ -263,6 +267,8 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       }
       if (value.empty() || n < 1) return absl::InvalidArgumentError("--cache-max-bytes needs a positive integer");
       options.cache_max_bytes = n;
+    } else if (name == "custom-call-identity" && has_value) {
+      if (absl::Status s = AppendCustomCallIdentities(value, options.custom_call_identity); !s.ok()) return s;
     } else if (name == "target-cpu" && has_value && !value.empty()) {
       options.target_cpu = std::string(value);
     } else if (name == "num-partitions" && has_value) {
@@ -310,6 +316,12 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     return 1;
   }
   if (options.num_partitions > 0) module->mutable_config().num_partitions = options.num_partitions;
+  // Annotation-only custom-calls (and --custom-call-identity's) become copies before partitioning.
+  if (DiagnosticEngine rewrite_diags;
+      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, rewrite_diags)) {
+    err << rewrite_diags.Render(file);
+    return 1;
+  }
   std::unique_ptr<Module> global = module->Clone();
   SpmdReport spmd_report;
   bool partitioned = false;

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -26,6 +27,8 @@ struct XlacOptions {
   bool tpu_numerics = false;  // --tpu-numerics (ir/tpu_numerics.h)
   std::string target_cpu = "host";
   int64_t num_partitions = 0;  // 0: as the module says
+  // --custom-call-identity=A,B (repeatable): custom-call targets that are identities (annotation-custom-calls pass).
+  std::vector<std::string> custom_call_identity;
   // --tpu=v5e [--topology=4x4]: compile for one core of that TPU slice (ir/tpu_target.h): num_partitions = its
   // devices unless given, TPU dot numerics, and the per-core HBM check (passes/tpu_memory.h) before emitting.
   std::string tpu;

@@ -269,6 +269,18 @@ class Executable:
         return f"<xlac.Executable ({params}) -> {results}{extra}>"
 
 
+def _target_names(names):
+    """A list of custom-call target names from an iterable of strings (a lone string is one name)."""
+    if isinstance(names, str):
+        names = [names]
+    out = []
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"custom_call_identity takes custom-call target names (non-empty strings), got {name!r}")
+        out.append(name)
+    return out
+
+
 def compile(  # noqa: A001 - xlac.compile is the API's name
     text,
     *,
@@ -287,6 +299,7 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     dump_to=None,
     dump_pass_regex=None,
     mpi=False,
+    custom_call_identity=(),
 ):
     """Compiles HLO or StableHLO text into an Executable (xlac::Executable::Compile; options as in include/xlac/jit.h).
 
@@ -308,6 +321,11 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     mpi: under mpirun, split the devices over the processes (docs/multihost.md): every process compiles the same
     module and calls the executable with the same global arrays; process 0 gets the global results, the others
     None when the program is partitioned and their first local device's results when not.
+
+    custom_call_identity: custom-call targets that are identities (xla-run --custom-call-identity), e.g.
+    ["tt.mark_argument"]: each such call needs one operand and a result of its shape, and becomes a copy of it
+    before partitioning, so it never gathers a sharded operand. Annotations XLA knows (MoveToHost,
+    xla.sdy.FuncResultSharding, ...) are identities without being listed.
 
     Raises CompileError (a ValueError) with file:line:col diagnostics for modules that do not parse, verify or
     partition, and UnimplementedError (a NotImplementedError) for what xlac does not support yet.
@@ -332,6 +350,7 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
         dump_to=os.fspath(dump_to) if dump_to is not None else "",
         dump_pass_regex=str(dump_pass_regex) if dump_pass_regex is not None else "",
         mpi=bool(mpi),
+        custom_call_identity=_target_names(custom_call_identity),
     )
     return Executable(impl)
 
@@ -425,12 +444,14 @@ def interpret(
     tpu_numerics=False,
     seed=42,
     source_name="<text>",
+    custom_call_identity=(),
 ):
     """Runs HLO or StableHLO text on the reference interpreter, with Executable's argument and result conventions.
 
     A sharded module on several partitions is partitioned as compile() does (each emulated device evaluates its
     shard program); partition=False evaluates the unpartitioned module on every device. Results are device 0's
     (partitioned: assembled from replica 0's partitions). seed: values of rng ops and of elided `{...}` constants.
+    custom_call_identity: as compile()'s, so both run the same program.
     """
     program = _xlac._InterpreterProgram(
         _text(text),
@@ -440,5 +461,6 @@ def interpret(
         partition=bool(partition),
         tpu_numerics=bool(tpu_numerics),
         seed=_nonnegative("seed", seed),
+        custom_call_identity=_target_names(custom_call_identity),
     )
     return _run(program, _infos(program.parameters), _infos(program.results), program.root_is_tuple, args)

@@ -4,7 +4,7 @@
 // RUN: xla-run %s --no-print --backend=interpreter | FileCheck %s
 // RUN: xla-opt %s --print-short | xla-opt - --print-short > /dev/null
 // CHECK-NOT: error
-// CHECK: 24 checks: 24 passed, 0 failed
+// CHECK: 25 checks: 25 passed, 0 failed
 
 module {
   func.func public @main() {
@@ -83,6 +83,11 @@ module {
     check.expect_eq_const %isl, dense<[1, -2, 3, 4]> : tensor<4xi64>
     %cat = tensor.concat dim(0) %sl, %dsl : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
     check.expect_eq_const %cat, dense<[3, 4, 1, -2]> : tensor<4xi64>
+    %c1 = arith.constant 1 : index
+    %dim = tensor.dim %ex2, %c1 : tensor<2x2xi64>
+    %dim1 = "tensor.dim"(%cst, %c0) : (tensor<4xi64>, index) -> index
+    %dims = tensor.from_elements %dim, %dim1 : tensor<2xindex>
+    check.expect_eq_const %dims, dense<[2, 4]> : tensor<2xindex>
     %sp = tensor.splat %f : tensor<3xf32>
     check.expect_eq_const %sp, dense<1.5> : tensor<3xf32>
     func.return
