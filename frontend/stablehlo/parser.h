@@ -24,6 +24,14 @@
 //    as "unsupported op 'chlo.foo'" at the op.
 //  - Quantized types, unbounded dynamic dimensions and ops whose shapes depend on runtime values are rejected with a
 //    diagnostic; the dynamic_* ops are accepted when their result type is static and shape operands are constants.
+//  - What exporters leave around StableHLO (lower_dialect_ops.cc): arith ops on tensors and scalars (signless integers
+//    are signed; the unsigned ops reinterpret the bits), math ops with an HLO opcode, and the static tensor ops
+//    (empty, cast, dim, extract, insert, from_elements, splat, expand/collapse_shape, reshape, concat,
+//    extract/insert_slice). `dense_resource<key>` takes its value from the file's {-# dialect_resources #-} section.
+//  - Attributes and types of dialects xlac does not know (#ttcore<...>, !ttcore.tile<...>, tensor encodings) are kept
+//    as opaque text and dropped; a value of such a type, a sparse encoding or an op of such a dialect is a located
+//    error naming it. A file of several top-level modules (a compiler log) uses its StableHLO modules (merged when
+//    their functions differ, as split-input-file chunks) and skips the others with one warning.
 //  - On the entry function, tf.aliasing_output becomes input_output_alias and jax.buffer_donor buffer_donor.
 //  - The reference interpreter's ops are kept for a runner: `interpreter.run_parallel` becomes a side-effecting
 //    custom-call "interpreter.run_parallel" whose called computations are the distinct programs, with backend_config
