@@ -6,6 +6,7 @@
 
 #include "fmt/format.h"
 #include "frontend/stablehlo/parser_impl.h"
+#include "ir/float_types.h"
 
 namespace xlac::shlo {
 namespace {
@@ -225,9 +226,16 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
           attr->int_is_unsigned_big = magnitude > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
         }
         attr->float_value = negative ? -static_cast<double>(magnitude) : static_cast<double>(magnitude);
+        const bool hex = tok().str.size() > 2 && (tok().str[1] == 'x' || tok().str[1] == 'X');
         Next();
         if (!parse_type_suffix(attr.get())) return false;
-        if (attr->type.has_value() && IsFloatingPointType(attr->type->element)) attr->kind = Attr::Kind::kFloat;
+        if (attr->type.has_value() && IsFloatingPointType(attr->type->element)) {
+          attr->kind = Attr::Kind::kFloat;
+          // `0xFF800000 : f32` is a bit pattern (MLIR prints non-finite float attributes this way).
+          if (hex && !negative && attr->type->is_scalar_type && !IsComplexType(attr->type->element)) {
+            attr->float_value = FloatBitsToDouble(attr->type->element, magnitude);
+          }
+        }
         *out = std::move(attr);
         return true;
       }

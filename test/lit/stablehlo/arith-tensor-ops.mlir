@@ -4,7 +4,7 @@
 // RUN: xla-run %s --no-print --backend=interpreter | FileCheck %s
 // RUN: xla-opt %s --print-short | xla-opt - --print-short > /dev/null
 // CHECK-NOT: error
-// CHECK: 25 checks: 25 passed, 0 failed
+// CHECK: 26 checks: 26 passed, 0 failed
 
 module {
   func.func public @main() {
@@ -88,6 +88,9 @@ module {
     %dim1 = "tensor.dim"(%cst, %c0) : (tensor<4xi64>, index) -> index
     %dims = tensor.from_elements %dim, %dim1 : tensor<2xindex>
     check.expect_eq_const %dims, dense<[2, 4]> : tensor<2xindex>
+    %ninf_s = arith.constant 0xFF800000 : f32
+    %ninf_t = tensor.from_elements %ninf_s : tensor<1xf32>
+    check.expect_eq_const %ninf_t, dense<0xFF800000> : tensor<1xf32>
     %sp = tensor.splat %f : tensor<3xf32>
     check.expect_eq_const %sp, dense<1.5> : tensor<3xf32>
     func.return
