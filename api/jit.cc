@@ -16,6 +16,7 @@
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
+#include "ir/device_counts.h"
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
 #include "ir/tpu_target.h"
@@ -282,7 +283,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   DiagnosticEngine diags;
   const int64_t parse_begin = CompileObserver::NowNs();
   std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
-  if (module == nullptr || !VerifyModule(*module, diags) ||
+  if (module == nullptr ||
+      !ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) ||
+      !VerifyModule(*module, diags) ||
       !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags)) {
     return absl::InvalidArgumentError(diags.Render(file));
   }

@@ -113,13 +113,6 @@ bool ResolveDeviceCounts(Module& module, const DeviceCountOptions& options, Diag
 
   AllEvidence ev;
   Collect(module, ev);
-  // A stated partition count smaller than a sharding needs is the module contradicting itself.
-  if (config.num_partitions_given && ev.shardings.devices > config.num_partitions) {
-    diags.Error(ev.shardings.inst->loc(),
-                fmt::format("{}, but the module says num_partitions={} (--num-partitions overrides it)",
-                            ev.shardings.what, config.num_partitions));
-    return false;
-  }
   std::string source;
   const Evidence* from = nullptr;
   auto take = [&](int64_t& count, const Evidence& e, const char* axis) {

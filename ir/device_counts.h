@@ -9,8 +9,8 @@
 //     (ir/collective_groups.h): no channel_id means replica ids; a channel_id means partition ids
 //     (all-to-all, collective-permute), replica ids across partitions (use_global_device_ids=false), or flattened
 //     device ids (true), which are read as partitions when the replica count is not known otherwise.
-// A count the module states is checked against the evidence instead: a sharding or replica group that needs more
-// devices than it says is an error at that instruction naming both counts.
+// A count the module states is kept; the verifier and the partitioner report shardings and replica groups that need
+// more devices than it says, naming both counts.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +29,8 @@ struct DeviceCountOptions {
 
 // Sets `module.config()`'s num_partitions and replica_count: from `options`, else as the module states them, else
 // from the evidence above (recording where they came from in ModuleConfig::device_count_source and reporting a
-// note at the instruction the count came from). Returns false after reporting an error to `diags` (a stated count
-// smaller than the evidence). Needs only a parsed module, not a verified one: the verifier checks collectives
-// against these counts.
+// note at the instruction the count came from). Returns false after reporting an error to `diags`. Needs only a
+// parsed module, not a verified one: the verifier checks collectives against these counts.
 bool ResolveDeviceCounts(Module& module, const DeviceCountOptions& options, DiagnosticEngine& diags);
 
 }  // namespace xlac

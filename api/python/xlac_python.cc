@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "frontend/module_input.h"
+#include "ir/device_counts.h"
 #include "ir/diagnostics.h"
 #include "ir/literal.h"
 #include "ir/module.h"
@@ -287,7 +288,9 @@ class InterpreterProgram {
     SourceFile file(source_name, text_);
     DiagnosticEngine diags;
     module_ = ParseModuleAnyFormat(file, diags);
-    if (module_ == nullptr || !VerifyModule(*module_, diags) ||
+    if (module_ == nullptr ||
+        !ResolveDeviceCounts(*module_, DeviceCountOptions{options_.num_partitions, options_.num_replicas}, diags) ||
+        !VerifyModule(*module_, diags) ||
         !RewriteAnnotationCustomCalls(*module_, AnnotationCallOptions{options_.custom_call_identity}, diags)) {
       if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
       return absl::InvalidArgumentError(diags.Render(file));

@@ -176,8 +176,8 @@ bool Parser::ParseHloModuleHeader(ModuleConfig* config, std::string* name) {
 
 bool Parser::ParseModuleAttribute(const std::string& name, size_t name_pos, ModuleConfig* config) {
   if (name == "is_scheduled") return ParseBool(&config->is_scheduled);
-  if (name == "replica_count") return ParseInt64(&config->replica_count);
-  if (name == "num_partitions") return ParseInt64(&config->num_partitions);
+  if (name == "replica_count") return (config->replica_count_given = true) && ParseInt64(&config->replica_count);
+  if (name == "num_partitions") return (config->num_partitions_given = true) && ParseInt64(&config->num_partitions);
   if (name == "input_output_alias") return ParseInputOutputAlias(&config->input_output_alias);
   if (name == "buffer_donor") return ParseBufferDonor(&config->buffer_donor);
   if (name == "entry_computation_layout") {

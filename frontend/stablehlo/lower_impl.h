@@ -154,6 +154,18 @@ class Lowerer {
   Instruction* EmitShardingCall(std::string_view target, const Shape& shape, Instruction* x, Sharding sharding);
   bool LowerSdyManualComputation(const Op& op, Results* results);
 
+  // ---- Shardy's round-trip form (lower_sdy_roundtrip.cc) ----
+  // Parses the content of a string attribute as one MLIR attribute (`what` names it in errors).
+  bool ParseEmbeddedAttr(const Attr& string_attr, std::string_view what, AttrPtr* out);
+  // The module's `mhlo.frontend_attributes = {xla.sdy.meshes = "{name = #sdy.mesh<...>}"}`.
+  bool CollectRoundTripMeshes(const ModuleAst& ast);
+  // The sharding of a function argument or result from its attributes: mhlo.sharding, sdy.sharding or the
+  // round-trip xla.sdy.sharding (Shardy's wins; a warning when it disagrees with GSPMD's). `value_name` for it.
+  bool ValueSharding(const std::vector<NamedAttr>& attrs, const Shape& shape, std::string_view value_name,
+                     std::optional<Sharding>* out);
+  // An op's round-trip `xla.sdy.sharding = "#sdy.sharding_per_value<[...]>"`, set on `primary`.
+  bool ApplyRoundTripOpSharding(const Op& op, const Results& results, Instruction* primary);
+
   // ---- Ops (lower_ops_*.cc and lower_chlo.cc register handlers by op name) ----
   bool LowerOp(const Op& op, Results* results);
 

@@ -137,7 +137,9 @@ bool Lowerer::ConfigureModule(const ModuleAst& ast) {
       if (a.value->kind != Attr::Kind::kInt || a.value->int_value < 1) {
         return Error(a.pos, fmt::format("{} must be a positive integer", a.name));
       }
-      (a.name == "mhlo.num_partitions" ? config.num_partitions : config.replica_count) = a.value->int_value;
+      const bool partitions = a.name == "mhlo.num_partitions";
+      (partitions ? config.num_partitions : config.replica_count) = a.value->int_value;
+      (partitions ? config.num_partitions_given : config.replica_count_given) = true;
     } else if (a.name == "mhlo.frontend_attributes" && a.value->kind == Attr::Kind::kDict) {
       for (const auto& [key, value] : a.value->dict) {
         if (value->kind == Attr::Kind::kString) config.frontend_attributes.emplace_back(key, value->str);
@@ -151,7 +153,7 @@ bool Lowerer::ConfigureModule(const ModuleAst& ast) {
 std::unique_ptr<Module> Lowerer::Lower(const ModuleAst& ast) {
   module_ = std::make_unique<Module>(ast.name.empty() ? std::string("module") : SanitizeName(ast.name));
   module_->set_source_name(file_.name());
-  if (!ConfigureModule(ast) || !CollectSdyMeshes(ast)) return nullptr;
+  if (!ConfigureModule(ast) || !CollectSdyMeshes(ast) || !CollectRoundTripMeshes(ast)) return nullptr;
   for (const Func& f : ast.funcs) {
     if (funcs_.count(f.name)) {
       Error(f.name_pos, fmt::format("redefinition of function @{}", f.name));
@@ -300,13 +302,11 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
     if (!ToShape(arg.type, arg.pos, &shape)) return false;
     auto param = Instruction::CreateParameter(static_cast<int64_t>(i), NewName(fmt::format("Arg_{}", i)), shape);
     param->set_loc(Loc(arg.pos));
-    for (const NamedAttr& a : arg.attrs) {
-      if (IsShardingAttrName(a.name)) {
-        std::optional<Sharding> sharding;
-        if (!ValueShardingAttr(a, shape, &sharding)) return false;
-        param->set_sharding(std::move(sharding));
-      }
+    std::optional<Sharding> sharding;
+    if (!ValueSharding(arg.attrs, shape, fmt::format("argument %{} of @{}", arg.name, func.name), &sharding)) {
+      return false;
     }
+    if (sharding.has_value()) param->set_sharding(std::move(sharding));
     if (std::optional<OpMetadata> md = MetadataFor(arg.loc)) *param->mutable_metadata() = *md;
     Instruction* p = comp->AddInstruction(std::move(param));
     if (arg.name.empty()) return Error(arg.pos, "function arguments need names when the function has a body");
@@ -335,11 +335,11 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
                    fmt::format("return value {} of @{} has shape {}, but the signature declares {}", i, func.name,
                                ShapeToString(returned[i]->shape(), false), TypeToString(func.results[i].type)));
     }
-    for (const NamedAttr& a : func.results[i].attrs) {
-      if (!IsShardingAttrName(a.name)) continue;
-      if (!ValueShardingAttr(a, returned[i]->shape(), &result_shardings[i])) return false;
-      any_sharding = any_sharding || result_shardings[i].has_value();
+    if (!ValueSharding(func.results[i].attrs, returned[i]->shape(), fmt::format("result {} of @{}", i, func.name),
+                       &result_shardings[i])) {
+      return false;
     }
+    any_sharding = any_sharding || result_shardings[i].has_value();
   }
   Instruction* root = returned.size() == 1 ? returned[0] : EmitTuple(returned);
   if (any_sharding) {

@@ -483,7 +483,7 @@ bool Lowerer::ApplyOpLevelAttributes(const Op& op, const Results& results) {
       std::sort(attrs->begin(), attrs->end());
     }
   }
-  return true;
+  return ApplyRoundTripOpSharding(op, results, primary);
 }
 
 }  // namespace xlac::shlo

@@ -182,7 +182,10 @@ absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, 
     std::string_view call = inst.StringAttr("custom_call_target");
     if (IsShardingIdentityTarget(call) && inst.operand_count() == 1) return b.Get(inst.operand(0));
     if (call == "SPMDFullToShardShape" || call == "SPMDShardToFullShape") {
-      return HandleManualBoundary(b, inst, target);
+      // The boundary's own sharding says how the manual shards make up the global value. `target` may differ: a
+      // computation's root takes its caller's sharding (JAX's shard_map inside a called function ends in an
+      // SPMDShardToFullShape whose call is unannotated); the driver reshards to it afterwards.
+      return HandleManualBoundary(b, inst, inst.sharding().has_value() ? b.partitioner().TargetSharding(inst) : target);
     }
   }
   // Tuples are assembled and taken apart leaf by leaf: a tuple mixing manual and tiled leaves stays mixed.

@@ -504,9 +504,38 @@ std::vector<Proposal> Propagator::CopyAll(const Instruction& from, const Instruc
   return out;
 }
 
+namespace {
+
+bool AllLeavesManual(const LeafShardings& leaves) {
+  return !leaves.empty() && std::all_of(leaves.begin(), leaves.end(), [](const std::optional<Sharding>& s) {
+    return s.has_value() && s->kind == Sharding::Kind::kManual;
+  });
+}
+
+// Ops the rules do not model: collectives other than all-reduce / collective-permute (which are elementwise) and
+// custom calls other than the sharding annotations.
+bool IsUnmodeled(const Instruction& inst) {
+  if (inst.opcode() == Opcode::kCustomCall) {
+    std::string_view target = inst.StringAttr("custom_call_target");
+    return !IsShardingIdentityTarget(target) && !IsShardMapBoundaryTarget(target);
+  }
+  if (inst.opcode() == Opcode::kAllReduce || inst.opcode() == Opcode::kCollectivePermute) return false;
+  return inst.FindAttr("replica_groups") != nullptr || inst.FindAttr("source_target_pairs") != nullptr;
+}
+
+}  // namespace
+
 bool Propagator::Forward(Instruction* inst) {
   if (AllFixed(NodeOf(inst))) return false;
   bool changed = false;
+  if (IsUnmodeled(*inst) && inst->operand_count() > 0 &&
+      std::all_of(inst->operands().begin(), inst->operands().end(),
+                  [&](const Instruction* operand) { return Tracked(operand) && AllLeavesManual(NodeOf(operand).values); })) {
+    // Inside a shard_map body (a collective, an exporter's own custom call), an op on manual values is manual.
+    std::vector<Proposal> manual;
+    for (int64_t i = 0; i < spmd::LeafCount(inst->shape()); ++i) manual.push_back({i, Sharding::Manual()});
+    changed |= Apply(*inst, manual, ShardingOrigin::Kind::kOperand, *inst->operand(0));
+  }
   for (int64_t k : spmd::OperandPriority(*inst)) {
     const Instruction* operand = inst->operand(k);
     if (!Tracked(operand)) continue;

@@ -21,6 +21,7 @@
 #include "frontend/module_input.h"
 #include "absl/strings/str_cat.h"
 #include "ir/diagnostics.h"
+#include "ir/device_counts.h"
 #include "ir/status_macros.h"
 #include "passes/annotation_custom_calls.h"
 #include "passes/spmd/tiling.h"
@@ -305,16 +306,32 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
   return options;
 }
 
+namespace {
+
+int64_t CountCollectives(const Module& module) {
+  int64_t n = 0;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      n += inst->FindAttr("replica_groups") != nullptr || inst->FindAttr("source_target_pairs") != nullptr ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
 int RunXlac(const XlacOptions& options, std::string_view input_name, std::string_view input, std::string& output,
             std::ostream& err) {
   SourceFile file(std::string(input_name), input);
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
-  if (module == nullptr || !VerifyModule(*module, diags)) {
+  if (module == nullptr || !ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, 0}, diags) ||
+      !VerifyModule(*module, diags)) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to read the module");
     err << diags.Render(file);
     return 1;
   }
+  if (!diags.diagnostics().empty()) err << diags.Render(file);  // warnings and notes
   if (options.num_partitions > 0) module->mutable_config().num_partitions = options.num_partitions;
   // Annotation-only custom-calls (and --custom-call-identity's) become copies before partitioning.
   if (DiagnosticEngine rewrite_diags;
@@ -328,11 +345,26 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   if (!PartitionModule(*module, options.num_partitions, /*num_replicas=*/0, file, spmd_report, partitioned, err))
     return 1;
   if (options.emit == XlacEmit::kSpmdReport) {
+    const ModuleConfig& config = module->config();
     if (!partitioned) {
-      output = "spmd: the module has no shardings or runs on one partition; nothing to partition\n";
-      return 0;
+      const int64_t collectives = CountCollectives(*module);
+      const int64_t p = config.num_partitions, r = config.replica_count;
+      std::string devices = r > 1 ? fmt::format("{} partition{} x {} replicas ({} devices)", p, p == 1 ? "" : "s", r,
+                                                p * r)
+                                  : fmt::format("{} partition{}", p, p == 1 ? "" : "s");
+      if (p * r > 1 && collectives > 0) {
+        // An XLA dump after spmd-partitioning: per-device shapes and explicit collectives, run as it is.
+        output = fmt::format("spmd: {}, already partitioned ({} collective{} in the program); nothing to partition\n",
+                             devices, collectives, collectives == 1 ? "" : "s");
+      } else if (p * r > 1) {
+        output = fmt::format("spmd: {}, no shardings; every device runs the whole program\n", devices);
+      } else {
+        output = "spmd: 1 partition; nothing to partition\n";
+      }
+    } else {
+      output = FormatSpmdReport(spmd_report);
     }
-    output = FormatSpmdReport(spmd_report);
+    if (!config.device_count_source.empty()) output += "  device count: " + config.device_count_source + "\n";
     // Memory: the buffer assignment's peak of live bytes on one core against the unpartitioned program's.
     codegen::CompileOptions plan;
     absl::StatusOr<codegen::PreparedModule> per_core = codegen::PrepareModule(*module, plan);
