@@ -365,7 +365,7 @@ std::string FormatBytes(int64_t bytes) {
 
 // Every device gets its own copy of every non-constant allocation on the first run. A program that cannot fit is an
 // error now, naming the bytes wanted, rather than an allocation failure (or the OOM killer) later.
-absl::Status CheckBufferMemory(const BufferAssignment& assignment, int64_t devices) {
+absl::Status CheckBufferMemory(const BufferAssignment& assignment, int64_t devices, int64_t limit) {
   int64_t per_device = 0;
   const Allocation* largest = nullptr;
   for (const Allocation& alloc : assignment.allocations()) {
@@ -373,7 +373,8 @@ absl::Status CheckBufferMemory(const BufferAssignment& assignment, int64_t devic
     per_device += alloc.size;
     if (largest == nullptr || alloc.size > largest->size) largest = &alloc;
   }
-  int64_t available = xlac_rt_available_memory();
+  if (limit < 0) return absl::OkStatus();
+  const int64_t available = limit > 0 ? limit : xlac_rt_available_memory();
   if (available < 0 || per_device <= available / std::max<int64_t>(devices, 1)) return absl::OkStatus();
   return absl::ResourceExhaustedError(fmt::format(
       "the program needs {} of buffers ({} device{} x {}; the largest allocation is {}), but only {} of memory is "
@@ -570,7 +571,8 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
       }
     }
   }
-  XLAC_RETURN_IF_ERROR(CheckBufferMemory(impl->prepared.assignment, impl->local_end - impl->local_begin));
+  XLAC_RETURN_IF_ERROR(CheckBufferMemory(impl->prepared.assignment, impl->local_end - impl->local_begin,
+                                         options.memory_limit));
   // Codegen resolves collective groups for the device counts the executable runs with.
   impl->prepared.module->mutable_config().replica_count = impl->replicas;
   impl->prepared.module->mutable_config().num_partitions = impl->partitions;

@@ -62,6 +62,10 @@ struct JitOptions {
   // millisecond: it rebuilds the buffer assignment and the handlers' instructions) but skips LLVM emission,
   // optimization and code generation. keep_llvm_ir bypasses the cache (a hit has no IR).
   CacheOptions cache;
+  // Bytes the devices' buffers may take: more is an error before anything is allocated. 0: what the runtime says is
+  // available (xlac_rt_available_memory); -1: no check (hosts that checked the whole run themselves, xla-run's
+  // --memory-limit).
+  int64_t memory_limit = 0;
 };
 
 // A compiled module. Reusable: its buffers are allocated on the first run and reused by every later one (results

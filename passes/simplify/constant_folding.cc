@@ -17,6 +17,9 @@ namespace xlac {
 namespace {
 
 constexpr int64_t kMaxFoldedBytes = 64 * 1024;
+// Folding evaluates iota and broadcast operands at their full shape: reduce(broadcast(c)) over a 16 GiB shape is a
+// small result whose evaluation would allocate 16 GiB (and take as long) at compile time.
+constexpr int64_t kMaxExpandedOperandBytes = 16 << 20;
 
 bool IsFoldableOpcode(Opcode op) {
   if (HasSideEffectOpcode(op)) return false;
@@ -82,6 +85,10 @@ bool IsCandidate(const Instruction& inst, int64_t* source_bytes) {
   for (const Instruction* operand : inst.operands()) {
     std::optional<int64_t> b = KnownOperandBytes(*operand);
     if (!b) return false;
+    if (operand->opcode() != Opcode::kConstant) {
+      std::optional<int64_t> expanded = operand->shape().ByteSizeOf();
+      if (!expanded || *expanded > kMaxExpandedOperandBytes) return false;
+    }
     bytes += *b;
   }
   *source_bytes = bytes;

@@ -285,7 +285,10 @@ ENTRY e {
 
 TEST_F(RunDriverTest, HugeSeededParameterIsAnErrorNotACrash) {
   std::string file = Write("big.hlo", "HloModule m\nENTRY e {\n  ROOT p = f32[100000,100000,100] parameter(0)\n}\n");
+  // The memory check refuses it first (run_memory_test.cc); without it, building the arguments does.
   EXPECT_EQ(Run({file}), 1);
+  EXPECT_NE(err_.find("big.hlo: error: this run needs 7450.6 GiB (parameters 3725.3 GiB"), std::string::npos) << err_;
+  EXPECT_EQ(Run({file, "--memory-limit=none"}), 1);
   EXPECT_EQ(err_,
             "xla-run: error: parameter 0 (p) has shape f32[100000,100000,100], too large to fill with seeded "
             "values\n");

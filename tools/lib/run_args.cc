@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "ir/tpu_target.h"
 #include "passes/annotation_custom_calls.h"
+#include "tools/lib/run_memory.h"
 #include "tools/lib/run_options.h"
 
 namespace xlac {
@@ -191,6 +192,12 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
         if (!n.ok()) return n.status();
         (name == "num-partitions" ? options.num_partitions : options.num_replicas) = *n;
       }
+    } else if (name == "memory-limit") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<int64_t> bytes = ParseMemorySize(*v);
+      if (!bytes.ok()) return bytes.status();
+      options.memory_limit = *bytes;
     } else {
       return Invalid("unknown option '" + std::string(arg) + "' (see --help)");
     }
@@ -283,6 +290,10 @@ OPTIONS:
   --num-replicas=<N>      Override the module's replica count
   --num-partitions=<N>    Override the module's number of partitions
   --max-mismatches=<N>    Mismatching elements listed per failed check (default 5)
+  --memory-limit=<size>   The memory the run may take (bytes, or with a K, M, G or T suffix: 20G), or 'none'.
+                          Default: what this machine has available (MemAvailable, within the cgroup's limit).
+                          A run estimated to need more (arguments, shards, constants, results, each device's
+                          compiled buffers, the interpreter's values) fails before allocating anything large
 
 SPMD: a module with sharding annotations and more than one partition is partitioned (sharding-propagation, then
 spmd-partitioner) and each partition runs its shard of the program on its own emulated core. Inputs are global

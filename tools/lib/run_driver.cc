@@ -47,6 +47,7 @@
 #include "runtime/interpreter/interpreter.h"
 #include "tools/lib/observe_flags.h"
 #include "tools/lib/run_compare.h"
+#include "tools/lib/run_memory.h"
 #include "tools/lib/run_shards.h"
 #include "tools/lib/spmd_driver.h"
 
@@ -441,6 +442,10 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   jit_options.cache.dir = options.cache_dir;
   jit_options.cache.readonly = options.cache_readonly;
   jit_options.cache.max_bytes = options.cache_max_bytes;
+  // The limit CheckRunMemory applied (the JIT's own check of its buffers otherwise asks the runtime for the host's).
+  if (options.memory_limit.has_value() || options.host_available_memory >= 0) {
+    jit_options.memory_limit = options.memory_limit.value_or(options.host_available_memory);
+  }
   // Only modules whose custom-calls are all checks get a handler: any other target (interpreter.run_parallel, ...)
   // then stays a compile-time "not supported" that points at the interpreter instead of failing at run time.
   if (HasChecks(module) && OnlyCheckCustomCalls(module)) {
@@ -612,6 +617,19 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     err << rewrite_diags.Render(file);
     return 1;
   }
+  // Before elided constants get values: a module whose arguments and constants alone exceed the memory limit is
+  // refused before they are built (the full estimate waits for the partitioned program, below).
+  if (absl::Status fits = CheckRunMemory(options, *module, nullptr, false, mpi ? mpi->count : 1); !fits.ok()) {
+    err << input_name << ": error: " << fits.message() << "\n";
+    return 1;
+  }
+  // Annotation-only custom-calls (and --custom-call-identity's) become copies before the module is split, so the
+  // partitioned program, the JIT and --check-against's interpreter all run the same rewrite.
+  if (DiagnosticEngine rewrite_diags;
+      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, rewrite_diags)) {
+    err << rewrite_diags.Render(file);
+    return 1;
+  }
   // Elided `{...}` constants get the interpreter's seeded values up front, so every backend computes with the
   // same numbers (and --check-against compares like with like).
   for (const auto& comp : module->computations()) {
@@ -666,6 +684,12 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
       }
       dcn_report = FormatDcnSplits(*splits, devices, options.dcn_mesh);
     }
+  }
+  if (absl::Status fits = CheckRunMemory(options, *module, &run_module, partitioned_module != nullptr,
+                                         mpi ? mpi->count : 1);
+      !fits.ok()) {
+    err << input_name << ": error: " << fits.message() << "\n";
+    return 1;
   }
   // Arguments after the checks above, so a program that cannot run fails before its inputs are built.
   std::vector<Literal> args;
@@ -909,6 +933,7 @@ int RunMainImpl(std::span<const std::string_view> args, std::ostream& out, std::
     err << "xla-run: error: --explain-cache needs --cache-dir (or XLAC_CACHE_DIR)\n";
     return 1;
   }
+  options->host_available_memory = HostAvailableMemory();
   std::optional<MpiProcesses> mpi;
   if (options->mpi.value_or(LaunchedByMpirun())) {
     absl::StatusOr<MpiProcesses> started = StartMpi();

@@ -13,6 +13,8 @@
 
 namespace xlac {
 
+inline constexpr int64_t kNoMemoryLimit = -1;  // --memory-limit=none
+
 struct RunOptions {
   std::string input_filename;
   std::string backend = "jit";  // "jit" (compiled through codegen/jit.h) or "interpreter"
@@ -74,6 +76,12 @@ struct RunOptions {
   // the outputs are printed, written and flushed, RunModule ends the process (std::_Exit) instead of tearing down
   // the JIT, the arrays and the module: a cache hit's start is short enough for that to matter (docs/cache.md).
   bool exit_when_done = false;
+  // --memory-limit=SIZE: the bytes the run may take (tools/lib/run_memory.h), checked before anything large is
+  // allocated; kNoMemoryLimit: none, no check. Unset: host_available_memory.
+  std::optional<int64_t> memory_limit;
+  // Not a flag: what the host has available, read by RunMain (tools/lib/run_memory.h); -1 unknown, and then only
+  // --memory-limit is checked.
+  int64_t host_available_memory = -1;
 
   bool ShouldPrint() const { return print.value_or(output_dir.empty()); }
 };

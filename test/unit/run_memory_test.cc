@@ -1,0 +1,257 @@
+// xla-run's memory estimate (tools/lib/run_memory.h): --memory-limit sizes, the host's available memory from
+// /proc and the cgroup files, the interpreter's peak, the estimate's parts and the refusal through RunModule.
+#include "tools/lib/run_memory.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "frontend/hlo/parser.h"
+#include "gtest/gtest.h"
+#include "tools/lib/run_driver.h"
+
+namespace xlac {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<Module> Parse(std::string_view text) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? *std::move(module) : nullptr;
+}
+
+TEST(ParseMemorySizeTest, SuffixesArePowersOf1024) {
+  EXPECT_EQ(*ParseMemorySize("512"), 512);
+  EXPECT_EQ(*ParseMemorySize("64K"), 64 * 1024);
+  EXPECT_EQ(*ParseMemorySize("1M"), 1 << 20);
+  EXPECT_EQ(*ParseMemorySize("1.5G"), int64_t{3} << 29);
+  EXPECT_EQ(*ParseMemorySize("20GiB"), int64_t{20} << 30);
+  EXPECT_EQ(*ParseMemorySize("2t"), int64_t{2} << 40);
+  EXPECT_EQ(*ParseMemorySize("none"), kNoMemoryLimit);
+  for (std::string_view bad : {"", "G", "-1", "0", "1X", "1.2.3M", "12 G", "1e3", "99999999999T"}) {
+    EXPECT_FALSE(ParseMemorySize(bad).ok()) << bad;
+  }
+  EXPECT_NE(ParseMemorySize("1X").status().message().find("--memory-limit"), std::string_view::npos);
+}
+
+class HostMemoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("xla_run_memory_test_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "proc" / "self");
+    fs::create_directories(root_ / "cgroup");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void Write(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+  }
+  int64_t Available() { return HostAvailableMemory((root_ / "proc").string(), (root_ / "cgroup").string()); }
+
+  fs::path root_;
+};
+
+TEST_F(HostMemoryTest, MemAvailableWithoutACgroupLimit) {
+  Write(root_ / "proc/meminfo", "MemTotal:       2000 kB\nMemFree:         100 kB\nMemAvailable:    1000 kB\n");
+  EXPECT_EQ(Available(), 1000 * 1024);
+  Write(root_ / "proc/self/cgroup", "0::/\n");
+  Write(root_ / "cgroup/memory.max", "max\n");
+  EXPECT_EQ(Available(), 1000 * 1024);
+}
+
+TEST_F(HostMemoryTest, CgroupV2LimitLessUsageThatIsNotPageCache) {
+  Write(root_ / "proc/meminfo", "MemAvailable:    1000 kB\n");
+  Write(root_ / "proc/self/cgroup", "0::/job\n");
+  Write(root_ / "cgroup/job/memory.max", "500000\n");
+  Write(root_ / "cgroup/job/memory.current", "200000\n");
+  Write(root_ / "cgroup/job/memory.stat", "anon 150000\nfile 50000\ninactive_file 40000\n");
+  EXPECT_EQ(Available(), 500000 - 200000 + 40000);
+}
+
+TEST_F(HostMemoryTest, CgroupV1MemoryControllerAndTheMountRootFallback) {
+  Write(root_ / "proc/meminfo", "MemAvailable:    1000 kB\n");
+  Write(root_ / "proc/self/cgroup", "5:cpu,cpuacct:/x\n4:memory:/outside/namespace\n");
+  Write(root_ / "cgroup/memory/memory.limit_in_bytes", "300000\n");
+  Write(root_ / "cgroup/memory/memory.usage_in_bytes", "100000\n");
+  Write(root_ / "cgroup/memory/memory.stat", "cache 10\ntotal_inactive_file 1000\n");
+  EXPECT_EQ(Available(), 300000 - 100000 + 1000);
+  // v1's "no limit" is a page-rounded INT64_MAX.
+  Write(root_ / "cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+  EXPECT_EQ(Available(), 1000 * 1024);
+}
+
+TEST_F(HostMemoryTest, UnknownWithoutAnyFile) { EXPECT_EQ(Available(), -1); }
+
+TEST(InterpreterPeakBytesTest, ReplaysFreeingAfterLastUse) {
+  // f32[1024] is 4 KiB. At c, a (still used by c) and b are held while c is made: 3 values. d then frees a and b.
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[1024] parameter(0)
+  a = f32[1024] negate(p)
+  b = f32[1024] exponential(a)
+  c = f32[1024] add(a, b)
+  d = f32[1024] negate(c)
+  ROOT r = f32[1024] negate(d)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(InterpreterPeakBytes(*module), 3 * 4096);
+}
+
+TEST(InterpreterPeakBytesTest, AddsCalleePeaksAndDotScratch) {
+  // The while's state (4 KiB) plus its body's peak (two 4 KiB values at once) beside the held p2; the dot of
+  // f32[32,32] operands gathers both operands and its result (4 KiB each) as f32 besides its 4 KiB result.
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+cond {
+  s = f32[1024] parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  s = f32[1024] parameter(0)
+  n = f32[1024] negate(s)
+  ROOT e = f32[1024] exponential(n)
+}
+ENTRY e {
+  p = f32[1024] parameter(0)
+  p2 = f32[1024] negate(p)
+  w = f32[1024] while(p2), condition=cond, body=body
+  ROOT m = f32[32,32] reshape(w)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(InterpreterPeakBytes(*module), 4096 /*p2*/ + 4096 /*w*/ + 2 * 4096 /*body*/);
+
+  std::unique_ptr<Module> dot = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[32,32] parameter(0)
+  b = f32[32,32] parameter(1)
+  ROOT d = f32[32,32] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  ASSERT_NE(dot, nullptr);
+  EXPECT_EQ(InterpreterPeakBytes(*dot), 4096 + 3 * 4096);
+}
+
+constexpr char kSharded[] = R"(HloModule s, num_partitions=4
+ENTRY e {
+  x = f32[64,256] parameter(0), sharding={devices=[4,1]<=[4]}
+  w = f32[256,256] parameter(1), sharding={replicated}
+  d = f32[64,256] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+  ROOT t = f32[64,256] tanh(d), sharding={devices=[4,1]<=[4]}
+}
+)";
+
+TEST(EstimateRunMemoryTest, PartsOfTheLargerPhase) {
+  std::unique_ptr<Module> module = Parse(kSharded);
+  ASSERT_NE(module, nullptr);
+  RunMemoryPlan plan;
+  plan.module = module.get();
+  plan.run_module = module.get();
+  plan.devices = plan.local_devices = 1;
+  // The JIT alone: parameters, constants, results, then the per-device buffers; the bound stands in for the buffer
+  // assignment while it fits, the assignment (never above the bound) is computed when it does not.
+  RunMemoryEstimate bounded = EstimateRunMemory(plan, std::numeric_limits<int64_t>::max());
+  EXPECT_TRUE(bounded.buffers_bounded);
+  RunMemoryEstimate exact = EstimateRunMemory(plan, 0);
+  EXPECT_FALSE(exact.buffers_bounded);
+  EXPECT_LE(exact.total, bounded.total);
+  ASSERT_EQ(exact.parts.size(), 4u);
+  EXPECT_EQ(exact.parts[0].what, "parameters");
+  EXPECT_EQ(exact.parts[0].bytes, 64 * 256 * 4 + 256 * 256 * 4);
+  EXPECT_EQ(exact.parts[2].what, "results");
+  EXPECT_EQ(exact.parts[2].bytes, 64 * 256 * 4);
+  EXPECT_EQ(exact.parts[3].what, "per-device buffers");
+  // One device reads its parameters and writes its result in place: at most the dot's value is left.
+  EXPECT_LE(exact.parts[3].bytes, 64 * 256 * 4);
+  int64_t sum = 0;
+  for (const RunMemoryEstimate::Part& part : exact.parts) sum += part.count * part.bytes;
+  EXPECT_EQ(exact.total, sum);
+
+  // Two devices copy the parameters into each device's buffers, and the result out of its own.
+  plan.devices = plan.local_devices = 2;
+  RunMemoryEstimate two = EstimateRunMemory(plan, 0);
+  EXPECT_EQ(two.parts[3].count, 2);
+  EXPECT_GE(two.parts[3].bytes, 64 * 256 * 4 + 256 * 256 * 4 + 64 * 256 * 4);
+  EXPECT_LE(two.parts[3].bytes, exact.parts[3].bytes + 64 * 256 * 4 + 256 * 256 * 4 + 64 * 256 * 4 + 256);
+  plan.devices = plan.local_devices = 1;
+
+  // The interpreter backend: its peak replaces the JIT's buffers; with --check-against the larger phase counts.
+  plan.jit = false;
+  RunMemoryEstimate interpreter = EstimateRunMemory(plan, 0);
+  EXPECT_EQ(interpreter.parts.back().what, "interpreter");
+  EXPECT_EQ(interpreter.parts.back().bytes, InterpreterPeakBytes(*module));
+  plan.jit = true;
+  plan.check_against = true;
+  // The reference runs beside the compiled program's results and on its own copy of the arguments.
+  EXPECT_EQ(EstimateRunMemory(plan, 0).total,
+            std::max(exact.total, interpreter.total + 64 * 256 * 4 + (64 * 256 * 4 + 256 * 256 * 4)));
+
+  // Before partitioning only what any run holds: arguments, constants, results.
+  plan.run_module = nullptr;
+  RunMemoryEstimate early = EstimateRunMemory(plan, 0);
+  EXPECT_EQ(early.total, 64 * 256 * 4 + 256 * 256 * 4 + 64 * 256 * 4);
+}
+
+TEST(EstimateRunMemoryTest, PartitionedRunsCountEveryDevicesShards) {
+  std::unique_ptr<Module> module = Parse(kSharded);
+  ASSERT_NE(module, nullptr);
+  RunOptions options;
+  options.memory_limit = int64_t{1} << 30;
+  EXPECT_TRUE(CheckRunMemory(options, *module, module.get(), false, 1).ok());
+  // 4 devices x (a 16 KiB shard of x + the replicated 256 KiB w) are more than 1 MiB with the global arrays.
+  RunMemoryPlan plan;
+  plan.module = module.get();
+  plan.run_module = module.get();
+  plan.partitioned = true;
+  plan.devices = plan.local_devices = 4;
+  RunMemoryEstimate estimate = EstimateRunMemory(plan, 0);
+  ASSERT_GE(estimate.parts.size(), 2u);
+  EXPECT_EQ(estimate.parts[1].what, "parameter shards");
+  EXPECT_EQ(estimate.parts[1].count, 4);
+  EXPECT_EQ(estimate.ToString().find("parameters 320 KiB, parameter shards 4 x 320 KiB"), 0u) << estimate.ToString();
+  // Under MPI each process allocates only its own devices' buffers.
+  plan.local_devices = 2;
+  EXPECT_EQ(EstimateRunMemory(plan, 0).parts.back().count, 2);
+}
+
+TEST(RunMemoryErrorTest, NamesTheLimitAndHowToOverrideIt) {
+  RunMemoryEstimate estimate;
+  estimate.parts = {{"parameters", 1, int64_t{40} << 30}, {"per-device buffers", 8, int64_t{5} << 29}};
+  estimate.total = (int64_t{40} << 30) + 8 * (int64_t{5} << 29);
+  EXPECT_EQ(RunMemoryError(estimate, int64_t{23} << 30, false),
+            "this run needs 60 GiB (parameters 40 GiB, per-device buffers 8 x 2.5 GiB); this machine has 23 GiB "
+            "available (--memory-limit=SIZE or --memory-limit=none overrides the check)");
+  EXPECT_NE(RunMemoryError(estimate, 1 << 20, true).find("; --memory-limit is 1 MiB ("), std::string::npos);
+}
+
+TEST(CheckRunMemoryTest, RunModuleRefusesBeforeRunningAndNoneSkipsTheCheck) {
+  const std::string text(kSharded);
+  RunOptions options;
+  options.memory_limit = 64 << 10;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunModule(options, "s.hlo", text, out, err), 1);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(err.str().find("s.hlo: error: this run needs "), 0u) << err.str();
+  EXPECT_NE(err.str().find("--memory-limit is 64 KiB"), std::string::npos) << err.str();
+  // The host's memory is the default limit; none, or a limit that fits, runs.
+  options.memory_limit.reset();
+  options.host_available_memory = 64 << 10;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunModule(options, "s.hlo", text, out2, err2), 1);
+  EXPECT_NE(err2.str().find("this machine has 64 KiB available"), std::string::npos) << err2.str();
+  for (int64_t limit : {kNoMemoryLimit, int64_t{1} << 30}) {
+    options.memory_limit = limit;
+    options.print = false;
+    std::ostringstream out3, err3;
+    EXPECT_EQ(RunModule(options, "s.hlo", text, out3, err3), 0) << err3.str();
+  }
+}
+
+}  // namespace
+}  // namespace xlac

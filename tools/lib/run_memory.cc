@@ -1,0 +1,424 @@
+#include "tools/lib/run_memory.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "fmt/format.h"
+#include "ir/computation.h"
+#include "passes/buffer_assignment.h"
+#include "passes/tpu_memory.h"
+
+namespace xlac {
+namespace {
+
+constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
+
+// Sizes saturate: a shape whose bytes overflow int64 needs more than any machine has, which is all the check asks.
+int64_t Add(int64_t a, int64_t b) { return a > kMaxBytes - b ? kMaxBytes : a + b; }
+int64_t Mul(int64_t count, int64_t bytes) { return count > 0 && bytes > kMaxBytes / count ? kMaxBytes : count * bytes; }
+
+int64_t ShapeBytes(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& element : shape.tuple_shapes) total = Add(total, ShapeBytes(element));
+    return total;
+  }
+  if (shape.IsBuffer()) return ShapeBytes(shape.BufferElementShape());
+  if (!shape.IsArray()) return 0;
+  return shape.ByteSizeOf().value_or(kMaxBytes);
+}
+
+int64_t ParameterBytes(const Module& module) {
+  int64_t total = 0;
+  for (const Instruction* p : module.entry_computation()->parameters()) total = Add(total, ShapeBytes(p->shape()));
+  return total;
+}
+
+// By shape, so elided `{...}` constants count at the size xla-run gives them.
+int64_t ConstantBytes(const Module& module) {
+  int64_t total = 0;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kConstant) total = Add(total, ShapeBytes(inst->shape()));
+    }
+  }
+  return total;
+}
+
+bool HasElidedConstants(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kConstant && inst->has_literal() && inst->literal().is_unknown()) return true;
+    }
+  }
+  return false;
+}
+
+// An upper bound of one device's non-constant buffers without running the compile pipeline: every value of every
+// computation gets bytes of its own, twice (for the copies copy insertion and layout assignment may add), plus the
+// arena's alignment.
+int64_t BufferBound(const Module& module) {
+  int64_t total = 0;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kConstant) total = Add(total, Add(Mul(2, ShapeBytes(inst->shape())), 64));
+    }
+  }
+  return total;
+}
+
+// The element width the interpreter's dot and convolution kernels compute in (runtime/interpreter/dot_conv.cc).
+int64_t ComputeWidth(PrimitiveType type) {
+  if (type == PrimitiveType::kC128) return 16;
+  if (type == PrimitiveType::kF64 || type == PrimitiveType::kC64 || !IsFloatingPointType(type)) return 8;
+  return 4;
+}
+
+class InterpreterMemory {
+ public:
+  int64_t Peak(const Computation& comp) {
+    if (auto it = peaks_.find(&comp); it != peaks_.end()) return it->second;
+    peaks_[&comp] = 0;  // HLO has no recursion; this only keeps a malformed module from looping
+    const int64_t peak = Simulate(comp);
+    peaks_[&comp] = peak;
+    return peak;
+  }
+
+ private:
+  // The evaluator's schedule (Evaluator::GetPlan): live instructions in post order, get-tuple-elements viewing their
+  // operand, each owned value freed after its last use, the root kept.
+  int64_t Simulate(const Computation& comp) {
+    std::vector<Instruction*> post = comp.MakePostOrder();
+    absl::flat_hash_map<const Instruction*, bool> live;
+    std::vector<const Instruction*> work;
+    auto mark = [&](const Instruction* inst) {
+      if (!live[inst]) {
+        live[inst] = true;
+        work.push_back(inst);
+      }
+    };
+    if (comp.root() != nullptr) mark(comp.root());
+    for (const Instruction* inst : post) {
+      if (inst->HasSideEffect()) mark(inst);
+    }
+    while (!work.empty()) {
+      const Instruction* inst = work.back();
+      work.pop_back();
+      for (const Instruction* op : inst->operands()) mark(op);
+      for (const Instruction* op : inst->control_predecessors()) mark(op);
+    }
+    std::vector<const Instruction*> order;
+    absl::flat_hash_map<const Instruction*, size_t> slot;
+    for (const Instruction* inst : post) {
+      if (!live[inst]) continue;
+      slot[inst] = order.size();
+      order.push_back(inst);
+    }
+    const size_t n = order.size();
+    std::vector<size_t> owner(n);
+    std::vector<int64_t> last_use(n, -1);
+    for (size_t i = 0; i < n; ++i) {
+      owner[i] = order[i]->opcode() == Opcode::kGetTupleElement ? owner[slot.at(order[i]->operand(0))] : i;
+      for (const Instruction* op : order[i]->operands()) {
+        size_t o = owner[slot.at(op)];
+        last_use[o] = std::max(last_use[o], static_cast<int64_t>(i));
+      }
+    }
+    if (comp.root() != nullptr) last_use[owner[slot.at(comp.root())]] = std::numeric_limits<int64_t>::max();
+    std::vector<int64_t> owned(n, 0);
+    int64_t held = 0, peak = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Instruction& inst = *order[i];
+      if (inst.opcode() == Opcode::kParameter || inst.opcode() == Opcode::kGetTupleElement) continue;
+      const int64_t result = ShapeBytes(inst.shape());
+      int64_t callee = 0;
+      for (const Computation* called : inst.called_computations()) callee = std::max(callee, Peak(*called));
+      int64_t scratch = 0;
+      if (inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kConvolution) {
+        // The kernels gather both operands and the result into vectors of the compute type.
+        for (const Instruction* op : inst.operands()) {
+          if (op->shape().IsArray()) {
+            scratch = Add(scratch,
+                          Mul(op->shape().ElementCount().value_or(kMaxBytes), ComputeWidth(op->shape().element_type)));
+          }
+        }
+        scratch =
+            Add(scratch, Mul(inst.shape().ElementCount().value_or(kMaxBytes), ComputeWidth(inst.shape().element_type)));
+      }
+      peak = std::max(peak, Add(Add(held, result), Add(callee, scratch)));
+      held = Add(held, result);
+      owned[i] = result;
+      for (const Instruction* op : inst.operands()) {
+        size_t o = owner[slot.at(op)];
+        if (last_use[o] == static_cast<int64_t>(i)) {
+          held -= owned[o];
+          owned[o] = 0;
+        }
+      }
+    }
+    return peak;
+  }
+
+  absl::flat_hash_map<const Computation*, int64_t> peaks_;
+};
+
+std::optional<int64_t> ReadNumber(const std::string& path) {
+  std::ifstream file(path);
+  std::string word;
+  if (!(file >> word)) return std::nullopt;
+  char* end = nullptr;
+  long long value = std::strtoll(word.c_str(), &end, 10);
+  if (end == word.c_str() || *end != '\0' || value < 0) return std::nullopt;  // "max": no limit
+  return static_cast<int64_t>(value);
+}
+
+// The value of `key` in a "key value" file (memory.stat), or 0.
+int64_t StatValue(const std::string& path, std::string_view key) {
+  std::ifstream file(path);
+  std::string name;
+  long long value = 0;
+  while (file >> name >> value) {
+    if (name == key) return static_cast<int64_t>(value);
+  }
+  return 0;
+}
+
+// What the cgroup whose files are in `dir` still allows: its limit less the usage that is not reclaimable page
+// cache (cgroups count cached file pages, which the kernel drops before it OOM-kills). nullopt: no limit set.
+std::optional<int64_t> CgroupAvailable(const std::string& dir, bool v2) {
+  std::optional<int64_t> limit = ReadNumber(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+  // cgroup v1 spells "no limit" as a page-rounded INT64_MAX.
+  if (!limit || *limit >= (int64_t{1} << 60)) return std::nullopt;
+  std::optional<int64_t> usage = ReadNumber(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+  int64_t reclaimable = StatValue(dir + "/memory.stat", v2 ? "inactive_file" : "total_inactive_file");
+  return std::max<int64_t>(0, *limit - usage.value_or(0) + reclaimable);
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseMemorySize(std::string_view text) {
+  auto invalid = [&] {
+    return absl::InvalidArgumentError(
+        fmt::format("invalid value '{}' for --memory-limit (expected bytes with an optional K, M, G or T suffix, "
+                    "e.g. 512M or 20G, or 'none')",
+                    text));
+  };
+  if (text == "none") return kNoMemoryLimit;
+  std::string_view number = text;
+  for (std::string_view unit : {"iB", "B", "b"}) {
+    if (number.size() > unit.size() && number.ends_with(unit)) {
+      number.remove_suffix(unit.size());
+      break;
+    }
+  }
+  double scale = 1;
+  if (!number.empty()) {
+    switch (number.back()) {
+      case 'k':
+      case 'K':
+        scale = 1024.0;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1024.0 * 1024;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1024.0 * 1024 * 1024;
+        break;
+      case 't':
+      case 'T':
+        scale = 1024.0 * 1024 * 1024 * 1024;
+        break;
+      default:
+        break;
+    }
+    if (scale != 1) number.remove_suffix(1);
+  }
+  if (number.empty() || number.find_first_not_of("0123456789.") != std::string_view::npos) return invalid();
+  std::string digits(number);
+  char* end = nullptr;
+  const double value = std::strtod(digits.c_str(), &end) * scale;
+  if (end != digits.c_str() + digits.size() || !(value >= 1) || value >= 9.2e18) return invalid();
+  return static_cast<int64_t>(value);
+}
+
+int64_t HostAvailableMemory(std::string_view proc_root, std::string_view cgroup_root) {
+  std::optional<int64_t> available;
+  {
+    std::ifstream meminfo(std::string(proc_root) + "/meminfo");
+    std::string line;
+    while (std::getline(meminfo, line)) {
+      long long kib = 0;
+      if (line.starts_with("MemAvailable:") && std::sscanf(line.c_str() + 13, "%lld", &kib) == 1) {
+        available = static_cast<int64_t>(kib) * 1024;
+        break;
+      }
+    }
+  }
+  // /proc/self/cgroup: "0::/path" on cgroup v2, "N:memory:/path" for v1's memory controller. A container usually
+  // sees its own cgroup as the root of the mount, so the mount's top-level files are the fallback.
+  std::ifstream cgroups(std::string(proc_root) + "/self/cgroup");
+  std::string line;
+  const std::string root(cgroup_root);
+  while (std::getline(cgroups, line)) {
+    const size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1), path = line.substr(second + 1);
+    const bool v2 = controllers.empty();
+    bool memory = v2;
+    std::istringstream list(controllers);
+    for (std::string c; std::getline(list, c, ',');) memory |= c == "memory";
+    if (!memory) continue;
+    const std::string mount = v2 ? root : root + "/memory";
+    std::optional<int64_t> cgroup = CgroupAvailable(mount + (path == "/" ? "" : path), v2);
+    if (!cgroup) cgroup = CgroupAvailable(mount, v2);
+    if (cgroup) available = available ? std::min(*available, *cgroup) : *cgroup;
+  }
+  return available.value_or(-1);
+}
+
+int64_t InterpreterPeakBytes(const Module& module) {
+  if (module.entry_computation() == nullptr) return 0;
+  return InterpreterMemory().Peak(*module.entry_computation());
+}
+
+std::string RunMemoryEstimate::ToString() const {
+  std::string out;
+  for (const Part& part : parts) {
+    if (part.bytes == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += part.count > 1 ? fmt::format("{} {} x {}", part.what, part.count, FormatBytes(part.bytes))
+                          : fmt::format("{} {}", part.what, FormatBytes(part.bytes));
+  }
+  return out;
+}
+
+RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_within) {
+  const Module& module = *plan.module;
+  using Part = RunMemoryEstimate::Part;
+  std::vector<Part> common;
+  if (plan.global_arguments) common.push_back({"parameters", 1, ParameterBytes(module)});
+  const int64_t global_result = ShapeBytes(module.entry_computation()->root()->shape());
+  const int64_t constants = ConstantBytes(module);
+  auto sum = [](const std::vector<Part>& parts) {
+    int64_t total = 0;
+    for (const Part& p : parts) total = Add(total, Mul(p.count, p.bytes));
+    return total;
+  };
+  RunMemoryEstimate estimate;
+  if (plan.run_module == nullptr) {
+    // Before partitioning: what any run of the module holds for certain.
+    estimate.parts = common;
+    estimate.parts.push_back({"constants", 1, constants});
+    estimate.parts.push_back({"results", 1, global_result});
+    estimate.total = sum(estimate.parts);
+    return estimate;
+  }
+  const Module& run = *plan.run_module;
+  if (plan.partitioned) common.push_back({"parameter shards", plan.devices, ParameterBytes(run)});
+  // The partitioned program is a copy of the module with constants of its own.
+  const int64_t module_constants = Add(constants, plan.partitioned ? ConstantBytes(run) : 0);
+  // Every device's result (the JIT returns zero-filled ones for other processes' devices), then the global results
+  // assembled from them, which the reference interpreter runs beside.
+  const int64_t device_results = Mul(plan.devices, ShapeBytes(run.entry_computation()->root()->shape()));
+  const int64_t assembled = plan.partitioned ? Mul(plan.replicas, global_result) : 0;
+
+  std::vector<Part> interpreter_phase;
+  if (!plan.jit || plan.check_against) {
+    interpreter_phase = common;
+    // The reference is handed its own copy of the global arguments (run_driver.cc's `{global_args}`).
+    if (plan.jit && plan.global_arguments) interpreter_phase[0].count = 2;
+    interpreter_phase.push_back({"constants", 1, module_constants});
+    if (plan.jit) interpreter_phase.push_back({"results", 1, Add(device_results, assembled)});
+    // The reference evaluates the unpartitioned module on one partition per replica.
+    const Module& evaluated = plan.jit ? module : run;
+    const int64_t devices = plan.jit && plan.partitioned ? plan.replicas : plan.devices;
+    interpreter_phase.push_back({"interpreter", devices, InterpreterPeakBytes(evaluated)});
+  }
+  std::vector<Part> jit_phase;
+  if (plan.jit) {
+    jit_phase = common;
+    // The JIT's prepared clone, the LLVM IR's constant data and the object code each hold the constants again.
+    jit_phase.push_back({"constants", 1, Add(module_constants, Mul(3, ConstantBytes(run)))});
+    jit_phase.push_back({"results", 1, device_results});
+    const int64_t fixed = sum(jit_phase);
+    const int64_t bound = BufferBound(run);
+    int64_t per_device = bound;
+    estimate.buffers_bounded = true;
+    if (Add(fixed, Mul(plan.local_devices, bound)) > fits_within || sum(interpreter_phase) > fits_within) {
+      codegen::CompileOptions compile = plan.compile;
+      compile.verify_each_pass = false;  // the module verified; this only sizes its buffers
+      compile.buffers.result_allocations = true;
+      // A module the pipeline rejects keeps the bound: the JIT reports why when it compiles it.
+      if (absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(run, compile); prepared.ok()) {
+        // One unpartitioned device reads its array parameters in place unless they are donated, and writes its
+        // results straight into the result arrays (JitExecutable::RunBuffers); every other run copies parameters
+        // into each device's buffers and results out of them.
+        const Computation* entry = prepared->module->entry_computation();
+        bool in_place = plan.devices == 1 && !plan.partitioned;
+        for (const Instruction* p : entry->parameters()) in_place &= p->shape().IsArray();
+        per_device = 0;
+        for (const Allocation& alloc : prepared->assignment.allocations()) {
+          if (alloc.kind == AllocationKind::kConstant || (alloc.entry_result && in_place)) continue;
+          if (alloc.kind == AllocationKind::kParameter && in_place) {
+            bool donated = false;
+            for (const InputOutputAlias& alias : run.config().input_output_alias) {
+              donated |= alias.parameter_number == alloc.parameter_number;
+            }
+            if (!donated) continue;
+          }
+          per_device = Add(per_device, alloc.size);
+        }
+        estimate.buffers_bounded = false;
+      }
+    }
+    jit_phase.push_back({"per-device buffers", plan.local_devices, per_device});
+  }
+  const int64_t jit_total = sum(jit_phase), interpreter_total = sum(interpreter_phase);
+  estimate.parts = jit_total >= interpreter_total ? jit_phase : interpreter_phase;
+  estimate.total = std::max(jit_total, interpreter_total);
+  return estimate;
+}
+
+std::string RunMemoryError(const RunMemoryEstimate& estimate, int64_t limit, bool from_flag) {
+  return fmt::format("this run needs {} ({}); {} (--memory-limit=SIZE or --memory-limit=none overrides the check)",
+                     FormatBytes(estimate.total), estimate.ToString(),
+                     from_flag ? fmt::format("--memory-limit is {}", FormatBytes(limit))
+                               : fmt::format("this machine has {} available", FormatBytes(limit)));
+}
+
+absl::Status CheckRunMemory(const RunOptions& options, const Module& module, const Module* run_module, bool partitioned,
+                            int64_t processes) {
+  const int64_t limit = options.memory_limit.value_or(options.host_available_memory);
+  if (limit < 0) return absl::OkStatus();
+  // Before partitioning only elided constants would be built (the arguments wait for the full check): without them
+  // the full check alone names every part.
+  if (run_module == nullptr && !HasElidedConstants(module)) return absl::OkStatus();
+  RunMemoryPlan plan;
+  plan.module = &module;
+  plan.run_module = run_module;
+  plan.partitioned = partitioned;
+  plan.replicas = std::max<int64_t>(1, options.num_replicas > 0 ? options.num_replicas : module.config().replica_count);
+  const int64_t partitions =
+      std::max<int64_t>(1, options.num_partitions > 0 ? options.num_partitions : module.config().num_partitions);
+  plan.devices = plan.replicas * partitions;
+  plan.local_devices = processes > 1 && plan.devices % processes == 0 ? plan.devices / processes : plan.devices;
+  plan.jit = options.backend == "jit";
+  plan.check_against = !options.check_against.empty();
+  plan.global_arguments = options.input_shards.empty() || plan.check_against;
+  plan.compile.exact = options.exact;
+  plan.compile.tpu_numerics = options.tpu_numerics;
+  const RunMemoryEstimate estimate = EstimateRunMemory(plan, limit);
+  if (estimate.total <= limit) return absl::OkStatus();
+  return absl::ResourceExhaustedError(RunMemoryError(estimate, limit, options.memory_limit.has_value()));
+}
+
+}  // namespace xlac

@@ -1,0 +1,82 @@
+// How much memory an xla-run run needs, estimated from shapes and the buffer assignment before anything large is
+// allocated, so a program larger than the machine fails with a clear error instead of being OOM-killed halfway
+// (docs/cli.md, "Memory"). The host's available memory is read here, in the tools; the estimate itself reads
+// nothing but the modules and options it is given.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "codegen/pipeline.h"
+#include "ir/module.h"
+#include "tools/lib/run_options.h"
+
+namespace xlac {
+
+// --memory-limit's value: a byte count with an optional K, M, G or T suffix (powers of 1024, optionally followed by
+// "B" or "iB"; fractions allowed: "1.5G"), or "none" (kNoMemoryLimit: skip the check).
+absl::StatusOr<int64_t> ParseMemorySize(std::string_view text);
+
+// Bytes this process could allocate without swapping: /proc/meminfo's MemAvailable, lowered to what the process's
+// memory cgroup still allows (cgroup v2 memory.max, v1 memory.limit_in_bytes, less the usage that is not
+// reclaimable page cache) when one is set. -1 when neither can be read. The roots are parameters for tests.
+int64_t HostAvailableMemory(std::string_view proc_root = "/proc", std::string_view cgroup_root = "/sys/fs/cgroup");
+
+// Bytes the reference interpreter holds at once while evaluating `module`'s entry on one device, arguments
+// excluded: it evaluates in post order and frees each value after its last use (runtime/interpreter/evaluator.cc),
+// so this replays that schedule; a while, call or conditional adds its callee's peak at that instruction, dots and
+// convolutions the operand copies their kernels make.
+int64_t InterpreterPeakBytes(const Module& module);
+
+// What a run holds in memory at once. A run has two phases that never overlap: the compiled program running (its
+// per-device buffers) and the interpreter running (--backend=interpreter, or --check-against's reference after the
+// compiled program is freed). `total` is the larger; `parts` are that phase's components.
+struct RunMemoryEstimate {
+  struct Part {
+    std::string what;
+    int64_t count = 1;  // "count x bytes" when above 1 (per device, copies)
+    int64_t bytes = 0;
+  };
+  std::vector<Part> parts;
+  int64_t total = 0;
+  // The JIT's per-device buffers are an upper bound from the program's value sizes (the buffer assignment was not
+  // computed because the bound already fits).
+  bool buffers_bounded = false;
+  std::string ToString() const;  // "parameters 40 GiB, shards 8 x 5 GiB, ..."
+};
+
+// What runs and how, for the estimate.
+struct RunMemoryPlan {
+  const Module* module = nullptr;      // as parsed: its entry parameters are the global arguments
+  const Module* run_module = nullptr;  // what the backend runs (the partitioned program); null: not known yet
+  bool partitioned = false;            // run_module is `module` partitioned: arguments are split into shards
+  int64_t devices = 1;                 // all emulated devices (replicas x partitions)
+  int64_t replicas = 1;
+  int64_t local_devices = 1;        // devices this process runs (fewer under MPI)
+  bool jit = true;                  // else the interpreter is the backend
+  bool check_against = false;       // --check-against=interpreter: the interpreter runs `module` afterwards
+  bool global_arguments = true;     // the global arguments are built (not --input-shards alone)
+  codegen::CompileOptions compile;  // the JIT's options, for its buffer assignment
+};
+
+// The estimate for `plan`. The JIT's buffers come from the buffer assignment (a run of the compile pipeline up to
+// it), unless an upper bound from the program's value sizes already keeps the total within `fits_within` bytes.
+RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_within);
+
+// "this run needs 61 GiB (parameters 40 GiB, ...); this machine has 23.4 GiB available" (or "--memory-limit is
+// ..." when `from_flag`), with how to override it.
+std::string RunMemoryError(const RunMemoryEstimate& estimate, int64_t limit, bool from_flag);
+
+// The check RunModule makes: the run `options` describe (`run_module` null before partitioning and before elided
+// constants get values: arguments, constants and results only, and only when the module has elided constants) against
+// options.memory_limit, or else options.host_available_memory: OK when it fits or no limit applies
+// (--memory-limit=none, nothing known), else ResourceExhausted carrying RunMemoryError. `processes`: the MPI processes
+// the devices are split over.
+absl::Status CheckRunMemory(const RunOptions& options, const Module& module, const Module* run_module, bool partitioned,
+                            int64_t processes);
+
+}  // namespace xlac
