@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "codegen/jit.h"
 #include "frontend/hlo/parser.h"
 #include "gtest/gtest.h"
 #include "tools/lib/run_driver.h"
@@ -250,6 +251,23 @@ TEST(CheckRunMemoryTest, RunModuleRefusesBeforeRunningAndNoneSkipsTheCheck) {
     options.print = false;
     std::ostringstream out3, err3;
     EXPECT_EQ(RunModule(options, "s.hlo", text, out3, err3), 0) << err3.str();
+  }
+}
+
+TEST(JitMemoryLimitTest, TheJitChecksItsBuffersAgainstTheLimitItIsGiven) {
+  // xla-run hands the JIT the limit it checked the whole run against; -1 (--memory-limit=none) checks nothing.
+  std::unique_ptr<Module> module = Parse(kSharded);
+  ASSERT_NE(module, nullptr);
+  codegen::JitOptions options;
+  options.num_partitions = 1;
+  options.memory_limit = 1024;
+  absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> small = codegen::JitExecutable::Compile(*module, options);
+  ASSERT_FALSE(small.ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(small.status())) << small.status();
+  EXPECT_NE(small.status().message().find("1 device x"), std::string_view::npos) << small.status();
+  for (int64_t limit : {int64_t{-1}, int64_t{1} << 30}) {
+    options.memory_limit = limit;
+    EXPECT_TRUE(codegen::JitExecutable::Compile(*module, options).ok()) << limit;
   }
 }
 
