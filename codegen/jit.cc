@@ -571,8 +571,8 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
       }
     }
   }
-  XLAC_RETURN_IF_ERROR(CheckBufferMemory(impl->prepared.assignment, impl->local_end - impl->local_begin,
-                                         options.memory_limit));
+  XLAC_RETURN_IF_ERROR(
+      CheckBufferMemory(impl->prepared.assignment, impl->local_end - impl->local_begin, options.memory_limit));
   // Codegen resolves collective groups for the device counts the executable runs with.
   impl->prepared.module->mutable_config().replica_count = impl->replicas;
   impl->prepared.module->mutable_config().num_partitions = impl->partitions;

@@ -685,8 +685,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
       dcn_report = FormatDcnSplits(*splits, devices, options.dcn_mesh);
     }
   }
-  if (absl::Status fits = CheckRunMemory(options, *module, &run_module, partitioned_module != nullptr,
-                                         mpi ? mpi->count : 1);
+  if (absl::Status fits =
+          CheckRunMemory(options, *module, &run_module, partitioned_module != nullptr, mpi ? mpi->count : 1);
       !fits.ok()) {
     err << input_name << ": error: " << fits.message() << "\n";
     return 1;
