@@ -44,6 +44,7 @@
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
+#include "ir/device_counts.h"
 #include "runtime/interpreter/interpreter.h"
 #include "tools/lib/observe_flags.h"
 #include "tools/lib/run_compare.h"
@@ -151,6 +152,18 @@ bool HasChecks(const Module& module) {
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
       if (inst->opcode() == Opcode::kCustomCall && harness::IsCheckTarget(inst->StringAttr("custom_call_target"))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Manual regions (shard_map): the values between SPMDFullToShardShape and SPMDShardToFullShape are per-core.
+bool HasManualRegions(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kCustomCall && IsShardMapBoundaryTarget(inst->StringAttr("custom_call_target"))) {
         return true;
       }
     }
@@ -598,23 +611,21 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     observer->DumpModule(*module, "as_parsed.txt");
   }
   std::optional<ScopedPhase> verify_phase(std::in_place, observer.get(), "verify", "frontend");
-  const bool verified = VerifyModule(*module, diags);
+  const bool verified =
+      ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) &&
+      VerifyModule(*module, diags);
   verify_phase.reset();
   if (!verified) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "module failed verification");
     err << diags.Render(file);
     return 1;
   }
+  // Warnings and notes (a device count inferred from the program, leniencies towards exporters): once, from the
+  // first process.
+  if (first_process && !diags.diagnostics().empty()) err << diags.Render(file);
   const Computation* entry = module->entry_computation();
   if (entry == nullptr) {
     err << input_name << ": error: the module has no entry computation\n";
-    return 1;
-  }
-  // Annotation-only custom-calls (and --custom-call-identity's) become copies before the module is split, so the
-  // partitioned program, the JIT and --check-against's interpreter all run the same rewrite.
-  if (DiagnosticEngine rewrite_diags;
-      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, rewrite_diags)) {
-    err << rewrite_diags.Render(file);
     return 1;
   }
   // Before elided constants get values: a module whose arguments and constants alone exceed the memory limit is
@@ -824,31 +835,47 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     }
   }
   // Partitioned results are shards: assemble each replica's global result from its partitions.
+  auto assemble = [&](const std::vector<Literal>& device_results) -> absl::StatusOr<std::vector<Literal>> {
+    std::vector<Literal> assembled;
+    for (size_t r = 0; r * num_partitions < device_results.size(); ++r) {
+      std::vector<const Literal*> parts;
+      for (int64_t p = 0; p < num_partitions; ++p) parts.push_back(&device_results[r * num_partitions + p]);
+      XLAC_ASSIGN_OR_RETURN(Literal global, spmd::AssembleLiteral(parts, spmd_report.result_sharding,
+                                                                  module->entry_computation()->root()->shape()));
+      assembled.push_back(std::move(global));
+    }
+    return assembled;
+  };
   std::vector<Literal> shards;
   if (partitioned_module) {
     shards = *std::move(results);
-    std::vector<Literal> assembled;
-    for (size_t r = 0; r * num_partitions < shards.size(); ++r) {
-      std::vector<const Literal*> parts;
-      for (int64_t p = 0; p < num_partitions; ++p) parts.push_back(&shards[r * num_partitions + p]);
-      absl::StatusOr<Literal> global =
-          spmd::AssembleLiteral(parts, spmd_report.result_sharding, module->entry_computation()->root()->shape());
-      if (!global.ok()) {
-        err << input_name << ": error: cannot assemble the result: " << global.status().message() << "\n";
-        return 1;
-      }
-      assembled.push_back(*std::move(global));
+    results = assemble(shards);
+    if (!results.ok()) {
+      err << input_name << ": error: cannot assemble the result: " << results.status().message() << "\n";
+      return 1;
     }
-    results = std::move(assembled);
   }
   // The reference runs before anything is printed or written, so its failure leaves no outputs behind. Its own
   // checks are not reported: only the backend under test's are. A partitioned program is compared with the
-  // unpartitioned module on one partition.
+  // unpartitioned module on one partition, unless the module has manual regions (shard_map): their bodies are
+  // per-core programs with collectives, which only mean something partitioned, so the interpreter then runs the
+  // partitioned program device by device and its shards are assembled like the JIT's.
   std::optional<std::vector<Literal>> reference;
+  std::string reference_name = "the interpreter";
   if (!options.check_against.empty()) {
     harness::CheckCollector reference_checks(harness::CheckOptions{options.max_mismatches});
-    absl::StatusOr<std::vector<Literal>> reference_results = RunOnInterpreter(
-        options, *module, {global_args}, reference_checks, partitioned_module ? 1 : options.num_partitions);
+    const bool per_device_reference = partitioned_module && HasManualRegions(*module);
+    absl::StatusOr<std::vector<Literal>> reference_results =
+        per_device_reference
+            ? RunOnInterpreter(options, run_module, device_args, reference_checks, num_partitions)
+            : RunOnInterpreter(options, *module, {global_args}, reference_checks,
+                               partitioned_module ? 1 : options.num_partitions);
+    if (reference_results.ok() && per_device_reference) {
+      reference_name = fmt::format("the interpreter running the partitioned program on {} devices (the module has "
+                                   "manual regions)",
+                                   device_args.size());
+      reference_results = assemble(*reference_results);
+    }
     if (!reference_results.ok()) {
       err << input_name << ": error: the interpreter (--check-against) failed: " << reference_results.status().message()
           << "\n";
@@ -889,7 +916,7 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     }
     ok &= mismatched == 0;
     out << report
-        << fmt::format("check against the interpreter: {} of {} output{} match\n", compared.size() - mismatched,
+        << fmt::format("check against {}: {} of {} output{} match\n", reference_name, compared.size() - mismatched,
                        compared.size(), compared.size() == 1 ? "" : "s");
   }
 
