@@ -93,6 +93,15 @@ void Parser::ScanModules(std::vector<ModuleSpan>* out) const {
       if (tok.kind == Tok::kRBrace) --body_depth;
       const bool named =
           (tok.kind == Tok::kBareId || tok.kind == Tok::kString) && tok.str.find('.') != std::string::npos;
+      if (tok.kind == Tok::kBareId && (tok.str == "func.func" || tok.str == "func") && body_depth == 1) {
+        Lexer ahead = lx;
+        ahead.Lex();
+        if (ahead.kind() == Tok::kBareId &&
+            (ahead.tok().str == "public" || ahead.tok().str == "private" || ahead.tok().str == "nested")) {
+          ahead.Lex();
+        }
+        if (ahead.kind() == Tok::kAtId) span.functions.push_back(ahead.tok().str);
+      }
       if (named) {
         // An op name: a generic "dialect.op"( or a pretty dialect.op after `%x =` or at the start of a statement
         // (not an attribute key, which `=` or `:` follows, nor an attribute value, which a separator follows).
@@ -166,6 +175,7 @@ bool Parser::ParseFile(ModuleAst* out) {
   if (!any && !use.empty()) use[0] = true;
   std::vector<std::pair<size_t, std::string>> skipped;  // (module index, why)
   std::vector<size_t> used;
+  std::set<std::string> used_functions;
   bool have_module = false;
 
   if (!ParseResourceSections()) return false;
@@ -192,16 +202,23 @@ bool Parser::ParseFile(ModuleAst* out) {
       if (spans[i].begin == pos()) index = i;
     }
     Location ignored;
-    if (index < spans.size() && !use[index]) {
-      skipped.emplace_back(index, fmt::format("it holds {} ops", fmt::join(spans[index].foreign_dialects, ", ")));
+    std::string repeated;
+    if (index < spans.size() && use[index]) {
+      // Another print of a program already read (tt-xla logs print one per compiler stage): its functions repeat.
+      for (const std::string& f : spans[index].functions) {
+        if (repeated.empty() && used_functions.count(f)) repeated = f;
+      }
+    }
+    if (index < spans.size() && (!use[index] || !repeated.empty())) {
+      skipped.emplace_back(index, repeated.empty()
+                                      ? fmt::format("it holds {} ops", fmt::join(spans[index].foreign_dialects, ", "))
+                                      : fmt::format("its function @{} repeats one of an earlier module", repeated));
       ResetTo(spans[index].end);
       prev_end_ = spans[index].end;
     } else {
       // Several StableHLO modules (the chunks of a split-input-file test) are merged: their functions share one
-      // namespace. One whose functions repeat earlier ones is another print of the same program: skipped.
+      // namespace.
       const size_t module_pos = pos();
-      const size_t funcs_before = out->funcs.size();
-      const size_t meshes_before = out->meshes.size();
       const bool first = !have_module;
       Next();
       std::string name;
@@ -213,24 +230,15 @@ bool Parser::ParseFile(ModuleAst* out) {
       if (EatKeyword("attributes") && !ParseAttrDict(&attrs)) return false;
       if (!Expect(Tok::kLBrace, "to start the module body")) return false;
       if (!ParseModuleBody(out, /*braced=*/true)) return false;
-      std::string repeated;
-      for (size_t i = funcs_before; i < out->funcs.size() && repeated.empty(); ++i) {
-        for (size_t j = 0; j < funcs_before; ++j) {
-          if (out->funcs[j].name == out->funcs[i].name) repeated = out->funcs[i].name;
-        }
+      have_module = true;
+      if (first) {
+        out->pos = module_pos;
+        out->name = name;
+        out->attrs = std::move(attrs);
       }
-      if (!repeated.empty() && index < spans.size()) {
-        out->funcs.resize(funcs_before);
-        out->meshes.resize(meshes_before);
-        skipped.emplace_back(index, fmt::format("its function @{} repeats one of an earlier module", repeated));
-      } else {
-        have_module = true;
-        if (first) {
-          out->pos = module_pos;
-          out->name = name;
-          out->attrs = std::move(attrs);
-        }
-        if (index < spans.size()) used.push_back(index);
+      if (index < spans.size()) {
+        used.push_back(index);
+        used_functions.insert(spans[index].functions.begin(), spans[index].functions.end());
       }
       after_used_module_ = true;
     }

@@ -25,6 +25,7 @@ struct ModuleSpan {
   size_t end = 0;    // after its closing '}'
   std::string name;
   std::vector<std::string> foreign_dialects;  // dialects of its ops that xlac does not lower, sorted
+  std::vector<std::string> functions;         // names of its pretty-form func.func
 };
 
 class Parser {
