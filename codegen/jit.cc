@@ -562,6 +562,13 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
         const std::string_view target = inst->StringAttr("custom_call_target");
         const bool identity_boundary = IsShardMapBoundaryTarget(target) && inst->operand_count() == 1 &&
                                        inst->operand(0)->shape().Compatible(inst->shape());
+        if (IsShardMapBoundaryTarget(target) && !identity_boundary) {
+          return absl::UnimplementedError(fmt::format(
+              "codegen does not support custom-call ({}): {} changes {} into {}, and a manual (shard_map) region's "
+              "shapes are per-core, which only the partitioned program has: run it partitioned",
+              inst->name(), std::string(target), ShapeToString(inst->operand(0)->shape(), false),
+              ShapeToString(inst->shape(), false)));
+        }
         if (!IsShardingIdentityTarget(target) && !IsBuiltinCustomCallTarget(target) && !identity_boundary) {
           return absl::UnimplementedError(fmt::format(
               "codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler (if it only "

@@ -270,7 +270,9 @@ class Executable:
 
 
 def _target_names(names):
-    """A list of custom-call target names from an iterable of strings (a lone string is one name)."""
+    """A list of custom-call target names from an iterable of strings (a lone string is one name, None none)."""
+    if names is None:
+        return []
     if isinstance(names, str):
         names = [names]
     out = []
