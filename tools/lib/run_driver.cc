@@ -865,11 +865,14 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   if (!options.check_against.empty()) {
     harness::CheckCollector reference_checks(harness::CheckOptions{options.max_mismatches});
     const bool per_device_reference = partitioned_module && HasManualRegions(*module);
+    // The global arguments are handed over, not copied: nothing reads them after the reference (for a 3B-parameter
+    // model a copy is the difference between fitting in memory and not).
+    std::vector<std::vector<Literal>> moved_global_args;
+    if (partitioned_module && !per_device_reference) moved_global_args.push_back(std::move(args));
     absl::StatusOr<std::vector<Literal>> reference_results =
-        per_device_reference
-            ? RunOnInterpreter(options, run_module, device_args, reference_checks, num_partitions)
-            : RunOnInterpreter(options, *module, {global_args}, reference_checks,
-                               partitioned_module ? 1 : options.num_partitions);
+        per_device_reference ? RunOnInterpreter(options, run_module, device_args, reference_checks, num_partitions)
+        : partitioned_module ? RunOnInterpreter(options, *module, moved_global_args, reference_checks, 1)
+                             : RunOnInterpreter(options, *module, device_args, reference_checks, options.num_partitions);
     if (reference_results.ok() && per_device_reference) {
       reference_name = fmt::format("the interpreter running the partitioned program on {} devices (the module has "
                                    "manual regions)",
@@ -904,11 +907,31 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
 
   if (reference.has_value()) {
     std::vector<LabeledOutput> reference_outputs = LabelOutputs(*reference);
+    CompareOptions compare{options.max_ulp, options.atol, options.max_mismatches,
+                           !options.exact && !options.tolerance_given};
+    // The default mode is judged against an f64 reference, relative to the interpreter's own error
+    // (docs/numerics.md); without one (--tolerance=fixed, a per-device reference, or an op it cannot promote) the
+    // fixed per-element rule applies.
+    std::vector<Literal> reference64;
+    std::vector<LabeledOutput> reference64_outputs;
+    std::vector<std::pair<std::string, RelativeError>> relative;
+    if (compare.default_mode_tolerance && !options.fixed_tolerance &&
+        !(partitioned_module && HasManualRegions(*module))) {
+      absl::StatusOr<std::vector<Literal>> promoted =
+          EvaluateF64Reference(*module, global_args,
+                               F64ReferenceOptions{options.seed, options.num_replicas,
+                                                   partitioned_module ? 1 : options.num_partitions, options.threads});
+      if (promoted.ok()) {
+        reference64 = *std::move(promoted);
+        reference64_outputs = LabelOutputs(reference64);
+        compare.reference64 = &reference64_outputs;
+      } else {
+        out << "note: no f64 reference (" << promoted.status().message() << "): the fixed per-element rule applies\n";
+      }
+    }
     std::vector<harness::CheckResult> compared =
-        CompareOutputs(LabelOutputs(*results), reference_outputs,
-                       CompareOptions{options.max_ulp, options.atol, options.max_mismatches,
-                                      !options.exact && !options.tolerance_given});
-    std::string report;
+        CompareOutputs(LabelOutputs(*results), reference_outputs, compare, &relative);
+    std::string report = FormatRelativeErrorSummary(relative);
     int64_t mismatched = 0;
     for (const harness::CheckResult& r : compared) {
       report += FormatComparisonFailure(r, input_name, "interpreter");

@@ -333,9 +333,7 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
 
   std::vector<Part> interpreter_phase;
   if (!plan.jit || plan.check_against) {
-    interpreter_phase = common;
-    // The reference is handed its own copy of the global arguments (run_driver.cc's `{global_args}`).
-    if (plan.jit && plan.global_arguments) interpreter_phase[0].count = 2;
+    interpreter_phase = common;  // the reference reads the global arguments the run built, without a copy
     interpreter_phase.push_back({"constants", 1, module_constants});
     if (plan.jit) interpreter_phase.push_back({"results", 1, Add(device_results, assembled)});
     // The reference evaluates the unpartitioned module on one partition per replica.
