@@ -35,6 +35,9 @@ struct SdyMeshInfo {
   }
 };
 
+// xla.sdy.GlobalToLocalShape / xla.sdy.LocalToGlobalShape (also spelled with a local_ prefix).
+bool IsRoundTripShardMapTarget(std::string_view target);
+
 // Values visible while lowering one region (or function body) into one computation.
 struct Scope {
   Computation* comp = nullptr;
@@ -165,6 +168,10 @@ class Lowerer {
                      std::optional<Sharding>* out);
   // An op's round-trip `xla.sdy.sharding = "#sdy.sharding_per_value<[...]>"`, set on `primary`.
   bool ApplyRoundTripOpSharding(const Op& op, const Results& results, Instruction* primary);
+  // A custom call xla.sdy.GlobalToLocalShape / xla.sdy.LocalToGlobalShape (IsRoundTripShardMapTarget): the
+  // boundaries of a shard_map in Shardy's round-trip form, one result per operand.
+  bool LowerRoundTripShardMapBoundary(const Op& op, std::string_view target, const std::vector<Instruction*>& operands,
+                                      const std::vector<Shape>& shapes, Results* results);
 
   // ---- Ops (lower_ops_*.cc and lower_chlo.cc register handlers by op name) ----
   bool LowerOp(const Op& op, Results* results);

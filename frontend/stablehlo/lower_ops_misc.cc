@@ -105,6 +105,7 @@ bool LowerCustomCall(Lowerer& l, const Op& op, Results* results) {
       if (shapes[i].IsArray() && !LayoutFrom(l, *layouts->elements[i], shapes[i], &shapes[i])) return false;
     }
   }
+  if (IsRoundTripShardMapTarget(target)) return l.LowerRoundTripShardMapBoundary(op, target, operands, shapes, results);
   Shape shape = shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
   std::vector<Shape> operand_layouts;
   if (const Attr* layouts = l.FindAttr(op, "operand_layouts")) {

@@ -135,3 +135,80 @@ bool Lowerer::ApplyRoundTripOpSharding(const Op& op, const Results& results, Ins
 }
 
 }  // namespace xlac::shlo
+
+namespace xlac::shlo {
+
+bool IsRoundTripShardMapTarget(std::string_view target) {
+  if (target.starts_with("local_")) target.remove_prefix(6);  // an older spelling of the same markers
+  return target == "xla.sdy.GlobalToLocalShape" || target == "xla.sdy.LocalToGlobalShape";
+}
+
+// Shardy's round-trip form of a shard_map (sdy.manual_computation exported for HLO): the body is a function called
+// between `xla.sdy.GlobalToLocalShape(operands)` (frontend attributes xla.sdy.in_shardings, xla.sdy.manual_axes)
+// and `xla.sdy.LocalToGlobalShape(results)` (xla.sdy.out_shardings). Each boundary lowers to what
+// sdy.manual_computation's own lowering emits per value: Sharding + SPMDFullToShardShape on the way in, Sharding
+// {manual} + SPMDShardToFullShape on the way out; the call in between stays a call whose values are manual.
+bool Lowerer::LowerRoundTripShardMapBoundary(const Op& op, std::string_view target,
+                                             const std::vector<Instruction*>& operands, const std::vector<Shape>& shapes,
+                                             Results* results) {
+  const bool to_local = target.ends_with("GlobalToLocalShape");
+  const std::string_view key = to_local ? "xla.sdy.in_shardings" : "xla.sdy.out_shardings";
+  const Attr* shardings_text = FrontendAttr(op.attrs, key);
+  if (shardings_text == nullptr) {
+    return OpError(op, fmt::format("{} needs {} in its mhlo.frontend_attributes", target, key));
+  }
+  AttrPtr shardings;
+  if (!ParseEmbeddedAttr(*shardings_text, key, &shardings)) return false;
+  if (shardings->kind != Attr::Kind::kSdyShardingPerValue || shardings->sdy->shardings.size() != operands.size() ||
+      shapes.size() != operands.size()) {
+    return Error(shardings_text->pos,
+                 fmt::format("{} must be a #sdy.sharding_per_value<[...]> with one sharding per operand of {} ({})",
+                             key, target, operands.size()));
+  }
+  // Which mesh axes are manual: all of them (a fully manual shard_map) is what the partitioner takes.
+  bool manual = false;
+  if (const Attr* axes_text = FrontendAttr(op.attrs, "xla.sdy.manual_axes")) {
+    AttrPtr axes;
+    if (!ParseEmbeddedAttr(*axes_text, "xla.sdy.manual_axes", &axes)) return false;
+    if (axes->kind != Attr::Kind::kSdyManualAxes) {
+      return Error(axes_text->pos, "xla.sdy.manual_axes must be a #sdy<manual_axes{...}>");
+    }
+    manual = !axes->sdy->axes.empty();
+    if (manual && !shardings->sdy->shardings.empty()) {
+      SdyMeshInfo storage;
+      const SdyMeshInfo* mesh = ResolveSdyMesh(shardings->sdy->shardings[0], &storage);
+      if (mesh == nullptr) return false;
+      if (axes->sdy->axes.size() < mesh->names.size()) {
+        return Error(axes_text->pos, fmt::format("partial manual axes are not supported yet: {} makes {} of the {} "
+                                                 "axes of {} manual",
+                                                 target, axes->sdy->axes.size(), mesh->names.size(), mesh->label));
+      }
+    }
+  }
+  // The shardings describe global values, whatever encloses this shard_map.
+  const bool saved_manual = sdy_fully_manual_;
+  sdy_fully_manual_ = false;
+  std::vector<Sharding> global(operands.size());
+  bool ok = true;
+  for (size_t i = 0; ok && i < operands.size(); ++i) {
+    ok = SdyToSharding(shardings->sdy->shardings[i], to_local ? operands[i]->shape() : shapes[i], &global[i]);
+  }
+  sdy_fully_manual_ = saved_manual;
+  if (!ok) return false;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    Instruction* x = operands[i];
+    if (to_local) {
+      Instruction* constrained = EmitShardingCall("Sharding", x->shape(), x, global[i]);
+      results->push_back(manual ? EmitShardingCall("SPMDFullToShardShape", shapes[i], constrained, Sharding::Manual())
+                                : constrained);
+    } else if (manual) {
+      Instruction* local = EmitShardingCall("Sharding", x->shape(), x, Sharding::Manual());
+      results->push_back(EmitShardingCall("SPMDShardToFullShape", shapes[i], local, global[i]));
+    } else {
+      results->push_back(EmitShardingCall("Sharding", x->shape(), x, global[i]));
+    }
+  }
+  return true;
+}
+
+}  // namespace xlac::shlo
