@@ -334,7 +334,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
                                  : tpu_partitions > 0       ? tpu_partitions
                                                             : module->config().num_partitions;
   std::vector<Shape> global_parameters;
-  if (options.partition && num_partitions > 1 && module->entry_computation() != nullptr && HasShardings(*module)) {
+  if (options.partition && num_partitions > 1 && module->entry_computation() != nullptr &&
+      NeedsPartitioning(*module)) {
     const Computation* entry = module->entry_computation();
     for (const Instruction* p : entry->parameters()) global_parameters.push_back(p->shape());
     impl->result_shape = entry->root()->shape();

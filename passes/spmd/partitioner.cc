@@ -338,13 +338,39 @@ bool HasShardings(const Module& module) {
   return false;
 }
 
+bool IsAlreadyPartitioned(const Module& module) {
+  const Computation* entry = module.entry_computation();
+  if (entry == nullptr) return false;
+  std::string_view name = entry->name();
+  // XLA's partitioner names the new entry NAME_spmd; a later clone may append .N.
+  if (size_t dot = name.rfind('.'); dot != std::string_view::npos && name.find("_spmd") != std::string_view::npos &&
+                                    name.substr(dot + 1).find_first_not_of("0123456789") == std::string_view::npos) {
+    name = name.substr(0, dot);
+  }
+  if (name.ends_with("_spmd")) return true;
+  bool reads_partition_id = false;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kCustomCall) {
+        std::string_view target = inst->StringAttr("custom_call_target");
+        if (IsShardMapBoundaryTarget(target) || target == "Sharding") return false;
+      }
+      if (inst->sharding().has_value() && spmd::IsManual(*inst->sharding())) return false;
+      reads_partition_id |= inst->opcode() == Opcode::kPartitionId;
+    }
+  }
+  return reads_partition_id;
+}
+
+bool NeedsPartitioning(const Module& module) { return HasShardings(module) && !IsAlreadyPartitioned(module); }
+
 absl::StatusOr<bool> RunSpmdPartitioner(Module& module, const SpmdOptions& options, SpmdReport* report) {
   SpmdReport local_report;
   if (report == nullptr) report = &local_report;
   const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module.config().num_partitions;
   report->num_partitions = num_partitions;
   Computation* entry = module.entry_computation();
-  if (entry == nullptr || num_partitions <= 1 || !HasShardings(module)) {
+  if (entry == nullptr || num_partitions <= 1 || !NeedsPartitioning(module)) {
     report->parameter_shardings.clear();
     if (entry != nullptr) {
       report->parameter_shardings.assign(entry->parameters().size(), Sharding::Replicated());

@@ -56,4 +56,13 @@ std::string FormatSpmdReport(const SpmdReport& report);
 // True when some instruction of the module carries a sharding other than {replicated}.
 bool HasShardings(const Module& module);
 
+// True for a module XLA has already partitioned: its dumps after spmd-partitioning name the entry computation
+// `..._spmd` and keep the shardings on the parameters (which then have per-device shapes and describe how the
+// global arrays were split), and a program that reads partition-id outside any manual region computes per device.
+// Partitioning it again would split the shards once more.
+bool IsAlreadyPartitioned(const Module& module);
+
+// HasShardings and not IsAlreadyPartitioned: what the SPMD partitioner has to do something for.
+bool NeedsPartitioning(const Module& module);
+
 }  // namespace xlac

@@ -44,7 +44,7 @@ bool PartitionModule(Module& module, int64_t num_partitions, int64_t num_replica
   partitioned = false;
   if (num_partitions > 0) module.mutable_config().num_partitions = num_partitions;
   if (num_replicas > 0) module.mutable_config().replica_count = num_replicas;
-  if (module.config().num_partitions <= 1 || !HasShardings(module)) return true;
+  if (module.config().num_partitions <= 1 || !NeedsPartitioning(module)) return true;
   DiagnosticEngine diags;
   for (const std::string& name : SpmdPipeline()) {
     absl::StatusOr<bool> changed;
