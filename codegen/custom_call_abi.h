@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
+#include "ir/module.h"
+
 namespace xlac::codegen {
 
 // The exported symbol whose address is the `target` string compiled code passes for the custom-call with
@@ -14,5 +17,10 @@ std::string CustomCallSiteSymbol(const std::string& entry_name, int64_t unique_i
 // Likewise for the `site` string compiled code passes to xlac_rt_infeed for the infeed with `unique_id` (see
 // codegen/ir_emitter_infeed.cc); the string is the infeed's name.
 std::string InfeedSiteSymbol(const std::string& entry_name, int64_t unique_id);
+
+// OK when every custom-call of `module` is compiled in (identities such as "Sharding", a shard_map boundary whose
+// shapes agree, the interpreter's run_parallel / probe); otherwise Unimplemented naming the first call that would
+// need a host handler, and how to declare it an identity.
+absl::Status CheckCustomCallsNeedNoHandler(const Module& module);
 
 }  // namespace xlac::codegen

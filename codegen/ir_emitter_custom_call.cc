@@ -9,12 +9,39 @@
 // apart by address (the JIT does: codegen/jit.cc).
 #include "codegen/custom_call_abi.h"
 #include "codegen/ir_emitter_internal.h"
+#include "codegen/parallel_programs.h"
+#include "ir/sharding.h"
 #include "llvm/IR/Constants.h"
 
 namespace xlac::codegen {
 
 std::string CustomCallSiteSymbol(const std::string& entry_name, int64_t unique_id) {
   return fmt::format("{}.custom_call.{}", entry_name, unique_id);
+}
+
+absl::Status CheckCustomCallsNeedNoHandler(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kCustomCall) continue;
+      const std::string_view target = inst->StringAttr("custom_call_target");
+      const bool identity_boundary = IsShardMapBoundaryTarget(target) && inst->operand_count() == 1 &&
+                                     inst->operand(0)->shape().Compatible(inst->shape());
+      if (IsShardMapBoundaryTarget(target) && !identity_boundary) {
+        return absl::UnimplementedError(fmt::format(
+            "codegen does not support custom-call ({}): {} changes {} into {}, and a manual (shard_map) region's "
+            "shapes are per-core, which only the partitioned program has: run it partitioned",
+            inst->name(), std::string(target), ShapeToString(inst->operand(0)->shape(), false),
+            ShapeToString(inst->shape(), false)));
+      }
+      if (!IsShardingIdentityTarget(target) && !IsBuiltinCustomCallTarget(target) && !identity_boundary) {
+        return absl::UnimplementedError(fmt::format(
+            "codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler (if it only "
+            "annotates its operand, declare it an identity: --custom-call-identity={})",
+            inst->name(), std::string(target), std::string(target)));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 namespace internal {

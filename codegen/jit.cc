@@ -14,7 +14,6 @@
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "ir/diagnostics.h"
-#include "ir/sharding.h"
 #include "ir/status_macros.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -554,30 +553,8 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
     impl->local_end = impl->local_begin + per_process;
   }
   impl->custom_calls.handler = options.custom_call_handler;
-  if (!options.custom_call_handler) {
-    // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
-    for (const auto& comp : impl->prepared.module->computations()) {
-      for (const auto& inst : comp->instructions()) {
-        if (inst->opcode() != Opcode::kCustomCall) continue;
-        const std::string_view target = inst->StringAttr("custom_call_target");
-        const bool identity_boundary = IsShardMapBoundaryTarget(target) && inst->operand_count() == 1 &&
-                                       inst->operand(0)->shape().Compatible(inst->shape());
-        if (IsShardMapBoundaryTarget(target) && !identity_boundary) {
-          return absl::UnimplementedError(fmt::format(
-              "codegen does not support custom-call ({}): {} changes {} into {}, and a manual (shard_map) region's "
-              "shapes are per-core, which only the partitioned program has: run it partitioned",
-              inst->name(), std::string(target), ShapeToString(inst->operand(0)->shape(), false),
-              ShapeToString(inst->shape(), false)));
-        }
-        if (!IsShardingIdentityTarget(target) && !IsBuiltinCustomCallTarget(target) && !identity_boundary) {
-          return absl::UnimplementedError(fmt::format(
-              "codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler (if it only "
-              "annotates its operand, declare it an identity: --custom-call-identity={})",
-              inst->name(), std::string(target), std::string(target)));
-        }
-      }
-    }
-  }
+  // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
+  if (!options.custom_call_handler) XLAC_RETURN_IF_ERROR(CheckCustomCallsNeedNoHandler(*impl->prepared.module));
   XLAC_RETURN_IF_ERROR(
       CheckBufferMemory(impl->prepared.assignment, impl->local_end - impl->local_begin, options.memory_limit));
   // Codegen resolves collective groups for the device counts the executable runs with.
