@@ -7,6 +7,7 @@
 #include "passes/copy_insertion.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/f64_reference.h"
 #include "passes/flatten_call_graph.h"
 #include "passes/fusion/fusion.h"
 #include "passes/fusion_inliner.h"
@@ -40,6 +41,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
          RunCopyInsertion},
         {"cse", "Merge identical side-effect-free instructions within each computation", RunCse},
         {"dce", "Remove unused side-effect-free instructions and computations unreachable from the entry", RunDce},
+        {"f64-reference",
+         "Compute every floating-point op in f64 (c64 in c128): the reference default-mode results are judged against",
+         RunF64Reference},
         {"flatten-call-graph", "Clone sequentially called computations so each has exactly one call site",
          RunFlattenCallGraph},
         {"fusion", "Fuse elemental producers into consumers, reductions and GEMM epilogues (kLoop/kInput/kOutput)",

@@ -123,7 +123,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "backend" || name == "input" || name == "input-shards" || name == "output-dir" ||
                name == "seed" || name == "dcn-mesh" || name == "num-partitions" || name == "num-replicas" ||
                name == "max-mismatches" || name == "check-against" || name == "max-ulp" || name == "atol" ||
-               name == "threads" || name == "timeout" || name == "tpu" || name == "topology") {
+               name == "threads" || name == "timeout" || name == "tpu" || name == "topology" || name == "tolerance") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
@@ -150,6 +150,11 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
         }
         options.atol = x;
         options.tolerance_given = true;
+      } else if (name == "tolerance") {
+        if (*v != "relative" && *v != "fixed") {
+          return Invalid("unknown --tolerance rule '" + std::string(*v) + "' (available: relative, fixed)");
+        }
+        options.fixed_tolerance = *v == "fixed";
       } else if (name == "tpu") {
         options.tpu = std::string(*v);
       } else if (name == "topology") {
@@ -246,8 +251,8 @@ OPTIONS:
   --check-against=interpreter
                           Also run the interpreter on the same inputs and compare every output with it (integers
                           and pred exactly, floats within the mode's tolerance); mismatches are reported like
-                          failed checks. Floats: with --exact bit for bit; otherwise within the default mode's
-                          tolerance (16 ULP, or 1024 eps * max(1, |reference|); docs/numerics.md)
+                          failed checks. Floats: with --exact bit for bit; otherwise each output's error
+                          against an f64 reference within 8x the interpreter's own (--tolerance; docs/numerics.md)
   --exact                 Exact numerics: libm calls, sequential reductions, no FMA contraction, so the JIT
                           agrees with the interpreter bit for bit (default: vectorized math approximations and
                           reassociation within the bounds of docs/numerics.md)
@@ -264,6 +269,10 @@ OPTIONS:
                           mode's tolerance; NaN matches NaN and +0 matches -0)
   --atol=<x>              With --check-against: a floating-point output also matches when every element is
                           within x * max(1, |reference|) (for sums that partitioning reassociates)
+  --tolerance=relative|fixed
+                          The default mode's --check-against rule: relative (default) judges each output's error
+                          against an f64 reference, allowing 8x the interpreter's own; fixed compares element by
+                          element (16 ulp or 1024 eps * max(1, |want|))
   --custom-call-identity=<T1,T2,...>
                           Custom-calls with these targets are identities (one operand, result of its shape;
                           otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable. Both

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "fmt/format.h"
+#include "passes/f64_reference.h"
+#include "runtime/interpreter/interpreter.h"
 
 namespace xlac {
 namespace {
 
 constexpr std::string_view kCompareTarget = "check.expect_close";
+constexpr std::string_view kRelativeVerdict = "xlac's error against an f64 reference";
 
 std::string IndexString(const std::vector<int64_t>& index) {
   std::string out = "[";
@@ -49,7 +53,143 @@ bool WithinDefaultTolerance(const Literal& got, const Literal& want) {
   return true;
 }
 
+// Part `i` (complex: real and imaginary parts interleaved) of a real or complex floating-point literal.
+double PartAsDouble(const Literal& lit, int64_t i) {
+  switch (lit.shape().element_type) {
+    case PrimitiveType::kC64: {
+      float v;
+      std::memcpy(&v, lit.raw_data() + i * 4, 4);
+      return v;
+    }
+    case PrimitiveType::kC128: {
+      double v;
+      std::memcpy(&v, lit.raw_data() + i * 8, 8);
+      return v;
+    }
+    default:
+      return lit.GetAsDouble(i);
+  }
+}
+
+std::vector<int64_t> MultiIndex(const std::vector<int64_t>& dims, int64_t linear) {
+  std::vector<int64_t> index(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    index[d] = dims[d] > 0 ? linear % dims[d] : 0;
+    linear = dims[d] > 0 ? linear / dims[d] : 0;
+  }
+  return index;
+}
+
+// The relative rule applies to an output of this declared type: a real or complex float narrower than f64, which
+// the f64 reference computes more precisely than the interpreter does.
+bool RelativeRuleApplies(PrimitiveType type) {
+  PrimitiveType part = ComplexComponentType(type);
+  return IsFloatingPointType(part) && part != PrimitiveType::kF64;
+}
+
+std::string FormatRelative(const RelativeError& e) {
+  std::string out = fmt::format(
+      "{} is {:.2f}x what the interpreter's own f32 makes: relative L2 {:.3g} vs {:.3g}, max-abs {:.3g} vs {:.3g}; "
+      "allowed {:.3g} and {:.3g} ({}x + floor)",
+      kRelativeVerdict, e.Ratio(), e.xlac_l2, e.interpreter_l2, e.xlac_max, e.interpreter_max, e.allowed_l2,
+      e.allowed_max, kRelativeErrorFactor);
+  if (e.nonfinite_mismatches > 0) {
+    out += fmt::format("; {} part{} non-finite in only one of xlac and the interpreter", e.nonfinite_mismatches,
+                       e.nonfinite_mismatches == 1 ? "" : "s");
+  }
+  if (e.fixed_rule_failures > 0) {
+    out += fmt::format("; {} of the {} parts not finite in the reference fail the fixed rule", e.fixed_rule_failures,
+                       e.fixed_rule_elements);
+  }
+  return out;
+}
+
 }  // namespace
+
+double RelativeError::Ratio() const {
+  if (interpreter_l2 > 0) return xlac_l2 / interpreter_l2;
+  return xlac_l2 == 0 ? 1.0 : std::numeric_limits<double>::infinity();
+}
+
+RelativeError JudgeRelativeError(const Literal& got, const Literal& want, const Literal& reference64, int max_worst) {
+  RelativeError e;
+  const PrimitiveType part = ComplexComponentType(got.shape().element_type);
+  const int64_t part_width = ByteWidth(part);
+  const int64_t parts = got.element_count() * (IsComplexType(got.shape().element_type) ? 2 : 1);
+  const FloatFormat format = GetFloatFormat(part);
+  const double eps = std::ldexp(1.0, -format.mantissa_bits);
+  const double tiny = std::ldexp(1.0, 1 - format.exponent_bias);  // smallest normal number of the type
+  double sum_ref = 0, sum_xlac = 0, sum_interp = 0, max_ref = 0;
+  // Candidates for the report: elements whose error most exceeds factor x the interpreter's (a min-heap by excess).
+  std::vector<std::pair<double, int64_t>> worst;
+  auto consider = [&](double excess, int64_t i) {
+    if (max_worst <= 0) return;
+    auto cmp = [](const auto& a, const auto& b) { return a.first > b.first; };
+    if (static_cast<int>(worst.size()) < max_worst) {
+      worst.push_back({excess, i});
+      std::push_heap(worst.begin(), worst.end(), cmp);
+    } else if (excess > worst.front().first) {
+      std::pop_heap(worst.begin(), worst.end(), cmp);
+      worst.back() = {excess, i};
+      std::push_heap(worst.begin(), worst.end(), cmp);
+    }
+  };
+  for (int64_t i = 0; i < parts; ++i) {
+    const double x = PartAsDouble(got, i), w = PartAsDouble(want, i), r = PartAsDouble(reference64, i);
+    if (!std::isfinite(x) || !std::isfinite(w)) {
+      if (!(std::isnan(x) && std::isnan(w)) && x != w) {
+        ++e.nonfinite_mismatches;
+        consider(std::numeric_limits<double>::infinity(), i);
+      }
+      continue;
+    }
+    if (!std::isfinite(r)) {
+      ++e.fixed_rule_elements;
+      if (!ElementWithinDefaultTolerance(part, got.raw_data() + i * part_width, want.raw_data() + i * part_width)) {
+        ++e.fixed_rule_failures;
+        consider(std::numeric_limits<double>::max(), i);
+      }
+      continue;
+    }
+    const double dx = std::fabs(x - r), dw = std::fabs(w - r);
+    sum_ref += r * r;
+    sum_xlac += dx * dx;
+    sum_interp += dw * dw;
+    max_ref = std::max(max_ref, std::fabs(r));
+    e.xlac_max = std::max(e.xlac_max, dx);
+    e.interpreter_max = std::max(e.interpreter_max, dw);
+    const double excess = dx - kRelativeErrorFactor * dw - kRelativeErrorFloorUlps * eps * std::fabs(r) - tiny;
+    if (excess > 0) consider(excess, i);
+  }
+  const double norm = std::sqrt(sum_ref), scale = std::max(norm, tiny);
+  e.xlac_l2 = std::sqrt(sum_xlac) / scale;
+  e.interpreter_l2 = std::sqrt(sum_interp) / scale;
+  e.allowed_l2 = kRelativeErrorFactor * e.interpreter_l2 + kRelativeErrorFloorUlps * eps + tiny / scale;
+  e.allowed_max = kRelativeErrorFactor * e.interpreter_max + kRelativeErrorFloorUlps * eps * max_ref + tiny;
+  e.passed = e.nonfinite_mismatches == 0 && e.fixed_rule_failures == 0 && e.xlac_l2 <= e.allowed_l2 &&
+             e.xlac_max <= e.allowed_max;
+  std::sort_heap(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [excess, i] : worst) e.worst_elements.push_back(i);
+  return e;
+}
+
+std::string FormatRelativeErrorSummary(const std::vector<std::pair<std::string, RelativeError>>& relative) {
+  if (relative.empty()) return "";
+  const auto* worst = &relative.front();
+  // Outputs both compute exactly (0 vs 0, ratio 1) say nothing about the default mode: they lose to any other.
+  auto key = [](const RelativeError& e) {
+    return std::make_pair(e.xlac_l2 > 0 || e.interpreter_l2 > 0, e.Ratio());
+  };
+  for (const auto& entry : relative) {
+    if (key(entry.second) > key(worst->second)) worst = &entry;
+  }
+  const RelativeError& e = worst->second;
+  return fmt::format(
+      "default-mode error against an f64 reference: worst {}: xlac's error is {:.2f}x what the interpreter's own f32 "
+      "makes (relative L2 {:.3g} vs {:.3g}, max-abs {:.3g} vs {:.3g}; {} output{} judged, {}x + floor allowed)\n",
+      worst->first, e.Ratio(), e.xlac_l2, e.interpreter_l2, e.xlac_max, e.interpreter_max, relative.size(),
+      relative.size() == 1 ? "" : "s", kRelativeErrorFactor);
+}
 
 bool ElementWithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const uint8_t* want) {
   int64_t width = ByteWidth(type);
@@ -67,8 +207,8 @@ bool ElementWithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const
 }
 
 std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput>& got,
-                                                 const std::vector<LabeledOutput>& want,
-                                                 const CompareOptions& options) {
+                                                 const std::vector<LabeledOutput>& want, const CompareOptions& options,
+                                                 std::vector<std::pair<std::string, RelativeError>>* relative) {
   std::vector<harness::CheckResult> results;
   const std::string config = fmt::format(R"({{"min_ulp_difference":0,"max_ulp_difference":{}}})", options.max_ulp);
   harness::CheckOptions check_options{options.max_mismatches};
@@ -95,6 +235,40 @@ std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput
         r.status = harness::CheckStatus::kPassed;
         r.mismatched = 0;
         r.mismatches.clear();
+      } else if (const Literal* ref = options.default_mode_tolerance && options.reference64 != nullptr &&
+                                             i < options.reference64->size()
+                                         ? (*options.reference64)[i].value
+                                         : nullptr;
+                 ref != nullptr && RelativeRuleApplies(a.shape().element_type) &&
+                 a.shape().element_type == b.shape().element_type && a.shape().dimensions == b.shape().dimensions &&
+                 ref->shape().IsArray() && ref->shape().dimensions == a.shape().dimensions &&
+                 ref->shape().element_type == F64ReferenceType(a.shape().element_type)) {
+        RelativeError e = JudgeRelativeError(a, b, *ref, options.max_mismatches);
+        if (relative != nullptr) relative->push_back({want[i].label, e});
+        // Bitwise equality (the ULP test above) passes whatever the norms say.
+        if (!r.passed()) {
+          r.status = e.passed ? harness::CheckStatus::kPassed : harness::CheckStatus::kFailed;
+          r.tolerance = FormatRelative(e);
+          r.mismatches.clear();
+          r.mismatched = static_cast<int64_t>(e.worst_elements.size());
+          for (int64_t part : e.worst_elements) {
+            const bool complex = IsComplexType(a.shape().element_type);
+            const int64_t element = complex ? part / 2 : part;
+            const double x = PartAsDouble(a, part), w = PartAsDouble(b, part), f = PartAsDouble(*ref, part);
+            harness::CheckMismatch m;
+            m.index = MultiIndex(a.shape().dimensions, element);
+            m.component = complex ? static_cast<int>(part % 2) : -1;
+            m.got = fmt::format("{:.9g}", x);
+            m.want = fmt::format("{:.9g}", w);
+            m.why = fmt::format("f64 reference {:.17g}: error {:.3g}, the interpreter's {:.3g}", f, std::fabs(x - f),
+                                std::fabs(w - f));
+            r.mismatches.push_back(std::move(m));
+          }
+          if (e.passed) {
+            r.mismatched = 0;
+            r.mismatches.clear();
+          }
+        }
       } else if (!r.passed() && options.default_mode_tolerance &&
                  (IsFloatingPointType(a.shape().element_type) || IsComplexType(a.shape().element_type)) &&
                  a.shape().element_type == b.shape().element_type && a.shape().dimensions == b.shape().dimensions &&
@@ -111,13 +285,34 @@ std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput
   return results;
 }
 
+absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module, const std::vector<Literal>& arguments,
+                                                          const F64ReferenceOptions& options) {
+  absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(module);
+  if (!promoted.ok()) return promoted.status();
+  harness::CheckCollector checks;
+  interp::InterpreterOptions interp_options;
+  interp_options.num_replicas = options.num_replicas;
+  interp_options.num_partitions = options.num_partitions;
+  interp_options.seed = options.seed;
+  interp_options.threads = options.threads;
+  interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
+    return checks.Handle(inst, operands);
+  };
+  return interp::Evaluate(**promoted, {arguments}, interp_options);
+}
+
 std::string FormatComparisonFailure(const harness::CheckResult& result, std::string_view file_name,
                                     std::string_view reference) {
   if (result.passed()) return "";
   std::string out = fmt::format("{}: error: {} differs from the {}", file_name, result.instruction, reference);
   if (!result.error.empty()) return out + ": " + result.error + "\n";
-  out += fmt::format(": {} of {} element{} differ{} ({})\n", result.mismatched, result.elements,
-                     result.elements == 1 ? "" : "s", result.mismatched == 1 ? "s" : "", result.tolerance);
+  if (result.tolerance.starts_with(kRelativeVerdict)) {
+    // The verdict is on the whole output; the elements listed are the ones furthest over the allowance.
+    out += ": " + result.tolerance + "\n";
+  } else {
+    out += fmt::format(": {} of {} element{} differ{} ({})\n", result.mismatched, result.elements,
+                       result.elements == 1 ? "" : "s", result.mismatched == 1 ? "s" : "", result.tolerance);
+  }
   for (const harness::CheckMismatch& m : result.mismatches) {
     out += "  at " + IndexString(m.index);
     if (m.component >= 0) out += m.component == 0 ? " (real)" : " (imag)";

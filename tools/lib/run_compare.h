@@ -5,8 +5,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "ir/module.h"
 #include "runtime/harness/checks.h"
 #include "tools/lib/run_driver.h"
 
@@ -22,10 +25,44 @@ struct CompareOptions {
   // error is relative to the summands rather than to a result near zero.
   double atol = 0;
   int max_mismatches = 5;  // mismatching elements listed per output
-  // The JIT ran in the default numerics mode: a floating-point output that fails the tests above still matches if
-  // every element passes ElementWithinDefaultTolerance (docs/numerics.md).
+  // The JIT ran in the default numerics mode: a floating-point output that fails the tests above is judged by the
+  // default mode's rule (docs/numerics.md, "Differential tolerance"): against `reference64` when given (the relative
+  // rule, JudgeRelativeError), else element by element (ElementWithinDefaultTolerance, the fixed rule).
   bool default_mode_tolerance = false;
+  // The outputs of the f64 reference (passes/f64_reference.h run by the interpreter), by position: f64 or c128
+  // arrays of the outputs' dimensions. Outputs declared f64 or c128 gain nothing from it and keep the fixed rule.
+  const std::vector<LabeledOutput>* reference64 = nullptr;
 };
+
+// The relative rule's constants (docs/numerics.md gives the measurements behind them): xlac's error against the f64
+// reference may be kRelativeErrorFactor times the interpreter's own, plus kRelativeErrorFloorUlps machine epsilons
+// of the output's type relative to the reference's norm (or largest element, for the max-abs error), plus the type's
+// smallest normal number: an output the interpreter computes exactly still allows the default mode's last-bit
+// differences.
+inline constexpr double kRelativeErrorFactor = 8;
+inline constexpr double kRelativeErrorFloorUlps = 2;
+
+// One output judged by the relative rule. Norms run over the real and imaginary parts of the elements that are
+// finite in all three results: relative L2 is ||x - ref64||_2 / ||ref64||_2; max-abs is max |x - ref64|.
+struct RelativeError {
+  double xlac_l2 = 0, interpreter_l2 = 0;    // relative L2 errors of the candidate and of the interpreter
+  double xlac_max = 0, interpreter_max = 0;  // max-abs errors
+  double allowed_l2 = 0, allowed_max = 0;    // factor x the interpreter's error + floor
+  // A non-finite element (NaN, +-inf) in one of the candidate and the interpreter where the other has a different
+  // value: a failure whatever the norms say. Elements non-finite only in the reference (f64 does not overflow
+  // where f32 does) are compared with the fixed rule instead, counted in `fixed_rule_elements`.
+  int64_t nonfinite_mismatches = 0;
+  int64_t fixed_rule_elements = 0, fixed_rule_failures = 0;
+  // Elements whose own error exceeds the allowance (reported, worst first; the verdict is on the norms).
+  std::vector<int64_t> worst_elements;  // linear part indices (complex: 2 per element)
+  bool passed = false;
+  double Ratio() const;  // xlac_l2 / interpreter_l2, for the report (0/0 = 1)
+};
+
+// The relative rule for one real or complex floating-point output: `got` (the candidate) and `want` (the
+// interpreter) in the output's declared type, `reference64` in f64/c128. Precondition: equal element counts.
+RelativeError JudgeRelativeError(const Literal& got, const Literal& want, const Literal& reference64,
+                                 int max_worst = 5);
 
 // The default mode's differential tolerance for one element of real floating type `type` (raw bytes): bitwise
 // equal, both NaN, within 16 ULP, or |got - want| <= 1024 eps * max(1, |want|) with eps the machine epsilon of the
@@ -35,8 +72,29 @@ bool ElementWithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const
 
 // One result per output of `want` (by position); a result has `instruction` set to the output's label. Outputs
 // whose count, shape or element type differ fail with `error` set. Non-array leaves (tokens) always pass.
+// `relative`, when given, receives the relative rule's measurements of every output it judged (with its label).
 std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput>& got,
-                                                 const std::vector<LabeledOutput>& want, const CompareOptions& options);
+                                                 const std::vector<LabeledOutput>& want, const CompareOptions& options,
+                                                 std::vector<std::pair<std::string, RelativeError>>* relative = nullptr);
+
+// One line on the relative rule's outcome, naming the output with the largest ratio:
+//   "default-mode error against an f64 reference: worst result_3: xlac's error is 1.3x what the interpreter's own
+//    f32 makes (relative L2 2.1e-06 vs 1.6e-06, max-abs 3.8e-06 vs 2.4e-06; 12 outputs judged)"
+// Empty when nothing was judged.
+std::string FormatRelativeErrorSummary(const std::vector<std::pair<std::string, RelativeError>>& relative);
+
+struct F64ReferenceOptions {
+  uint64_t seed = 42;  // the seed of the run (rng ops, elided constants)
+  int64_t num_replicas = 0;
+  int64_t num_partitions = 0;
+  int64_t threads = 0;
+};
+
+// The f64 reference of the default mode's check: `module` promoted by the f64-reference pass and evaluated by the
+// interpreter on `arguments` (the module's own argument types). check.* custom-calls evaluate and are ignored. An
+// error (an op the promotion or the interpreter does not support in f64) means the fixed rule applies.
+absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module, const std::vector<Literal>& arguments,
+                                                          const F64ReferenceOptions& options);
 
 // The report of one failed comparison, in the style of harness::FormatCheckFailure:
 //   FILE: error: result_0 differs from the interpreter: 2 of 6 elements differ (max 0 ulp)

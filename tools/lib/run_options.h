@@ -24,6 +24,9 @@ struct RunOptions {
   double atol = 0;       // --check-against: or within atol * max(1, |reference|) (see CompareOptions::atol)
   // --max-ulp or --atol was given: --check-against uses exactly those instead of the mode's default tolerance.
   bool tolerance_given = false;
+  // --tolerance=fixed: the default mode's check uses the per-element rule instead of judging against an f64
+  // reference (docs/numerics.md, "Differential tolerance").
+  bool fixed_tolerance = false;
   // --exact: the JIT agrees with the interpreter bit for bit (docs/numerics.md); --check-against then defaults to 0
   // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
   bool exact = false;

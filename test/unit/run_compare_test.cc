@@ -1,0 +1,174 @@
+// The default mode's relative rule (tools/lib/run_compare.h): results with only last-bit differences pass, results
+// with real bugs (one element off by 1e-3, a dropped reduction term, a transposed output, a NaN) fail. The
+// candidates are the interpreter's own f32 results, mutated, judged against the f64-reference module's results.
+#include "tools/lib/run_compare.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "frontend/hlo/parser.h"
+#include "gtest/gtest.h"
+#include "runtime/interpreter/interpreter.h"
+
+namespace xlac {
+namespace {
+
+// Deep enough that the interpreter's f32 result carries rounding error the f64 reference does not: a dot of 64
+// terms, tanh, exp and a 16-term reduction.
+constexpr char kProgram[] = R"(HloModule deep
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[16,64] parameter(0)
+  b = f32[64,16] parameter(1)
+  d = f32[16,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[16,16] tanh(d)
+  e = f32[16,16] exponential(t)
+  zero = f32[] constant(0)
+  r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
+  ROOT out = (f32[16,16], f32[16]) tuple(e, r)
+})";
+
+float Ulps(float x, int ulps) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits = static_cast<uint32_t>(static_cast<int64_t>(bits) + ulps);
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+class RelativeRuleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(kProgram);
+    ASSERT_TRUE(module.ok()) << module.status();
+    module_ = *std::move(module);
+    args_.push_back(interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {16, 64}), 1));
+    args_.push_back(interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {64, 16}), 2));
+    absl::StatusOr<std::vector<Literal>> f32 = interp::Evaluate(*module_, {args_});
+    ASSERT_TRUE(f32.ok()) << f32.status();
+    absl::StatusOr<std::vector<Literal>> f64 = EvaluateF64Reference(*module_, args_, {});
+    ASSERT_TRUE(f64.ok()) << f64.status();
+    want_ = (*f32)[0].tuple_elements();
+    ref_ = (*f64)[0].tuple_elements();
+    ASSERT_EQ(ref_[0].shape().element_type, PrimitiveType::kF64);
+  }
+
+  std::unique_ptr<Module> module_;
+  std::vector<Literal> args_, want_, ref_;
+};
+
+TEST_F(RelativeRuleTest, TheInterpreterItselfAndLastBitNoisePass) {
+  RelativeError self = JudgeRelativeError(want_[0], want_[0], ref_[0]);
+  EXPECT_TRUE(self.passed);
+  EXPECT_DOUBLE_EQ(self.Ratio(), 1.0);
+  // The reference is more precise than f32: the interpreter's own error is measurable, and small.
+  EXPECT_GT(self.interpreter_l2, 1e-9);
+  EXPECT_LT(self.interpreter_l2, 1e-6);
+  // What the default mode does (approximations, reassociation): a few ulps here and there.
+  for (int k = 0; k < 2; ++k) {
+    Literal noisy = want_[k];
+    for (int64_t i = 0; i < noisy.element_count(); ++i) noisy.Set<float>(i, Ulps(noisy.Get<float>(i), (i % 5) - 2));
+    RelativeError e = JudgeRelativeError(noisy, want_[k], ref_[k]);
+    EXPECT_TRUE(e.passed) << k << ": " << e.xlac_l2 << " vs " << e.interpreter_l2 << ", max " << e.xlac_max
+                          << " vs " << e.interpreter_max;
+    EXPECT_GT(e.Ratio(), 1.0);
+  }
+}
+
+TEST_F(RelativeRuleTest, OneElementOffByOnePartInAThousandFails) {
+  Literal bad = want_[0];
+  bad.Set<float>(3 * 16 + 5, bad.Get<float>(3 * 16 + 5) * (1 + 1e-3f));
+  RelativeError e = JudgeRelativeError(bad, want_[0], ref_[0]);
+  EXPECT_FALSE(e.passed);
+  ASSERT_FALSE(e.worst_elements.empty());
+  EXPECT_EQ(e.worst_elements[0], 3 * 16 + 5);
+}
+
+TEST_F(RelativeRuleTest, ADroppedReductionTermFails) {
+  Literal bad = want_[1];
+  bad.Set<float>(9, bad.Get<float>(9) - want_[0].Get<float>(9 * 16 + 7));  // r[9] without e[9, 7]
+  EXPECT_FALSE(JudgeRelativeError(bad, want_[1], ref_[1]).passed);
+}
+
+TEST_F(RelativeRuleTest, ATransposedOutputFails) {
+  Literal transposed = want_[0];
+  for (int64_t i = 0; i < 16; ++i) {
+    for (int64_t j = 0; j < 16; ++j) transposed.Set<float>(i * 16 + j, want_[0].Get<float>(j * 16 + i));
+  }
+  EXPECT_FALSE(JudgeRelativeError(transposed, want_[0], ref_[0]).passed);
+}
+
+TEST_F(RelativeRuleTest, ANaNWhereTheInterpreterIsFiniteFails) {
+  Literal bad = want_[1];
+  bad.Set<float>(0, std::nanf(""));
+  RelativeError e = JudgeRelativeError(bad, want_[1], ref_[1]);
+  EXPECT_FALSE(e.passed);
+  EXPECT_EQ(e.nonfinite_mismatches, 1);
+  // NaN where the interpreter has NaN too is no error.
+  EXPECT_TRUE(JudgeRelativeError(bad, bad, ref_[1]).passed);
+}
+
+TEST_F(RelativeRuleTest, CompareOutputsReportsTheRatioAndTheWorstElements) {
+  Literal bad = want_[0];
+  bad.Set<float>(3 * 16 + 5, bad.Get<float>(3 * 16 + 5) * (1 + 1e-3f));
+  std::vector<LabeledOutput> want = {{"result_0", &want_[0]}, {"result_1", &want_[1]}};
+  std::vector<LabeledOutput> ref = {{"result_0", &ref_[0]}, {"result_1", &ref_[1]}};
+  CompareOptions options;
+  options.default_mode_tolerance = true;
+  options.reference64 = &ref;
+  std::vector<std::pair<std::string, RelativeError>> relative;
+  std::vector<harness::CheckResult> r = CompareOutputs({{"result_0", &bad}, {"result_1", &want_[1]}}, want, options,
+                                                       &relative);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_FALSE(r[0].passed());
+  EXPECT_TRUE(r[1].passed());
+  ASSERT_EQ(relative.size(), 2u);
+  std::string report = FormatComparisonFailure(r[0], "m.hlo", "interpreter");
+  EXPECT_TRUE(report.starts_with("m.hlo: error: result_0 differs from the interpreter: xlac's error against an f64 "
+                                 "reference is "))
+      << report;
+  EXPECT_NE(report.find("  at [3, 5]: got "), std::string::npos) << report;
+  EXPECT_NE(FormatRelativeErrorSummary(relative).find("worst result_0: xlac's error is"), std::string::npos);
+
+  // Without the reference the fixed per-element rule judges: a 1e-3 relative error is within 1024 eps only when
+  // |want| < 1/8, so it fails here too, and bitwise equal outputs pass either way.
+  options.reference64 = nullptr;
+  relative.clear();
+  r = CompareOutputs({{"result_0", &bad}, {"result_1", &want_[1]}}, want, options, &relative);
+  EXPECT_FALSE(r[0].passed());
+  EXPECT_TRUE(r[1].passed());
+  EXPECT_TRUE(relative.empty());
+}
+
+TEST(F64ReferenceTest, TheReferenceKeepsWhatF32Loses) {
+  // 1e8 + 1 - 1e8 is 0 in f32 and 1 in f64; the f64 result is returned, not rounded back to f32.
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(R"(HloModule m
+ENTRY e {
+  x = f32[] parameter(0)
+  one = f32[] constant(1)
+  s = f32[] add(x, one)
+  ROOT d = f32[] subtract(s, x)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Literal x(Shape::Scalar(PrimitiveType::kF32));
+  x.Set<float>(0, 1e8f);
+  absl::StatusOr<std::vector<Literal>> f32 = interp::Evaluate(**module, {{x}});
+  absl::StatusOr<std::vector<Literal>> f64 = EvaluateF64Reference(**module, {x}, {});
+  ASSERT_TRUE(f32.ok() && f64.ok());
+  EXPECT_EQ((*f32)[0].Get<float>(0), 0.0f);
+  ASSERT_EQ((*f64)[0].shape().element_type, PrimitiveType::kF64);
+  EXPECT_EQ((*f64)[0].Get<double>(0), 1.0);
+  // An xlac result of 0 is exactly as wrong as the interpreter's: it passes; 2 is twice as far off yet within 8x.
+  Literal two = (*f32)[0];
+  two.Set<float>(0, 2.0f);
+  EXPECT_TRUE(JudgeRelativeError((*f32)[0], (*f32)[0], (*f64)[0]).passed);
+  EXPECT_DOUBLE_EQ(JudgeRelativeError(two, (*f32)[0], (*f64)[0]).Ratio(), 1.0);
+}
+
+}  // namespace
+}  // namespace xlac
