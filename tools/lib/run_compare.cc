@@ -285,6 +285,16 @@ std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput
   return results;
 }
 
+bool JudgedByRelativeRule(const Shape& result) {
+  if (result.IsTuple()) {
+    for (const Shape& element : result.tuple_shapes) {
+      if (JudgedByRelativeRule(element)) return true;
+    }
+    return false;
+  }
+  return result.IsArray() && RelativeRuleApplies(result.element_type);
+}
+
 absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module, const std::vector<Literal>& arguments,
                                                           const F64ReferenceOptions& options) {
   absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(module);

@@ -83,6 +83,10 @@ std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput
 // Empty when nothing was judged.
 std::string FormatRelativeErrorSummary(const std::vector<std::pair<std::string, RelativeError>>& relative);
 
+// Whether a result of this shape has an output the relative rule judges (a real or complex float narrower than
+// f64): without one the f64 reference would only cost time.
+bool JudgedByRelativeRule(const Shape& result);
+
 struct F64ReferenceOptions {
   uint64_t seed = 42;  // the seed of the run (rng ops, elided constants)
   int64_t num_replicas = 0;

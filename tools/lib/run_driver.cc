@@ -476,11 +476,13 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
       codegen::JitExecutable::Compile(module, jit_options);
   progress.reset();
   if (!executable.ok()) {
-    // The interpreter runs what codegen does not lower yet, but it models no more TPU numerics than codegen does.
-    bool tpu = executable.status().message().find("TPU numerics") != std::string_view::npos;
+    // The interpreter runs what codegen does not lower yet, but it models no more TPU numerics than codegen does,
+    // and has no more custom-call handlers.
+    std::string_view message = executable.status().message();
+    bool interpreter_cannot = message.find("TPU numerics") != std::string_view::npos ||
+                              message.find("custom-call handler") != std::string_view::npos;
     if (absl::IsUnimplemented(executable.status())) {
-      err << input_name << ": error: " << executable.status().message()
-          << (tpu ? "\n" : " (use --backend=interpreter)\n");
+      err << input_name << ": error: " << message << (interpreter_cannot ? "\n" : " (use --backend=interpreter)\n");
     } else {
       err << input_name << ": error: JIT compilation failed: " << executable.status().message() << "\n";
     }
@@ -915,14 +917,26 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     std::vector<Literal> reference64;
     std::vector<LabeledOutput> reference64_outputs;
     std::vector<std::pair<std::string, RelativeError>> relative;
+    const bool want_reference64 = compare.default_mode_tolerance && !options.fixed_tolerance &&
+                                  !(partitioned_module && HasManualRegions(*module)) &&
+                                  JudgedByRelativeRule(module->entry_computation()->root()->shape());
     // A partitioned run hands its global arguments to the interpreter above, which leaves none for this run.
     const bool have_global_args =
         static_cast<int64_t>(global_args.size()) == module->entry_computation()->parameter_count();
-    if (compare.default_mode_tolerance && !options.fixed_tolerance && !have_global_args) {
+    if (want_reference64 && !have_global_args) {
       out << "note: no f64 reference (the global arguments went to the interpreter): the fixed per-element rule "
              "applies\n";
-    } else if (compare.default_mode_tolerance && !options.fixed_tolerance &&
-               !(partitioned_module && HasManualRegions(*module))) {
+    } else if (want_reference64) {
+      // Outside the run's deadline (disarmed before printing), so under one of its own; the outputs are flushed
+      // first, since a timeout ends the process without flushing.
+      std::optional<Deadline> reference64_deadline;
+      if (options.timeout_seconds > 0) {
+        out.flush();
+        reference64_deadline.emplace(options.timeout_seconds,
+                                     fmt::format("{}: error: the f64 reference of --check-against did not finish "
+                                                 "within --timeout={} s (the outputs above are complete)\n",
+                                                 input_name, options.timeout_seconds));
+      }
       absl::StatusOr<std::vector<Literal>> promoted =
           EvaluateF64Reference(*module, global_args,
                                F64ReferenceOptions{options.seed, options.num_replicas,
