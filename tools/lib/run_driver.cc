@@ -478,9 +478,9 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   if (!executable.ok()) {
     // The interpreter runs what codegen does not lower yet, but it models no more TPU numerics than codegen does,
     // and has no more custom-call handlers.
-    std::string_view message = executable.status().message();
-    bool interpreter_cannot = message.find("TPU numerics") != std::string_view::npos ||
-                              message.find("custom-call handler") != std::string_view::npos;
+    const std::string message(executable.status().message());
+    bool interpreter_cannot = message.find("TPU numerics") != std::string::npos ||
+                              message.find("custom-call handler") != std::string::npos;
     if (absl::IsUnimplemented(executable.status())) {
       err << input_name << ": error: " << message << (interpreter_cannot ? "\n" : " (use --backend=interpreter)\n");
     } else {
