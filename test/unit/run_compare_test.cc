@@ -4,6 +4,7 @@
 #include "tools/lib/run_compare.h"
 
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <memory>
 
@@ -143,6 +144,39 @@ TEST_F(RelativeRuleTest, CompareOutputsReportsTheRatioAndTheWorstElements) {
   EXPECT_FALSE(r[0].passed());
   EXPECT_TRUE(r[1].passed());
   EXPECT_TRUE(relative.empty());
+}
+
+TEST(F64ReferenceTest, ComplexOutputsAreJudgedPartByPart) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = f32[8] parameter(0)
+  x = f32[8] exponential(a)
+  t = f32[8] tanh(a)
+  ROOT c = c64[8] complex(x, t)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> args;
+  args.push_back(interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {8}), 3));
+  absl::StatusOr<std::vector<Literal>> f32 = interp::Evaluate(**module, {args});
+  absl::StatusOr<std::vector<Literal>> f64 = EvaluateF64Reference(**module, args, {});
+  ASSERT_TRUE(f32.ok() && f64.ok());
+  const Literal& want = (*f32)[0];
+  ASSERT_EQ((*f64)[0].shape().element_type, PrimitiveType::kC128);
+  Literal bad = want;
+  using C = std::complex<float>;
+  C v = bad.Get<C>(2);
+  bad.Set<C>(2, C(v.real(), v.imag() * (1 + 1e-3f)));
+  std::vector<LabeledOutput> ref = {{"result_0", &(*f64)[0]}};
+  CompareOptions options;
+  options.default_mode_tolerance = true;
+  options.reference64 = &ref;
+  std::vector<harness::CheckResult> r = CompareOutputs({{"result_0", &bad}}, {{"result_0", &want}}, options);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].passed());
+  ASSERT_FALSE(r[0].mismatches.empty());
+  EXPECT_EQ(r[0].mismatches[0].index, std::vector<int64_t>{2});
+  EXPECT_EQ(r[0].mismatches[0].component, 1);  // the imaginary part
+  EXPECT_TRUE(CompareOutputs({{"result_0", &want}}, {{"result_0", &want}}, options)[0].passed());
 }
 
 TEST(F64ReferenceTest, TheReferenceKeepsWhatF32Loses) {
