@@ -875,6 +875,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
         per_device_reference ? RunOnInterpreter(options, run_module, device_args, reference_checks, num_partitions)
         : partitioned_module ? RunOnInterpreter(options, *module, moved_global_args, reference_checks, 1)
                              : RunOnInterpreter(options, *module, device_args, reference_checks, options.num_partitions);
+    // ... and handed back for the f64 reference below (`global_args` refers to `args`).
+    if (!moved_global_args.empty()) args = std::move(moved_global_args[0]);
     if (reference_results.ok() && per_device_reference) {
       reference_name = fmt::format("the interpreter running the partitioned program on {} devices (the module has "
                                    "manual regions)",
@@ -920,12 +922,11 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     const bool want_reference64 = compare.default_mode_tolerance && !options.fixed_tolerance &&
                                   !(partitioned_module && HasManualRegions(*module)) &&
                                   JudgedByRelativeRule(module->entry_computation()->root()->shape());
-    // A partitioned run hands its global arguments to the interpreter above, which leaves none for this run.
+    // Global arguments exist unless the run read --input-shards alone.
     const bool have_global_args =
         static_cast<int64_t>(global_args.size()) == module->entry_computation()->parameter_count();
     if (want_reference64 && !have_global_args) {
-      out << "note: no f64 reference (the global arguments went to the interpreter): the fixed per-element rule "
-             "applies\n";
+      out << "note: no f64 reference (no global arguments): the fixed per-element rule applies\n";
     } else if (want_reference64) {
       // Outside the run's deadline (disarmed before printing), so under one of its own; the outputs are flushed
       // first, since a timeout ends the process without flushing.
