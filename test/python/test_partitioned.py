@@ -63,14 +63,19 @@ def test_partitioned_equals_unpartitioned_and_interpreter():
     np.testing.assert_allclose(got[0], np.tanh(a), rtol=1e-5, atol=1e-5)
 
 
-def test_num_partitions_option_partitions_a_module_without_the_attribute():
+def test_a_module_without_the_attribute_partitions_on_the_devices_its_shardings_name():
+    # PyTorch/XLA's modules leave num_partitions out: the shardings name 2 devices, so the module runs on 2, as it
+    # does with num_partitions=2 given; partition=False runs it whole on one device.
     x = np.arange(24, dtype=np.int32).reshape(6, 4) - 7
-    single = xlac.compile(ROWS)
-    assert not single.partitioned and single.num_devices == 1
+    inferred = xlac.compile(ROWS)
+    assert inferred.partitioned and inferred.num_devices == 2
     exe = xlac.compile(ROWS, num_partitions=2)
     assert exe.partitioned and exe.num_devices == 2
+    single = xlac.compile(ROWS, partition=False, num_partitions=1)
+    assert not single.partitioned and single.num_devices == 1
     want = x * x + x
     np.testing.assert_array_equal(exe(x), want)
+    np.testing.assert_array_equal(inferred(x), want)
     np.testing.assert_array_equal(single(x), want)
     np.testing.assert_array_equal(xlac.interpret(ROWS, x, num_partitions=2), want)
     # Unpartitioned on two devices: both run the global program, the result is device 0's.
