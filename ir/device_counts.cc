@@ -53,10 +53,10 @@ int64_t MaxListId(const std::vector<std::vector<int64_t>>& lists) {
 }
 
 struct AllEvidence {
-  Evidence shardings;        // partitions
-  Evidence partition_ids;    // partitions: cross-partition collectives
-  Evidence replica_ids;      // replicas: cross-replica collectives (and replica ids across partitions)
-  Evidence flattened_ids;    // replicas x partitions
+  Evidence shardings;      // partitions
+  Evidence partition_ids;  // partitions: cross-partition collectives
+  Evidence replica_ids;    // replicas: cross-replica collectives (and replica ids across partitions)
+  Evidence flattened_ids;  // replicas x partitions
 };
 
 void Collect(const Module& module, AllEvidence& ev) {
@@ -77,8 +77,8 @@ void Collect(const Module& module, AllEvidence& ev) {
       }
       const int64_t n = MaxListId(ids) + 1;
       if (n <= 1) continue;
-      const std::string what = fmt::format("the {} of %{} ({}) name {} devices", kind, inst->name(),
-                                           OpcodeName(inst->opcode()), n);
+      const std::string what =
+          fmt::format("the {} of %{} ({}) name {} devices", kind, inst->name(), OpcodeName(inst->opcode()), n);
       switch (StrictCollectiveGroupMode(*inst)) {
         case CollectiveGroupMode::kCrossReplica:
         case CollectiveGroupMode::kCrossReplicaAndPartition:
@@ -147,8 +147,8 @@ bool ResolveDeviceCounts(Module& module, const DeviceCountOptions& options, Diag
     } else if (!config.replica_count_given) {
       const int64_t p = std::max<int64_t>(config.num_partitions, 1);
       config.replica_count = (ev.flattened_ids.devices + p - 1) / p;
-      source += fmt::format("{}{} replicas from {}", source.empty() ? "" : "; ", config.replica_count,
-                            ev.flattened_ids.what);
+      source +=
+          fmt::format("{}{} replicas from {}", source.empty() ? "" : "; ", config.replica_count, ev.flattened_ids.what);
       if (from == nullptr) from = &ev.flattened_ids;
     }
   }

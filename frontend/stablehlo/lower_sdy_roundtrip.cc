@@ -79,8 +79,8 @@ bool Lowerer::CollectRoundTripMeshes(const ModuleAst& ast) {
     if (!ValidateSdyMesh(mesh->sdy->mesh, "mesh @" + name, &info)) return false;
     auto [it, inserted] = sdy_meshes_.emplace(name, info);
     if (!inserted && !(it->second == info)) {
-      return Error(meshes->pos, fmt::format("{} defines mesh @{} differently from the module's sdy.mesh",
-                                            kRoundTripMeshes, name));
+      return Error(meshes->pos,
+                   fmt::format("{} defines mesh @{} differently from the module's sdy.mesh", kRoundTripMeshes, name));
     }
   }
   return true;
@@ -149,8 +149,8 @@ bool IsRoundTripShardMapTarget(std::string_view target) {
 // sdy.manual_computation's own lowering emits per value: Sharding + SPMDFullToShardShape on the way in, Sharding
 // {manual} + SPMDShardToFullShape on the way out; the call in between stays a call whose values are manual.
 bool Lowerer::LowerRoundTripShardMapBoundary(const Op& op, std::string_view target,
-                                             const std::vector<Instruction*>& operands, const std::vector<Shape>& shapes,
-                                             Results* results) {
+                                             const std::vector<Instruction*>& operands,
+                                             const std::vector<Shape>& shapes, Results* results) {
   const bool to_local = target.ends_with("GlobalToLocalShape");
   const std::string_view key = to_local ? "xla.sdy.in_shardings" : "xla.sdy.out_shardings";
   const Attr* shardings_text = FrontendAttr(op.attrs, key);

@@ -1,4 +1,6 @@
 // The outputs of a run as labelled leaves (result_0, device_1/result_2, ...) and their .npy files (--output-dir).
+#include "tools/lib/run_outputs.h"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,7 +13,6 @@
 
 #include "runtime/harness/npy.h"
 #include "tools/lib/run_driver.h"
-#include "tools/lib/run_outputs.h"
 
 namespace xlac {
 namespace {
