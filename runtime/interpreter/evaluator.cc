@@ -17,6 +17,25 @@ struct Evaluator::Plan {
   int32_t root = -1;
 };
 
+absl::flat_hash_set<const Instruction*> LiveInstructions(const Computation& comp) {
+  absl::flat_hash_set<const Instruction*> live;
+  std::vector<const Instruction*> work;
+  auto mark = [&](const Instruction* inst) {
+    if (live.insert(inst).second) work.push_back(inst);
+  };
+  if (comp.root() != nullptr) mark(comp.root());
+  for (const Instruction* inst : comp.MakePostOrder()) {
+    if (inst->HasSideEffect()) mark(inst);
+  }
+  while (!work.empty()) {
+    const Instruction* inst = work.back();
+    work.pop_back();
+    for (const Instruction* op : inst->operands()) mark(op);
+    for (const Instruction* op : inst->control_predecessors()) mark(op);
+  }
+  return live;
+}
+
 Evaluator::Evaluator(const Module& module, DeviceContext& device) : module_(module), device_(device) {}
 Evaluator::~Evaluator() = default;
 
@@ -27,28 +46,10 @@ const Evaluator::Plan& Evaluator::GetPlan(const Computation& comp) {
   if (it != plans_.end()) return *it->second;
   auto plan = std::make_unique<Plan>();
   std::vector<Instruction*> post = comp.MakePostOrder();
-  // Live = reachable from the root or from a side-effecting instruction (through operands and control edges).
-  absl::flat_hash_map<const Instruction*, bool> live;
-  std::vector<const Instruction*> work;
-  auto mark = [&](const Instruction* inst) {
-    if (!live[inst]) {
-      live[inst] = true;
-      work.push_back(inst);
-    }
-  };
-  if (comp.root()) mark(comp.root());
-  for (const Instruction* inst : post) {
-    if (inst->HasSideEffect()) mark(inst);
-  }
-  while (!work.empty()) {
-    const Instruction* inst = work.back();
-    work.pop_back();
-    for (const Instruction* op : inst->operands()) mark(op);
-    for (const Instruction* op : inst->control_predecessors()) mark(op);
-  }
+  const absl::flat_hash_set<const Instruction*> live = LiveInstructions(comp);
   absl::flat_hash_map<const Instruction*, int32_t> slot;
   for (const Instruction* inst : post) {
-    if (!live[inst]) continue;
+    if (!live.contains(inst)) continue;
     slot[inst] = static_cast<int32_t>(plan->order.size());
     plan->order.push_back(inst);
   }

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "ir/literal.h"
 #include "ir/module.h"
@@ -59,6 +60,10 @@ struct InterpreterOptions {
 // num_partitions + partition); a single argument list is broadcast to all devices (and no list at all means no
 // arguments). Returns one result literal per device. Errors (unsupported op, mismatched collective, bad arguments)
 // are statuses with readable messages; with several devices they name the device that failed first.
+// The instructions of `comp` the interpreter evaluates: those reachable from the root or from a side-effecting
+// instruction through operands and control edges (shared with xla-run's memory estimate, which replays it).
+absl::flat_hash_set<const Instruction*> LiveInstructions(const Computation& comp);
+
 absl::StatusOr<std::vector<Literal>> Evaluate(const Module& module, const std::vector<std::vector<Literal>>& arguments,
                                               const InterpreterOptions& options = {});
 

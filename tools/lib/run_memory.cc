@@ -14,6 +14,7 @@
 #include "ir/computation.h"
 #include "passes/buffer_assignment.h"
 #include "passes/tpu_memory.h"
+#include "runtime/interpreter/interpreter.h"
 
 namespace xlac {
 namespace {
@@ -96,28 +97,11 @@ class InterpreterMemory {
   // operand, each owned value freed after its last use, the root kept.
   int64_t Simulate(const Computation& comp) {
     std::vector<Instruction*> post = comp.MakePostOrder();
-    absl::flat_hash_map<const Instruction*, bool> live;
-    std::vector<const Instruction*> work;
-    auto mark = [&](const Instruction* inst) {
-      if (!live[inst]) {
-        live[inst] = true;
-        work.push_back(inst);
-      }
-    };
-    if (comp.root() != nullptr) mark(comp.root());
-    for (const Instruction* inst : post) {
-      if (inst->HasSideEffect()) mark(inst);
-    }
-    while (!work.empty()) {
-      const Instruction* inst = work.back();
-      work.pop_back();
-      for (const Instruction* op : inst->operands()) mark(op);
-      for (const Instruction* op : inst->control_predecessors()) mark(op);
-    }
+    const absl::flat_hash_set<const Instruction*> live = interp::LiveInstructions(comp);
     std::vector<const Instruction*> order;
     absl::flat_hash_map<const Instruction*, size_t> slot;
     for (const Instruction* inst : post) {
-      if (!live[inst]) continue;
+      if (!live.contains(inst)) continue;
       slot[inst] = order.size();
       order.push_back(inst);
     }
