@@ -159,7 +159,10 @@ class Promoter {
     if (!TypesDiffer(promoted, inst->shape())) return;
     std::vector<Instruction*> users = inst->users();  // before the converts below become users too
     Instruction* widened = ConvertTo(comp, inst, promoted, *inst);
-    original_[widened] = original_.at(inst);  // what its users' rules ask about is the value's declared type
+    // What its users' rules ask about is the value's declared type. Copied before inserting: the insertion may
+    // rehash and would leave a reference into the map dangling.
+    Shape declared = original_.at(inst);
+    original_[widened] = std::move(declared);
     for (Instruction* user : users) user->ReplaceUsesOfOperand(inst, widened);
     if (comp.root() == inst) comp.set_root(widened);
     changed_ = true;
