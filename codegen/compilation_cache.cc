@@ -239,7 +239,7 @@ int FindBuildId(struct dl_phdr_info* info, size_t, void* data) {
 }  // namespace
 
 CacheKeyComponents CompileCacheKey(const Module& module, const CompileOptions& c, const TargetInfo& target) {
-  return {
+  CacheKeyComponents key = {
       {"module", Sha256Hex(PrintModule(module))},
       {"entry", c.entry_name},
       {"opt_level", std::to_string(c.opt_level)},
@@ -255,6 +255,9 @@ CacheKeyComponents CompileCacheKey(const Module& module, const CompileOptions& c
       {"xlac", XlacBuildIdentity()},
       {"llvm", LlvmVersionString()},
   };
+  // C++ kernels linked into the program (their sources, includes, Clang version): only programs that have them.
+  if (!c.kernel_fingerprint.empty()) key.emplace_back("kernels", c.kernel_fingerprint);
+  return key;
 }
 
 std::string Sha256Hex(std::string_view data) {

@@ -6,14 +6,17 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/kernel_calls.h"
 #include "llvm/IR/Constants.h"
 
 namespace xlac::codegen::internal {
 namespace {
 
-bool IsElementwiseCompute(Opcode op) {
+bool IsElementwiseCompute(const Instruction& inst) {
+  const Opcode op = inst.opcode();
   return IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == Opcode::kCompare || op == Opcode::kSelect ||
-         op == Opcode::kClamp || op == Opcode::kConvert || op == Opcode::kReducePrecision;
+         op == Opcode::kClamp || op == Opcode::kConvert || op == Opcode::kReducePrecision ||
+         IsElementwiseKernelCall(inst);
 }
 
 llvm::Value* Clamp(llvm::IRBuilder<>& b, llvm::Value* v, int64_t lo, int64_t hi) {
@@ -182,7 +185,7 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitUncached(const Instruction* i
     XLAC_RETURN_IF_ERROR(e_.CheckComputeType(*inst, type));
     return e_.LoadCompute(it->second, index);
   }
-  if (IsElementwiseCompute(op)) {
+  if (IsElementwiseCompute(*inst)) {
     int64_t typed = op == Opcode::kSelect || op == Opcode::kClamp ? 1 : 0;
     std::vector<llvm::Value*> operands;
     for (int64_t i = 0; i < inst->operand_count(); ++i) {

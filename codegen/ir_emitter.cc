@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "codegen/ir_emitter_internal.h"
+#include "ir/kernel_calls.h"
 #include "ir/sharding.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Verifier.h"
@@ -592,7 +593,8 @@ absl::Status IrEmitter::EmitInstruction(const Instruction& inst) {
   }
   if (IsDataMovement(op)) return EmitDataMovement(inst);
   if (IsElementwiseUnary(op) || IsElementwiseBinary(op) || op == Opcode::kCompare || op == Opcode::kSelect ||
-      op == Opcode::kClamp || op == Opcode::kConvert || op == Opcode::kReducePrecision) {
+      op == Opcode::kClamp || op == Opcode::kConvert || op == Opcode::kReducePrecision ||
+      IsElementwiseKernelCall(inst)) {
     return EmitElementwise(inst);
   }
   if (op == Opcode::kCustomCall) return EmitCustomCall(inst);

@@ -10,6 +10,7 @@
 #include "codegen/custom_call_abi.h"
 #include "codegen/ir_emitter_internal.h"
 #include "codegen/parallel_programs.h"
+#include "ir/kernel_calls.h"
 #include "ir/sharding.h"
 #include "llvm/IR/Constants.h"
 
@@ -22,7 +23,7 @@ std::string CustomCallSiteSymbol(const std::string& entry_name, int64_t unique_i
 absl::Status CheckCustomCallsNeedNoHandler(const Module& module) {
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() != Opcode::kCustomCall) continue;
+      if (inst->opcode() != Opcode::kCustomCall || IsElementwiseKernelCall(*inst)) continue;
       const std::string_view target = inst->StringAttr("custom_call_target");
       const bool identity_boundary = IsShardMapBoundaryTarget(target) && inst->operand_count() == 1 &&
                                      inst->operand(0)->shape().Compatible(inst->shape());

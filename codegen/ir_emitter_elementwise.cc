@@ -5,6 +5,7 @@
 
 #include "codegen/fast_math.h"
 #include "codegen/ir_emitter_internal.h"
+#include "ir/kernel_calls.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Intrinsics.h"
 
@@ -211,6 +212,7 @@ absl::StatusOr<llvm::Value*> IrEmitter::EmitConvert(const Instruction& inst, llv
 
 absl::StatusOr<llvm::Value*> IrEmitter::EmitScalarOp(const Instruction& inst, PrimitiveType type,
                                                      absl::Span<llvm::Value* const> ops) {
+  if (IsElementwiseKernelCall(inst)) return EmitElementwiseKernelCall(inst, ops);
   Opcode op = inst.opcode();
   PrimitiveType out_type = inst.shape().IsArray() ? inst.shape().element_type : type;
   XLAC_RETURN_IF_ERROR(CheckComputeType(inst, type));

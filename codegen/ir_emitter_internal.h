@@ -167,6 +167,11 @@ class IrEmitter {
                                             absl::Span<llvm::Value* const> operands);
   absl::StatusOr<llvm::Value*> EmitConvert(const Instruction& inst, llvm::Value* v, PrimitiveType from,
                                            PrimitiveType to);
+  // A custom call bound to a C++ elementwise kernel (ir/kernel_calls.h) on compute values: a call of the kernel's
+  // function (ir_emitter_kernel.cc).
+  absl::StatusOr<llvm::Value*> EmitElementwiseKernelCall(const Instruction& inst,
+                                                         absl::Span<llvm::Value* const> operands);
+  llvm::Type* KernelScalarType(PrimitiveType type);
   absl::StatusOr<llvm::Value*> EmitCompare(const Instruction& inst, PrimitiveType type, llvm::Value* a, llvm::Value* c);
   // The same computation applied to compute values (reducers, comparators); results per root leaf, rounded.
   absl::StatusOr<std::vector<llvm::Value*>> EmitScalarComputation(const Computation& comp,

@@ -5,9 +5,12 @@
 #include "ir/buffer_shapes.h"
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
+#include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Target/TargetMachine.h"
 #include "passes/codegen_prepare.h"
 #include "passes/optimization_pipeline.h"
@@ -23,6 +26,28 @@ std::string PrintLlvm(const llvm::Module& module) {
 }
 
 }  // namespace
+
+absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const TargetInfo& target) {
+  llvm::Expected<std::unique_ptr<llvm::Module>> kernels = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(bitcode, "xlac.kernels"), module.getContext());
+  if (!kernels) return absl::InternalError("cannot read the kernel library: " + llvm::toString(kernels.takeError()));
+  (*kernels)->setDataLayout(module.getDataLayout());
+  (*kernels)->setTargetTriple(module.getTargetTriple());
+  if (llvm::Linker::linkModules(module, std::move(*kernels), llvm::Linker::LinkOnlyNeeded)) {
+    return absl::InternalError("cannot link the kernel library into the program");
+  }
+  for (llvm::Function& fn : module.functions()) {
+    if (fn.isDeclaration()) continue;
+    SetFunctionTargetAttributes(fn, target);
+    if (fn.getName().starts_with("xlac.kernel.")) {
+      fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+      fn.removeFnAttr(llvm::Attribute::NoInline);
+      fn.removeFnAttr(llvm::Attribute::OptimizeNone);
+      fn.addFnAttr(llvm::Attribute::AlwaysInline);
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const CompileOptions& options) {
   XLAC_RETURN_IF_ERROR(RejectBufferShapes(module, "the compiler"));
@@ -78,6 +103,9 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& 
     ScopedPhase phase(observer, "llvm emit", "codegen");
     XLAC_ASSIGN_OR_RETURN(llvm_module, EmitModule(*prepared.module, prepared.assignment, context, codegen));
     llvm_module->setDataLayout(target_machine.createDataLayout());
+    if (options.kernel_bitcode != nullptr) {
+      XLAC_RETURN_IF_ERROR(LinkKernels(*llvm_module, *options.kernel_bitcode, target));
+    }
   }
   if (observer != nullptr && observer->dumping()) observer->DumpText("ir-no-opt.ll", PrintLlvm(*llvm_module));
   {

@@ -39,6 +39,11 @@ struct CompileOptions {
   // JIT turns it off on the way to a cache lookup, since a hit's module verified after every pass when it was
   // compiled, and verifies a miss's module once before compiling it.
   bool verify_each_pass = true;
+  // LLVM bitcode of C++ custom-call kernels (codegen/clang/kernel_compiler.h), linked into the program's module
+  // before it is optimized; null when the program has none. `kernel_fingerprint` names what it was compiled from
+  // (part of any cache key).
+  std::shared_ptr<const std::string> kernel_bitcode;
+  std::string kernel_fingerprint;
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.
@@ -53,6 +58,10 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
 // The emitter's options LowerToLlvm uses for `options` on `target` (hosts that must know what the code assumes, such
 // as the JIT's streamed results, ask the same function).
 CodegenOptions CodegenOptionsFor(const CompileOptions& options, const TargetInfo& target);
+
+// Links `bitcode` (CompileOptions::kernel_bitcode) into `module`: only what the module calls, kernels made internal
+// and always inlined, every function given `target`'s attributes so the inliner may inline across.
+absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const TargetInfo& target);
 
 // Emits and optimizes (at options.opt_level) the LLVM module of `prepared` for `target_machine`.
 absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& prepared, const TargetInfo& target,

@@ -1,5 +1,7 @@
 #include "ir/diagnostics.h"
 
+#include <cassert>
+
 #include "absl/strings/str_cat.h"
 
 namespace xlac {
@@ -43,7 +45,13 @@ std::string RenderDiagnostic(const Diagnostic& diag, const SourceFile& file) {
   } else {
     absl::StrAppend(&out, file.name(), ": ", kind, ": ", diag.message, "\n");
   }
+  out += diag.foreign_notes;
   return out;
+}
+
+void DiagnosticEngine::AttachForeignNote(std::string rendered) {
+  assert(!diagnostics_.empty());
+  diagnostics_.back().foreign_notes += rendered;
 }
 
 std::string DiagnosticEngine::Render(const SourceFile& file) const {

@@ -21,6 +21,9 @@ struct Diagnostic {
   Severity severity = Severity::kError;
   SourceLoc loc;
   std::string message;
+  // Appended verbatim after the rendered diagnostic: notes about other files (a C++ kernel's declaration, see
+  // passes/custom_kernels.h) that their owner rendered, since this file's SourceFile cannot.
+  std::string foreign_notes;
 };
 
 // A named source text (a file, "<stdin>", or one chunk of a --split-input-file run). Line numbers of a chunk are
@@ -47,6 +50,8 @@ class DiagnosticEngine {
   void Report(Severity severity, SourceLoc loc, std::string message);
   void Error(SourceLoc loc, std::string message) { Report(Severity::kError, loc, std::move(message)); }
   void Note(SourceLoc loc, std::string message) { Report(Severity::kNote, loc, std::move(message)); }
+  // Appends rendered text to the last diagnostic (Diagnostic::foreign_notes). Precondition: one was reported.
+  void AttachForeignNote(std::string rendered);
   bool has_errors() const { return num_errors_ > 0; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
   void clear() { diagnostics_.clear(); num_errors_ = 0; }

@@ -6,6 +6,7 @@
 #include "ir/computation.h"
 #include "passes/alias_util.h"
 #include "passes/fusion/fusion_cost.h"
+#include "ir/kernel_calls.h"
 
 namespace xlac {
 namespace {
@@ -134,6 +135,8 @@ bool IsElementalOp(const Instruction& inst) {
       return inst.has_literal() && !inst.literal().is_unknown();
     case Opcode::kBitcastConvert:
       return BitWidth(inst.shape().element_type) == BitWidth(inst.operand(0)->shape().element_type);
+    case Opcode::kCustomCall:
+      return IsElementwiseKernelCall(inst);
     default:
       return IsElementwiseUnary(inst.opcode()) || IsElementwiseBinary(inst.opcode());
   }

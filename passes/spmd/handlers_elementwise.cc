@@ -5,6 +5,7 @@
 #include "ir/computation.h"
 #include "ir/status_macros.h"
 #include "passes/spmd/partitioner_internal.h"
+#include "ir/kernel_calls.h"
 
 namespace xlac::spmd {
 
@@ -22,6 +23,8 @@ bool IsElementwiseOp(const Instruction& inst) {
       return inst.shape().IsArray();
     case Opcode::kBitcastConvert:
       return inst.shape().rank() == inst.operand(0)->shape().rank();
+    case Opcode::kCustomCall:
+      return IsElementwiseKernelCallOfOneShape(inst);
     default:
       return false;
   }

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "passes/spmd/sharding_propagation_internal.h"
+#include "ir/kernel_calls.h"
 
 namespace xlac::spmd {
 namespace {
@@ -113,6 +114,8 @@ bool IsElementwiseLike(const Instruction& inst) {
     case Opcode::kAllReduce:
     case Opcode::kCollectivePermute:
       return true;
+    case Opcode::kCustomCall:
+      return IsElementwiseKernelCallOfOneShape(inst);
     default:
       return false;
   }

@@ -5,6 +5,7 @@
 #include "ir/sharding.h"
 #include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/internal.h"
+#include "ir/kernel_calls.h"
 
 namespace xlac::interp {
 
@@ -326,6 +327,7 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
             inst.name(), std::string(target), ShapeToString(operands[0]->shape(), false),
             ShapeToString(inst.shape(), false)));
       }
+      if (IsElementwiseKernelCall(inst)) return EvalElementwiseKernel(inst, operands, *device_.options);
       if (std::optional<absl::StatusOr<Literal>> linalg = EvalLinalgCustomCall(inst, operands)) return *linalg;
       if (device_.options->custom_call_handler) {
         absl::StatusOr<Literal> handled =

@@ -249,6 +249,10 @@ absl::StatusOr<Literal> EvalFft(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalLinalg(const Instruction& inst, Operands operands);  // cholesky, triangular-solve
 // XLA's linear-algebra custom-call targets ("Qr", "ProductOfElementaryHouseholderReflectors"); nullopt for others.
 std::optional<absl::StatusOr<Literal>> EvalLinalgCustomCall(const Instruction& inst, Operands operands);
+// A custom call bound to a C++ elementwise kernel (ir/kernel_calls.h), through InterpreterOptions::elementwise_kernels
+// (custom_kernels.cc).
+absl::StatusOr<Literal> EvalElementwiseKernel(const Instruction& inst, Operands operands,
+                                              const InterpreterOptions& options);
 absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operands, Evaluator& ev);
 

@@ -21,15 +21,24 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "ir/literal.h"
 #include "ir/module.h"
 
 namespace xlac::interp {
+
+// A compiled elementwise kernel applied to `count` elements: operand k's element i is at operands[k] + i (or its
+// element 0 when broadcast[k] is nonzero), stored as the element type stores (pred one byte, bf16/f16 their bits);
+// result element i goes to result + i.
+using ElementwiseKernelFn = void (*)(const void* const* operands, const uint8_t* broadcast, void* result,
+                                     int64_t count);
+using ElementwiseKernels = absl::flat_hash_map<std::string, ElementwiseKernelFn>;
 
 struct InterpreterOptions {
   // Devices = replicas x partitions; each runs the entry computation on its own thread, with real rendezvous for
@@ -54,6 +63,10 @@ struct InterpreterOptions {
   // interpreter's "unsupported custom call target X" error.
   std::function<absl::StatusOr<Literal>(const Instruction& custom_call, const std::vector<const Literal*>& operands)>
       custom_call_handler;
+  // Custom calls bound to C++ elementwise kernels (ir/kernel_calls.h) run the kernel's compiled function, found here
+  // by the call's kernel symbol (codegen/clang/kernel_runner.h compiles them): the interpreter computes what the
+  // program computes. Not owned; null when the program has no kernels.
+  const ElementwiseKernels* elementwise_kernels = nullptr;
 };
 
 // Runs the entry computation on every device. `arguments[d]` are device d's parameters (d = replica *

@@ -95,6 +95,11 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (absl::Status s = AppendCustomCallIdentities(*v, options.custom_call_identity); !s.ok()) return s;
+    } else if (name == "custom-call-src") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      if (v->empty()) return Invalid("--custom-call-src needs a C++ file");
+      options.custom_call_sources.emplace_back(*v);
     } else if (name == "cache-dir") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
@@ -277,6 +282,10 @@ OPTIONS:
                           Custom-calls with these targets are identities (one operand, result of its shape;
                           otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable. Both
                           backends and --check-against see the same rewrite
+  --custom-call-src=<file.cc>
+                          C++ kernels for custom calls (docs/custom_calls.md), compiled in process by Clang for the
+                          program's CPU and inlined into it; the interpreter runs the same compiled kernels.
+                          Repeatable
   --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any
                           --input every parameter gets pseudo-random values from --seed
   --dcn-mesh=<K>          Hybrid mesh: the devices form K DCN slices of consecutive ids (each an ICI mesh);

@@ -308,6 +308,7 @@ absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module, 
   interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
     return checks.Handle(inst, operands);
   };
+  interp_options.elementwise_kernels = options.elementwise_kernels;
   return interp::Evaluate(**promoted, {arguments}, interp_options);
 }
 

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "ir/module.h"
 #include "runtime/harness/checks.h"
+#include "runtime/interpreter/interpreter.h"
 #include "tools/lib/run_driver.h"
 
 namespace xlac {
@@ -92,6 +93,8 @@ struct F64ReferenceOptions {
   int64_t num_replicas = 0;
   int64_t num_partitions = 0;
   int64_t threads = 0;
+  // C++ elementwise kernels (InterpreterOptions::elementwise_kernels): their calls keep their declared types.
+  const interp::ElementwiseKernels* elementwise_kernels = nullptr;
 };
 
 // The f64 reference of the default mode's check: `module` promoted by the f64-reference pass and evaluated by the

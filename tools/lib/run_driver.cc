@@ -46,6 +46,7 @@
 #include "runtime/harness/npy.h"
 #include "ir/device_counts.h"
 #include "runtime/interpreter/interpreter.h"
+#include "tools/lib/kernel_sources.h"
 #include "tools/lib/observe_flags.h"
 #include "tools/lib/run_compare.h"
 #include "tools/lib/run_memory.h"
@@ -294,6 +295,7 @@ absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options,
   interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
     return checks.Handle(inst, operands);
   };
+  if (options.kernels != nullptr) interp_options.elementwise_kernels = options.kernels->elementwise();
   return interp::Evaluate(module, args, interp_options);
 }
 
@@ -390,6 +392,10 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
   jit_options.cache.dir = options.cache_dir;
+  if (options.kernels != nullptr) {
+    jit_options.compile.kernel_bitcode = options.kernels->bitcode;
+    jit_options.compile.kernel_fingerprint = options.kernels->library.fingerprint;
+  }
   jit_options.cache.readonly = options.cache_readonly;
   jit_options.cache.max_bytes = options.cache_max_bytes;
   // The limit CheckRunMemory applied (the JIT's own check of its buffers otherwise asks the runtime for the host's).
@@ -498,8 +504,26 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   return RunModule(options, input_name, text, out, err, nullptr);
 }
 
+namespace {
+int RunModuleWithKernels(const RunOptions& options, std::string_view input_name, std::string_view text,
+                         std::ostream& out, std::ostream& err, MpiProcesses* mpi);
+}  // namespace
+
 int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
               std::ostream& err, MpiProcesses* mpi) {
+  if (options.custom_call_sources.empty()) return RunModuleWithKernels(options, input_name, text, out, err, mpi);
+  // The kernels are compiled before the program is read: a C++ error stops the run before anything else happens.
+  std::unique_ptr<ToolKernels> kernels =
+      CompileToolKernels(ToolKernelOptions{options.custom_call_sources, "host", /*with_runner=*/true}, err);
+  if (kernels == nullptr) return 1;
+  RunOptions with_kernels = options;
+  with_kernels.kernels = kernels.get();
+  return RunModuleWithKernels(with_kernels, input_name, text, out, err, mpi);
+}
+
+namespace {
+int RunModuleWithKernels(const RunOptions& options, std::string_view input_name, std::string_view text,
+                         std::ostream& out, std::ostream& err, MpiProcesses* mpi) {
   const bool exit_when_done = options.exit_when_done && mpi == nullptr;  // MPI must be finalized after the run
   if (mpi != nullptr && mpi->count == 1) mpi = nullptr;                  // one process: exactly as without MPI
   const bool first_process = mpi == nullptr || mpi->index == 0;
@@ -566,6 +590,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
     err << rewrite_diags.Render(file);
     return 1;
   }
+  // Custom calls that --custom-call-src kernels implement become elementwise ops, before the module is split.
+  if (options.kernels != nullptr && !BindToolKernels(*options.kernels, *module, file, err)) return 1;
   // Elided `{...}` constants get the interpreter's seeded values up front, so every backend computes with the
   // same numbers (and --check-against compares like with like).
   for (const auto& comp : module->computations()) {
@@ -864,7 +890,8 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
       absl::StatusOr<std::vector<Literal>> promoted =
           EvaluateF64Reference(*module, global_args,
                                F64ReferenceOptions{options.seed, options.num_replicas,
-                                                   partitioned_module ? 1 : options.num_partitions, options.threads});
+                                                   partitioned_module ? 1 : options.num_partitions, options.threads,
+                                                   options.kernels ? options.kernels->elementwise() : nullptr});
       if (promoted.ok()) {
         reference64 = *std::move(promoted);
         reference64_outputs = LabelOutputs(reference64);
@@ -907,8 +934,6 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   }
   return ok ? 0 : 1;
 }
-
-namespace {
 
 int RunMainImpl(std::span<const std::string_view> args, std::ostream& out, std::ostream& err, bool exit_when_done) {
   absl::StatusOr<RunOptions> options = ParseRunArgs(args);

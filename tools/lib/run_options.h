@@ -13,6 +13,8 @@
 
 namespace xlac {
 
+struct ToolKernels;  // tools/lib/kernel_sources.h
+
 inline constexpr int64_t kNoMemoryLimit = -1;  // --memory-limit=none
 
 struct RunOptions {
@@ -44,6 +46,11 @@ struct RunOptions {
   std::vector<std::string> inputs;
   // --custom-call-identity=A,B (repeatable): custom-call targets that are identities (annotation-custom-calls pass).
   std::vector<std::string> custom_call_identity;
+  // --custom-call-src=FILE.cc (repeatable): C++ kernels for custom calls, compiled in process by Clang for the
+  // program's CPU (docs/custom_calls.md).
+  std::vector<std::string> custom_call_sources;
+  // Not a flag: RunModule compiles --custom-call-src once and hands the kernels down with its copy of the options.
+  const ToolKernels* kernels = nullptr;
   // --input-shards=DIR: each device reads its shards of a partitioned program's parameters (run_shards.h).
   std::string input_shards;
   // --dcn-mesh=K: the devices form K DCN slices of consecutive ids (passes/spmd/dcn_attribution.h); --spmd-report

@@ -30,6 +30,7 @@
 #include "passes/verifier.h"
 #include "tools/lib/observe_flags.h"
 #include "tools/lib/spmd_driver.h"
+#include "tools/lib/kernel_sources.h"
 
 namespace xlac {
 namespace {
@@ -60,6 +61,10 @@ OPTIONS:
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
+  --custom-call-src=<file.cc>
+                         C++ kernels for custom calls (docs/custom_calls.md), compiled in process by Clang for
+                         --target-cpu and linked into the output: the object runs them with no other library
+                         (repeatable)
   --custom-call-identity=<T1,T2,...>
                          Custom-calls with these targets are identities (one operand, result of its shape;
                          otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable
@@ -270,6 +275,8 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       options.cache_max_bytes = n;
     } else if (name == "custom-call-identity" && has_value) {
       if (absl::Status s = AppendCustomCallIdentities(value, options.custom_call_identity); !s.ok()) return s;
+    } else if (name == "custom-call-src" && has_value && !value.empty()) {
+      options.custom_call_sources.emplace_back(value);
     } else if (name == "target-cpu" && has_value && !value.empty()) {
       options.target_cpu = std::string(value);
     } else if (name == "num-partitions" && has_value) {
@@ -322,6 +329,10 @@ int64_t CountCollectives(const Module& module) {
 
 int RunXlac(const XlacOptions& options, std::string_view input_name, std::string_view input, std::string& output,
             std::ostream& err) {
+  // C++ kernels first: a Clang error stops before the module is read.
+  std::unique_ptr<ToolKernels> kernels =
+      CompileToolKernels(ToolKernelOptions{options.custom_call_sources, options.target_cpu}, err);
+  if (kernels == nullptr) return 1;
   SourceFile file(std::string(input_name), input);
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
@@ -339,6 +350,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     err << rewrite_diags.Render(file);
     return 1;
   }
+  if (!options.custom_call_sources.empty() && !BindToolKernels(*kernels, *module, file, err)) return 1;
   std::unique_ptr<Module> global = module->Clone();
   SpmdReport spmd_report;
   bool partitioned = false;
@@ -381,6 +393,8 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   compile.target_cpu = options.target_cpu;
   compile.exact = options.exact;
   compile.tpu_numerics = options.tpu_numerics;
+  compile.kernel_bitcode = kernels->bitcode;
+  compile.kernel_fingerprint = kernels->library.fingerprint;
   auto fail = [&](const absl::Status& s) {
     err << input_name << ": error: " << s.message() << "\n";
     return 1;

@@ -29,6 +29,9 @@ struct XlacOptions {
   int64_t num_partitions = 0;  // 0: as the module says
   // --custom-call-identity=A,B (repeatable): custom-call targets that are identities (annotation-custom-calls pass).
   std::vector<std::string> custom_call_identity;
+  // --custom-call-src=FILE.cc (repeatable): C++ kernels for custom calls, compiled in process by Clang and linked
+  // into the output, which then needs nothing else to run them (docs/custom_calls.md).
+  std::vector<std::string> custom_call_sources;
   // --tpu=v5e [--topology=4x4]: compile for one core of that TPU slice (ir/tpu_target.h): num_partitions = its
   // devices unless given, TPU dot numerics, and the per-core HBM check (passes/tpu_memory.h) before emitting.
   std::string tpu;

@@ -1,0 +1,39 @@
+// C++ custom-call kernels for the tools (--custom-call-src, docs/custom_calls.md): compile the sources with Clang
+// for the program's target, bind the program's custom calls to them, and keep what the JIT and the interpreter need.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "codegen/clang/kernel_compiler.h"
+#include "codegen/clang/kernel_runner.h"
+#include "ir/diagnostics.h"
+#include "ir/module.h"
+
+namespace xlac {
+
+struct ToolKernels {
+  codegen::KernelLibrary library;
+  std::shared_ptr<const std::string> bitcode;      // codegen::CompileOptions::kernel_bitcode
+  std::unique_ptr<codegen::KernelRunner> runner;   // for the interpreter; null unless asked for
+  // InterpreterOptions::elementwise_kernels (null without kernels).
+  const interp::ElementwiseKernels* elementwise() const { return runner ? &runner->elementwise() : nullptr; }
+};
+
+struct ToolKernelOptions {
+  std::vector<std::string> sources;  // --custom-call-src, in order
+  std::string target_cpu = "host";   // the program's CPU: the kernels are compiled for the same one
+  bool with_runner = false;          // also JIT the kernels for the interpreter
+};
+
+// Compiles the sources (and, with_runner, JITs them for the interpreter). On error writes Clang's
+// `file:line:col: error: ...` diagnostics to `err` and returns null.
+std::unique_ptr<ToolKernels> CompileToolKernels(const ToolKernelOptions& options, std::ostream& err);
+
+// Binds `module`'s custom calls to the kernels (passes/custom_kernels.h). On a mismatch writes the error at the call
+// (against `file`) with a note at the kernel's declaration to `err` and returns false.
+bool BindToolKernels(const ToolKernels& kernels, Module& module, const SourceFile& file, std::ostream& err);
+
+}  // namespace xlac
