@@ -21,6 +21,7 @@
 #include "ir/status_macros.h"
 #include "ir/tpu_target.h"
 #include "passes/annotation_custom_calls.h"
+#include "runtime/ffi/ffi_library.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
@@ -370,6 +371,20 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   }
   if (options.custom_call_handler) {
     jit_options.custom_call_handler = WrapCustomCallHandler(options.custom_call_handler);
+  }
+  // XLA FFI handler libraries go first; the targets they do not provide stay with the user's handler.
+  if (!options.custom_call_libs.empty()) {
+    XLAC_ASSIGN_OR_RETURN(std::shared_ptr<const ffi::HandlerLibraries> libs,
+                          ffi::HandlerLibraries::Load(options.custom_call_libs));
+    const bool user_handler = static_cast<bool>(options.custom_call_handler);
+    DiagnosticEngine lib_diags;
+    for (const ffi::HandlerLibraries::Missing& m :
+         libs->MissingHandlers(*module, [user_handler](std::string_view) { return user_handler; })) {
+      lib_diags.Error(m.loc, m.message);
+    }
+    if (lib_diags.has_errors()) return absl::InvalidArgumentError(lib_diags.Render(file));
+    jit_options.custom_call_handler =
+        libs->MakeCustomCallHandler(std::move(jit_options.custom_call_handler), options.source_name);
   }
   if (options.infeed_handler) jit_options.infeed_handler = WrapInfeedHandler(options.infeed_handler);
   if (options.mpi) {

@@ -28,6 +28,7 @@
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/verifier.h"
 #include "runtime/interpreter/interpreter.h"
+#include "tools/lib/custom_call_libs.h"
 #include "tools/lib/spmd_driver.h"
 #include "xlac/jit.h"
 
@@ -204,9 +205,11 @@ std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, co
                                       int threads, bool tpu_numerics, const std::string& source_name,
                                       const std::string& cache_dir, bool cache_readonly, int64_t cache_max_bytes,
                                       const std::string& dump_to, const std::string& dump_pass_regex, bool mpi,
-                                      const std::vector<std::string>& custom_call_identity) {
+                                      const std::vector<std::string>& custom_call_identity,
+                                      const std::vector<std::string>& custom_call_libs) {
   CompileOptions options;
   options.custom_call_identity = custom_call_identity;
+  options.custom_call_libs = custom_call_libs;
   options.mpi = mpi;
   options.metrics = &ProcessMetrics();
   options.tracer = &ProcessTracer();
@@ -247,6 +250,7 @@ struct InterpretOptions {
   bool tpu_numerics = false;
   uint64_t seed = 42;
   std::vector<std::string> custom_call_identity;  // as CompileOptions::custom_call_identity
+  std::vector<std::string> custom_call_libs;      // as CompileOptions::custom_call_libs
 };
 
 // A module prepared for the reference interpreter, with the JIT API's conventions: global arrays in and out, a
@@ -298,6 +302,13 @@ class InterpreterProgram {
     const Computation* entry = module_->entry_computation();
     if (entry == nullptr)
       return absl::InvalidArgumentError(source_name + ": error: the module has no entry computation");
+    // XLA FFI handler libraries: the same handlers compile() calls, instantiated once for this program.
+    if (!options_.custom_call_libs.empty()) {
+      absl::StatusOr<std::shared_ptr<const ffi::HandlerLibraries>> libs = LoadCustomCallLibs(options_.custom_call_libs);
+      if (!libs.ok()) return libs.status();
+      if (!CheckCustomCallLibs(*module_, libs->get(), diags)) return absl::InvalidArgumentError(diags.Render(file));
+      custom_call_handler_ = (*libs)->MakeCustomCallHandler(nullptr, source_name);
+    }
     for (const Instruction* p : entry->parameters()) {
       if (!p->shape().IsArray()) {
         return absl::UnimplementedError(source_name + ": error: parameter " + std::to_string(parameter_shapes_.size()) +
@@ -351,6 +362,7 @@ class InterpreterProgram {
     options.num_partitions = options_.num_partitions;
     options.seed = options_.seed;
     options.tpu_numerics = options_.tpu_numerics;
+    options.custom_call_handler = custom_call_handler_;
     absl::StatusOr<std::vector<Literal>> out = interp::Evaluate(*module_, device_args, options);
     if (!out.ok()) return out.status();
     Literal assembled;
@@ -387,6 +399,7 @@ class InterpreterProgram {
   SpmdReport spmd_;
   int64_t num_partitions_ = 1;
   int64_t num_devices_ = 1;
+  ffi::CustomCallFn custom_call_handler_;  // custom_call_libs' handlers; empty without libraries
   std::mutex mu_;
 };
 
@@ -425,7 +438,8 @@ PYBIND11_MODULE(_xlac, m) {
         py::arg("num_partitions"), py::arg("partition"), py::arg("exact"), py::arg("threads"), py::arg("tpu_numerics"),
         py::arg("source_name"), py::arg("cache_dir"), py::arg("cache_readonly"), py::arg("cache_max_bytes"),
         py::arg("dump_to"), py::arg("dump_pass_regex"), py::arg("mpi") = false,
-        py::arg("custom_call_identity") = std::vector<std::string>{});
+        py::arg("custom_call_identity") = std::vector<std::string>{},
+        py::arg("custom_call_libs") = std::vector<std::string>{});
   m.def("mpi_process_index", [] {
     absl::StatusOr<int64_t> index = MpiProcessIndex();
     if (!index.ok()) throw StatusError{index.status(), /*compiling=*/false};
@@ -444,14 +458,18 @@ PYBIND11_MODULE(_xlac, m) {
 
   py::class_<InterpreterProgram>(m, "_InterpreterProgram")
       .def(py::init([](std::string text, const std::string& source_name, int64_t num_replicas, int64_t num_partitions,
-                       bool partition, bool tpu_numerics, uint64_t seed, std::vector<std::string> custom_call_identity) {
-             InterpretOptions options{num_replicas, num_partitions, partition, tpu_numerics, seed,
-                                      std::move(custom_call_identity)};
+                       bool partition, bool tpu_numerics, uint64_t seed, std::vector<std::string> custom_call_identity,
+                       std::vector<std::string> custom_call_libs) {
+             InterpretOptions options{num_replicas,        num_partitions,
+                                      partition,           tpu_numerics,
+                                      seed,                std::move(custom_call_identity),
+                                      std::move(custom_call_libs)};
              return std::make_unique<InterpreterProgram>(std::move(text), source_name, options);
            }),
            py::arg("text"), py::arg("source_name"), py::arg("num_replicas"), py::arg("num_partitions"),
            py::arg("partition"), py::arg("tpu_numerics"), py::arg("seed"),
-           py::arg("custom_call_identity") = std::vector<std::string>{})
+           py::arg("custom_call_identity") = std::vector<std::string>{},
+           py::arg("custom_call_libs") = std::vector<std::string>{})
       .def_property_readonly("parameters", &InterpreterProgram::parameters)
       .def_property_readonly("results", &InterpreterProgram::results)
       .def_property_readonly("root_is_tuple", &InterpreterProgram::root_is_tuple)

@@ -115,6 +115,11 @@ struct CompileOptions {
   // Custom-calls other than the built-in ones ("Sharding", ...) run this; without it a module that has one does not
   // compile (Unimplemented).
   CustomCallHandler custom_call_handler;
+  // XLA FFI handler libraries (docs/custom_calls.md, "XLA FFI handler libraries"): shared libraries that export
+  // XLA FFI handlers, each `FILE.so` or `FILE.so:TARGET=SYMBOL,...`. Custom calls whose target a library provides
+  // call it through XLA's FFI C API; the others go to custom_call_handler. Without a custom_call_handler, every
+  // typed-FFI custom call (api_version = 4) must have a library handler, or Compile fails at the call.
+  std::vector<std::string> custom_call_libs;
   // Infeeds run this; without it, a module with an infeed does not compile.
   InfeedHandler infeed_handler;
   // Custom-call targets that are identities (xla-run --custom-call-identity), e.g. PyTorch/XLA's tt.mark_argument:

@@ -26,6 +26,10 @@ for tool, directory in [("xla-opt", config.xlac_tools_dir), ("xla-run", config.x
 config.environment["PATH"] = os.pathsep.join(
     [config.xlac_tools_dir, config.llvm_tools_dir, os.environ.get("PATH", "")])
 
+# XLA FFI handler libraries (test/lit/xla-run/ffi-*): the handler library the suite builds (test/ffi/).
+config.substitutions.append(
+    ("%ffi_test_lib", os.path.join(config.xlac_obj_root, "test", "ffi", "libxlac_ffi_test_handlers.so")))
+
 # Tests that read the shared corpus (../shared/corpus next to the repository) need it to exist.
 if os.path.isdir(os.path.join(config.xlac_src_root, "..", "shared", "corpus")):
     config.available_features.add("corpus")

@@ -111,6 +111,11 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       absl::StatusOr<int64_t> n = ParseNumber<int64_t>(name, *v, 1);
       if (!n.ok()) return n.status();
       options.cache_max_bytes = *n;
+    } else if (name == "custom-call-lib") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      if (v->empty()) return Invalid("--custom-call-lib needs a shared library");
+      options.custom_call_libs.emplace_back(*v);
     } else if (name == "exact") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.exact = true;
@@ -286,6 +291,11 @@ OPTIONS:
                           C++ kernels for custom calls (docs/custom_calls.md), compiled in process by Clang for the
                           program's CPU and inlined into it; the interpreter runs the same compiled kernels.
                           Repeatable
+  --custom-call-lib=<lib.so>[:<target>=<symbol>,...]
+                          XLA FFI handler library (docs/custom_calls.md): typed-FFI custom calls run the handler
+                          exported under the target's name (or the mapped symbol) through XLA's FFI C API, in both
+                          backends and --check-against's interpreter. Repeatable; the first library that has a
+                          target wins
   --input=<file.npy>      Value of the next entry parameter (give one per parameter, in order); without any
                           --input every parameter gets pseudo-random values from --seed
   --dcn-mesh=<K>          Hybrid mesh: the devices form K DCN slices of consecutive ids (each an ICI mesh);

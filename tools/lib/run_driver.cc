@@ -47,6 +47,7 @@
 #include "ir/device_counts.h"
 #include "runtime/interpreter/interpreter.h"
 #include "tools/lib/kernel_sources.h"
+#include "tools/lib/custom_call_libs.h"
 #include "tools/lib/observe_flags.h"
 #include "tools/lib/run_compare.h"
 #include "tools/lib/run_memory.h"
@@ -163,15 +164,16 @@ bool HasManualRegions(const Module& module) {
   return false;
 }
 
-// True when every custom-call is a check or a "Sharding" annotation, i.e. all the JIT's handler will be asked for.
-bool OnlyCheckCustomCalls(const Module& module) {
+// True when every custom-call is a check, a "Sharding" annotation or a target of a --custom-call-lib library, i.e.
+// all the JIT's handler will be asked for.
+bool OnlyCheckCustomCalls(const Module& module, const ffi::HandlerLibraries* libs) {
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
       if (inst->opcode() != Opcode::kCustomCall) continue;
       std::string_view target = inst->StringAttr("custom_call_target");
       // The interpreter's own ops (run_parallel, probe) are built into the JIT; their programs may hold checks.
       if (!harness::IsCheckTarget(target) && !IsShardingIdentityTarget(target) &&
-          !codegen::IsBuiltinCustomCallTarget(target)) {
+          !codegen::IsBuiltinCustomCallTarget(target) && !(libs != nullptr && libs->Has(target))) {
         return false;
       }
     }
@@ -292,9 +294,7 @@ absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options,
   interp_options.seed = options.seed;
   interp_options.tpu_numerics = options.tpu_numerics;
   interp_options.threads = options.threads;  // the interpreter's dot/convolution kernels; results never change
-  interp_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
-    return checks.Handle(inst, operands);
-  };
+  interp_options.custom_call_handler = WithCustomCallLibs(options.ffi_libs, checks, options.input_filename);
   if (options.kernels != nullptr) interp_options.elementwise_kernels = options.kernels->elementwise();
   return interp::Evaluate(module, args, interp_options);
 }
@@ -404,10 +404,8 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   }
   // Only modules whose custom-calls are all checks get a handler: any other target (interpreter.run_parallel, ...)
   // then stays a compile-time "not supported" that points at the interpreter instead of failing at run time.
-  if (HasChecks(module) && OnlyCheckCustomCalls(module)) {
-    jit_options.custom_call_handler = [&checks](const Instruction& inst, const std::vector<const Literal*>& operands) {
-      return checks.Handle(inst, operands);
-    };
+  if ((HasChecks(module) || options.ffi_libs != nullptr) && OnlyCheckCustomCalls(module, options.ffi_libs)) {
+    jit_options.custom_call_handler = WithCustomCallLibs(options.ffi_libs, checks, std::string(input_name));
   }
   // No host feeds the program: infeeds get the interpreter's seeded data, so both backends agree.
   jit_options.infeed_handler = [seed = options.seed](const Instruction& infeed, int64_t device_id,
@@ -569,6 +567,8 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     err << diags.Render(file);
     return 1;
   }
+  // --custom-call-lib: every typed-FFI custom call needs a handler, found before anything runs.
+  if (!CheckCustomCallLibs(*module, options.ffi_libs, file, err)) return 1;
   // Warnings and notes (a device count inferred from the program, leniencies towards exporters): once, from the
   // first process.
   if (first_process && !diags.diagnostics().empty()) err << diags.Render(file);
@@ -954,6 +954,9 @@ int RunMainImpl(std::span<const std::string_view> args, std::ostream& out, std::
     return 1;
   }
   options->host_available_memory = HostAvailableMemory();
+  std::shared_ptr<const ffi::HandlerLibraries> ffi_libs;  // --custom-call-lib
+  if (!LoadCustomCallLibs("xla-run", options->custom_call_libs, ffi_libs, err)) return 1;
+  options->ffi_libs = ffi_libs.get();
   std::optional<MpiProcesses> mpi;
   if (options->mpi.value_or(LaunchedByMpirun())) {
     absl::StatusOr<MpiProcesses> started = StartMpi();

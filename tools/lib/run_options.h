@@ -13,6 +13,10 @@
 
 namespace xlac {
 
+namespace ffi {
+class HandlerLibraries;  // runtime/ffi/ffi_library.h
+}
+
 struct ToolKernels;  // tools/lib/kernel_sources.h
 
 inline constexpr int64_t kNoMemoryLimit = -1;  // --memory-limit=none
@@ -58,6 +62,12 @@ struct RunOptions {
   int64_t dcn_mesh = 0;
   // Seeds the pseudo-random parameters, elided `{...}` constants and rng ops.
   uint64_t seed = 42;
+  // --custom-call-lib=FILE.so[:TARGET=SYMBOL,...] (repeatable): XLA FFI handler libraries for custom calls
+  // (docs/custom_calls.md), tried in order before the tools' own handlers.
+  std::vector<std::string> custom_call_libs;
+  // Not a flag: the loaded --custom-call-lib libraries (RunMain loads them; other callers of RunModule with
+  // custom_call_libs load them with LoadCustomCallLibs, tools/lib/custom_call_libs.h). Not owned.
+  const ffi::HandlerLibraries* ffi_libs = nullptr;
   std::string output_dir;      // empty: write no .npy files
   std::optional<bool> print;   // --print / --no-print; unset: print when no output_dir is given
   int64_t num_replicas = 0;    // 0: the module's replica_count

@@ -24,6 +24,7 @@
 #include "ir/device_counts.h"
 #include "ir/status_macros.h"
 #include "passes/annotation_custom_calls.h"
+#include "tools/lib/custom_call_libs.h"
 #include "passes/spmd/tiling.h"
 #include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
@@ -65,6 +66,10 @@ OPTIONS:
                          C++ kernels for custom calls (docs/custom_calls.md), compiled in process by Clang for
                          --target-cpu and linked into the output: the object runs them with no other library
                          (repeatable)
+  --custom-call-lib=<lib.so>[:<target>=<symbol>,...]
+                         XLA FFI handler library (docs/custom_calls.md): checks that every typed-FFI custom call
+                         has a handler in one of the libraries (repeatable); the host that runs the object
+                         installs the handlers
   --custom-call-identity=<T1,T2,...>
                          Custom-calls with these targets are identities (one operand, result of its shape;
                          otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable
@@ -275,6 +280,8 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       options.cache_max_bytes = n;
     } else if (name == "custom-call-identity" && has_value) {
       if (absl::Status s = AppendCustomCallIdentities(value, options.custom_call_identity); !s.ok()) return s;
+    } else if (name == "custom-call-lib" && has_value && !value.empty()) {
+      options.custom_call_libs.emplace_back(value);
     } else if (name == "custom-call-src" && has_value && !value.empty()) {
       options.custom_call_sources.emplace_back(value);
     } else if (name == "target-cpu" && has_value && !value.empty()) {
@@ -351,6 +358,13 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     return 1;
   }
   if (!options.custom_call_sources.empty() && !BindToolKernels(*kernels, *module, file, err)) return 1;
+  // --custom-call-lib: the compiled code calls whatever handler its host installs, so xlac only checks that the
+  // libraries have a handler for every typed-FFI custom call.
+  if (!options.custom_call_libs.empty()) {
+    std::shared_ptr<const ffi::HandlerLibraries> libs;
+    if (!LoadCustomCallLibs("xlac", options.custom_call_libs, libs, err)) return 1;
+    if (!CheckCustomCallLibs(*module, libs.get(), file, err)) return 1;
+  }
   std::unique_ptr<Module> global = module->Clone();
   SpmdReport spmd_report;
   bool partitioned = false;

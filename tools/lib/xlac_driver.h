@@ -29,6 +29,9 @@ struct XlacOptions {
   int64_t num_partitions = 0;  // 0: as the module says
   // --custom-call-identity=A,B (repeatable): custom-call targets that are identities (annotation-custom-calls pass).
   std::vector<std::string> custom_call_identity;
+  // --custom-call-lib=FILE.so[:TARGET=SYMBOL,...] (repeatable): XLA FFI handler libraries (docs/custom_calls.md).
+  // xlac only compiles, so it loads them to check that every typed-FFI custom call has a handler.
+  std::vector<std::string> custom_call_libs;
   // --custom-call-src=FILE.cc (repeatable): C++ kernels for custom calls, compiled in process by Clang and linked
   // into the output, which then needs nothing else to run them (docs/custom_calls.md).
   std::vector<std::string> custom_call_sources;

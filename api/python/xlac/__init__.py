@@ -283,6 +283,20 @@ def _target_names(names):
     return out
 
 
+def _library_paths(paths):
+    """custom_call_libs as a list of strings: paths (str or os.PathLike), optionally with ":target=symbol,..."."""
+    if paths is None:
+        return []
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out = []
+    for path in paths:
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise TypeError(f"custom_call_libs takes shared library paths, got {path!r}")
+        out.append(os.fspath(path))
+    return out
+
+
 def compile(  # noqa: A001 - xlac.compile is the API's name
     text,
     *,
@@ -302,6 +316,7 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     dump_pass_regex=None,
     mpi=False,
     custom_call_identity=(),
+    custom_call_libs=(),
 ):
     """Compiles HLO or StableHLO text into an Executable (xlac::Executable::Compile; options as in include/xlac/jit.h).
 
@@ -329,6 +344,12 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     before partitioning, so it never gathers a sharded operand. Annotations XLA knows (MoveToHost,
     xla.sdy.FuncResultSharding, ...) are identities without being listed.
 
+    custom_call_libs: XLA FFI handler libraries (docs/custom_calls.md, "XLA FFI handler libraries"), paths of
+    shared libraries exporting XLA FFI handlers named as the custom-call targets (or "lib.so:target=symbol"):
+    typed-FFI custom calls (jax.ffi.ffi_call's api_version = 4) call them through XLA's FFI C API, with the call's
+    backend_config as attributes. A typed-FFI custom call no library provides is a CompileError at the call; a
+    handler's error raises RuntimeError naming the call and its location.
+
     Raises CompileError (a ValueError) with file:line:col diagnostics for modules that do not parse, verify or
     partition, and UnimplementedError (a NotImplementedError) for what xlac does not support yet.
     """
@@ -353,6 +374,7 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
         dump_pass_regex=str(dump_pass_regex) if dump_pass_regex is not None else "",
         mpi=bool(mpi),
         custom_call_identity=_target_names(custom_call_identity),
+        custom_call_libs=_library_paths(custom_call_libs),
     )
     return Executable(impl)
 
@@ -447,13 +469,15 @@ def interpret(
     seed=42,
     source_name="<text>",
     custom_call_identity=(),
+    custom_call_libs=(),
 ):
     """Runs HLO or StableHLO text on the reference interpreter, with Executable's argument and result conventions.
 
     A sharded module on several partitions is partitioned as compile() does (each emulated device evaluates its
     shard program); partition=False evaluates the unpartitioned module on every device. Results are device 0's
     (partitioned: assembled from replica 0's partitions). seed: values of rng ops and of elided `{...}` constants.
-    custom_call_identity: as compile()'s, so both run the same program.
+    custom_call_identity, custom_call_libs: as compile()'s, so both run the same program (the interpreter calls the
+    same XLA FFI handlers).
     """
     program = _xlac._InterpreterProgram(
         _text(text),
@@ -464,5 +488,6 @@ def interpret(
         tpu_numerics=bool(tpu_numerics),
         seed=_nonnegative("seed", seed),
         custom_call_identity=_target_names(custom_call_identity),
+        custom_call_libs=_library_paths(custom_call_libs),
     )
     return _run(program, _infos(program.parameters), _infos(program.results), program.root_is_tuple, args)
