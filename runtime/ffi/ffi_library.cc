@@ -213,21 +213,19 @@ XLA_FFI_Error* FutureCreate(XLA_FFI_Future_Create_Args* args) {
   return nullptr;
 }
 
+// The waiter destroys the future as soon as it sees it done, so the setter notifies while it still holds the lock:
+// once the waiter can take the lock, the setter no longer touches the condition variable.
 XLA_FFI_Error* FutureSetAvailable(XLA_FFI_Future_SetAvailable_Args* args) {
-  {
-    std::lock_guard<std::mutex> lock(args->future->mu);
-    args->future->done = true;
-  }
+  std::lock_guard<std::mutex> lock(args->future->mu);
+  args->future->done = true;
   args->future->cv.notify_all();
   return nullptr;
 }
 
 XLA_FFI_Error* FutureSetError(XLA_FFI_Future_SetError_Args* args) {
-  {
-    std::lock_guard<std::mutex> lock(args->future->mu);
-    args->future->error = args->error;
-    args->future->done = true;
-  }
+  std::lock_guard<std::mutex> lock(args->future->mu);
+  args->future->error = args->error;
+  args->future->done = true;
   args->future->cv.notify_all();
   return nullptr;
 }
@@ -559,8 +557,10 @@ const XLA_FFI_Api* HostFfiApi() {
 
 absl::Status ConsumeFfiError(XLA_FFI_Error* error) {
   if (error == nullptr) return absl::OkStatus();
-  absl::StatusCode code =
-      error->code == XLA_FFI_Error_Code_OK ? absl::StatusCode::kUnknown : static_cast<absl::StatusCode>(error->code);
+  // An error must not read as success, and a code outside absl's range is just unknown.
+  absl::StatusCode code = error->code <= XLA_FFI_Error_Code_OK || error->code > XLA_FFI_Error_Code_UNAUTHENTICATED
+                              ? absl::StatusCode::kUnknown
+                              : static_cast<absl::StatusCode>(error->code);
   absl::Status status(code, error->message);
   delete error;
   return status;

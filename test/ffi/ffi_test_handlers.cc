@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "runtime/ffi/xla_ffi_c_api.h"
 
@@ -261,6 +262,43 @@ __attribute__((visibility("default"))) XLA_FFI_Error* xlac_test_stateful(XLA_FFI
   const float* in = static_cast<const float*>(x->data);
   float* o = static_cast<float*>(Ret(frame, 0)->data);
   for (int64_t i = 0, n = Elements(x); i < n; ++i) o[i] = in[i] + base;
+  return nullptr;
+}
+
+// Asynchronous: out = x + 1 computed on another thread, which completes the future the handler returns; with the
+// attribute `fail = true` the thread completes it with an error instead.
+__attribute__((visibility("default"))) XLA_FFI_Error* xlac_test_async(XLA_FFI_CallFrame* frame) {
+  if (AnswerProbe(frame)) return nullptr;
+  const XLA_FFI_Api* api = frame->api;
+  XLA_FFI_Future_Create_Args create{};
+  create.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
+  if (XLA_FFI_Error* e = api->XLA_FFI_Future_Create(&create)) return e;
+  const auto* fail = static_cast<const XLA_FFI_Scalar*>(FindAttr(frame, "fail", XLA_FFI_AttrType_SCALAR));
+  const bool failing = fail != nullptr && *static_cast<const uint8_t*>(fail->value) != 0;
+  const float* in = static_cast<const float*>(Arg(frame, 0)->data);
+  float* out = static_cast<float*>(Ret(frame, 0)->data);
+  const int64_t n = Elements(Arg(frame, 0));
+  XLA_FFI_Future* future = create.future;
+  std::thread([api, future, failing, in, out, n] {
+    if (failing) {
+      XLA_FFI_Error_Create_Args error{};
+      error.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
+      error.message = "the asynchronous work failed";
+      error.errc = XLA_FFI_Error_Code_DATA_LOSS;
+      XLA_FFI_Future_SetError_Args set{};
+      set.struct_size = XLA_FFI_Future_SetError_Args_STRUCT_SIZE;
+      set.future = future;
+      set.error = api->XLA_FFI_Error_Create(&error);
+      api->XLA_FFI_Future_SetError(&set);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] + 1;
+    XLA_FFI_Future_SetAvailable_Args set{};
+    set.struct_size = XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE;
+    set.future = future;
+    api->XLA_FFI_Future_SetAvailable(&set);
+  }).detach();
+  frame->future = future;
   return nullptr;
 }
 

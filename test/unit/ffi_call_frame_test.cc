@@ -2,6 +2,7 @@
 // handler library (test/ffi/), finding handlers, and calls through the interpreter's custom-call hook.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -280,6 +281,45 @@ ENTRY main {
   EXPECT_NE(results.status().message().find(
                 "custom call 'f' (target 'xlac_test_fail') at fail.hlo:5:8 failed: bad input (operand rank 1)"),
             std::string::npos)
+      << results.status();
+}
+
+TEST(FfiLibrary, AsynchronousHandlersAreWaitedFor) {
+  constexpr char kAsync[] = R"(HloModule async
+
+ENTRY main {
+  x = f32[64] parameter(0)
+  a = f32[64] custom-call(x), custom_call_target="xlac_test_async", api_version=API_VERSION_TYPED_FFI
+  ROOT b = f32[64] custom-call(a), custom_call_target="xlac_test_async", api_version=API_VERSION_TYPED_FFI
+}
+)";
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(kAsync);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<std::shared_ptr<const HandlerLibraries>> libs = HandlerLibraries::Load({XLAC_FFI_TEST_LIB});
+  ASSERT_TRUE(libs.ok()) << libs.status();
+  interp::InterpreterOptions options;
+  options.custom_call_handler = (*libs)->MakeCustomCallHandler(nullptr, "async.hlo");
+  for (int run = 0; run < 20; ++run) {
+    std::vector<Literal> args;
+    args.emplace_back(Shape::Array(PrimitiveType::kF32, {64}));
+    for (int i = 0; i < 64; ++i) args[0].Set<float>(i, i + run);
+    absl::StatusOr<std::vector<Literal>> results = interp::Evaluate(**module, {std::move(args)}, options);
+    ASSERT_TRUE(results.ok()) << results.status();
+    for (int i = 0; i < 64; ++i) ASSERT_EQ((*results)[0].Get<float>(i), i + run + 2);
+  }
+  // The future's error is the call's.
+  std::string failing(kAsync);
+  failing.replace(failing.rfind("api_version=API_VERSION_TYPED_FFI"), std::strlen("api_version=API_VERSION_TYPED_FFI"),
+                  "api_version=API_VERSION_TYPED_FFI, backend_config={fail = true}");
+  module = ParseHloModule(failing);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> args;
+  args.emplace_back(Shape::Array(PrimitiveType::kF32, {64}));
+  options.custom_call_handler = (*libs)->MakeCustomCallHandler(nullptr, "async.hlo");
+  absl::StatusOr<std::vector<Literal>> results = interp::Evaluate(**module, {std::move(args)}, options);
+  ASSERT_FALSE(results.ok());
+  EXPECT_EQ(results.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(results.status().message().find("failed: the asynchronous work failed"), std::string::npos)
       << results.status();
 }
 
