@@ -1,6 +1,7 @@
 #include "runtime/ffi/ffi_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -503,6 +504,20 @@ absl::StatusOr<Literal> Execute(const FfiHandler& handler, CallSite& site, const
   return result;
 }
 
+// dlsym on a library handle also searches the libraries it depends on: a target named `tanh` would find libm's.
+// Only a symbol the library itself defines is a handler.
+void* OwnSymbol(void* handle, const std::string& name) {
+  void* symbol = ::dlsym(handle, name.c_str());
+  if (symbol == nullptr) return nullptr;
+  struct link_map* map = nullptr;
+  Dl_info info;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || ::dladdr(symbol, &info) == 0 ||
+      info.dli_fname == nullptr || map->l_name == nullptr || std::strcmp(info.dli_fname, map->l_name) != 0) {
+    return nullptr;
+  }
+  return symbol;
+}
+
 bool IsCIdentifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(),
@@ -607,7 +622,7 @@ absl::StatusOr<std::shared_ptr<const HandlerLibraries>> HandlerLibraries::Load(c
           Cat("cannot load custom-call library '", spec->path, "': ", why != nullptr ? why : "unknown error"));
     }
     for (const auto& [target, symbol] : spec->symbols) {
-      if (::dlsym(handle, symbol.c_str()) == nullptr) {
+      if (OwnSymbol(handle, symbol) == nullptr) {
         return absl::InvalidArgumentError(Cat("custom-call library '", spec->path, "' has no symbol '", symbol,
                                               "' (mapped from target '", target, "')"));
       }
@@ -635,18 +650,16 @@ absl::StatusOr<FfiHandler> HandlerLibraries::Resolve(std::string_view target) co
       }
     }
     for (const std::string& symbol : candidates) {
-      void* execute = ::dlsym(lib.handle, symbol.c_str());
+      void* execute = OwnSymbol(lib.handle, symbol);
       tried.push_back(Cat("'", symbol, "' in ", lib.spec.path));
       if (execute == nullptr) continue;
       FfiHandler handler;
       handler.library = lib.spec.path;
       handler.symbol = symbol;
       handler.bundle.execute = reinterpret_cast<XLA_FFI_Handler*>(execute);
-      handler.bundle.instantiate =
-          reinterpret_cast<XLA_FFI_Handler*>(::dlsym(lib.handle, (symbol + "_instantiate").c_str()));
-      handler.bundle.prepare = reinterpret_cast<XLA_FFI_Handler*>(::dlsym(lib.handle, (symbol + "_prepare").c_str()));
-      handler.bundle.initialize =
-          reinterpret_cast<XLA_FFI_Handler*>(::dlsym(lib.handle, (symbol + "_initialize").c_str()));
+      handler.bundle.instantiate = reinterpret_cast<XLA_FFI_Handler*>(OwnSymbol(lib.handle, symbol + "_instantiate"));
+      handler.bundle.prepare = reinterpret_cast<XLA_FFI_Handler*>(OwnSymbol(lib.handle, symbol + "_prepare"));
+      handler.bundle.initialize = reinterpret_cast<XLA_FFI_Handler*>(OwnSymbol(lib.handle, symbol + "_initialize"));
       Probe(handler);
       if (handler.api_major != XLA_FFI_API_MAJOR) {
         return absl::FailedPreconditionError(

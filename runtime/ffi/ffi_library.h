@@ -4,7 +4,8 @@
 //
 // Finding a target's handler, library by library in the order given (the first that has it wins):
 //   1. a mapping in the library's spec, `FILE.so:TARGET=SYMBOL[,TARGET=SYMBOL...]`, names the symbol;
-//   2. otherwise the exported symbol named exactly as the target (`dlsym(lib, target)`);
+//   2. otherwise the exported symbol named exactly as the target (`dlsym(lib, target)`), defined by the library
+//      itself (a symbol of one of its dependencies, such as libm's `tanh`, is not a handler);
 //   3. a target that is not a C identifier (`tt.sparse_matmul`) is also looked up with every character other than
 //      [A-Za-z0-9_] replaced by '_' (`tt_sparse_matmul`).
 // The symbol is the handler for the execute stage (an XLA_FFI_Handler, what XLA_FFI_DEFINE_HANDLER_SYMBOL exports);

@@ -207,6 +207,9 @@ TEST(FfiLibrary, FindsHandlersByTheRules) {
   EXPECT_EQ((*libs)->Find("my.scale").value()->symbol, "xlac_test_scale");              // the mapping
   EXPECT_EQ((*libs)->Find("xlac.test.scale").value()->symbol, "xlac_test_scale");       // sanitized
   EXPECT_NE((*libs)->Find("xlac_test_stateful").value()->bundle.instantiate, nullptr);  // SYMBOL_instantiate
+  // Symbols of the library's dependencies are not handlers (dlsym alone would find libc's malloc).
+  EXPECT_TRUE(absl::IsNotFound((*libs)->Find("malloc").status()));
+  EXPECT_TRUE(absl::IsNotFound((*libs)->Find("tanh").status()));
   absl::StatusOr<const FfiHandler*> none = (*libs)->Find("nope");
   EXPECT_TRUE(absl::IsNotFound(none.status()));
   EXPECT_EQ(none.status().message(), "no XLA FFI handler for custom call target 'nope' (looked for 'nope' in " +
