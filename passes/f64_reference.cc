@@ -209,6 +209,8 @@ PrimitiveType F64ReferenceType(PrimitiveType type) {
   return type;
 }
 
+Shape F64ReferenceShape(const Shape& shape) { return Promote(shape); }
+
 absl::StatusOr<bool> RunF64Reference(Module& module) {
   XLAC_ASSIGN_OR_RETURN(bool synchronized, RunAsyncToSync(module));
   Promoter promoter(module);

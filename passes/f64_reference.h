@@ -34,4 +34,8 @@ absl::StatusOr<std::unique_ptr<Module>> PromoteToF64(const Module& module);
 // The type f64-reference gives `type`: f64 for every real float type, c128 for c64, `type` otherwise.
 PrimitiveType F64ReferenceType(PrimitiveType type);
 
+// `shape` (tuples element by element) with the types f64-reference gives its results, and a dense layout: the
+// shape of the promoted module's value for a value of `shape` (to assemble device results of the reference).
+Shape F64ReferenceShape(const Shape& shape);
+
 }  // namespace xlac

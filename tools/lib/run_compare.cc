@@ -297,6 +297,12 @@ bool JudgedByRelativeRule(const Shape& result) {
 
 absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module, const std::vector<Literal>& arguments,
                                                           const F64ReferenceOptions& options) {
+  return EvaluateF64Reference(module, std::vector<std::vector<Literal>>{arguments}, options);
+}
+
+absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module,
+                                                          const std::vector<std::vector<Literal>>& device_arguments,
+                                                          const F64ReferenceOptions& options) {
   absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(module);
   if (!promoted.ok()) return promoted.status();
   harness::CheckCollector checks;
@@ -309,7 +315,7 @@ absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module, 
     return checks.Handle(inst, operands);
   };
   interp_options.elementwise_kernels = options.elementwise_kernels;
-  return interp::Evaluate(**promoted, {arguments}, interp_options);
+  return interp::Evaluate(**promoted, device_arguments, interp_options);
 }
 
 std::string FormatComparisonFailure(const harness::CheckResult& result, std::string_view file_name,

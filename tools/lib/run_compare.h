@@ -102,6 +102,12 @@ struct F64ReferenceOptions {
 // error (an op the promotion or the interpreter does not support in f64) means the fixed rule applies.
 absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module, const std::vector<Literal>& arguments,
                                                           const F64ReferenceOptions& options);
+// The same with one argument list per device (the interpreter's Evaluate): a partitioned program run device by device
+// (a module with manual regions), or global arguments handed over without the copy the overload above makes. One
+// result per device, in the promoted types (passes/f64_reference.h, F64ReferenceShape).
+absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module,
+                                                          const std::vector<std::vector<Literal>>& device_arguments,
+                                                          const F64ReferenceOptions& options);
 
 // The report of one failed comparison, in the style of harness::FormatCheckFailure:
 //   FILE: error: result_0 differs from the interpreter: 2 of 6 elements differ (max 0 ulp)

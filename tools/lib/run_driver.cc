@@ -41,6 +41,7 @@
 #include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
 #include "passes/annotation_custom_calls.h"
+#include "passes/f64_reference.h"
 #include "passes/verifier.h"
 #include "runtime/harness/checks.h"
 #include "runtime/harness/npy.h"
@@ -786,13 +787,14 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     }
   }
   // Partitioned results are shards: assemble each replica's global result from its partitions.
-  auto assemble = [&](const std::vector<Literal>& device_results) -> absl::StatusOr<std::vector<Literal>> {
+  // `shape`: the global result's (the f64 reference's results have promoted types).
+  auto assemble = [&](const std::vector<Literal>& device_results,
+                      const Shape& shape) -> absl::StatusOr<std::vector<Literal>> {
     std::vector<Literal> assembled;
     for (size_t r = 0; r * num_partitions < device_results.size(); ++r) {
       std::vector<const Literal*> parts;
       for (int64_t p = 0; p < num_partitions; ++p) parts.push_back(&device_results[r * num_partitions + p]);
-      XLAC_ASSIGN_OR_RETURN(Literal global, spmd::AssembleLiteral(parts, spmd_report.result_sharding,
-                                                                  module->entry_computation()->root()->shape()));
+      XLAC_ASSIGN_OR_RETURN(Literal global, spmd::AssembleLiteral(parts, spmd_report.result_sharding, shape));
       assembled.push_back(std::move(global));
     }
     return assembled;
@@ -800,7 +802,7 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   std::vector<Literal> shards;
   if (partitioned_module) {
     shards = *std::move(results);
-    results = assemble(shards);
+    results = assemble(shards, module->entry_computation()->root()->shape());
     if (!results.ok()) {
       err << input_name << ": error: cannot assemble the result: " << results.status().message() << "\n";
       return 1;
@@ -830,7 +832,7 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
       reference_name = fmt::format("the interpreter running the partitioned program on {} devices (the module has "
                                    "manual regions)",
                                    device_args.size());
-      reference_results = assemble(*reference_results);
+      reference_results = assemble(*reference_results, module->entry_computation()->root()->shape());
     }
     if (!reference_results.ok()) {
       err << input_name << ": error: the interpreter (--check-against) failed: " << reference_results.status().message()
@@ -863,16 +865,18 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     CompareOptions compare{options.max_ulp, options.atol, options.max_mismatches,
                            !options.exact && !options.tolerance_given};
     // The default mode is judged against an f64 reference, relative to the interpreter's own error
-    // (docs/numerics.md); without one (--tolerance=fixed, a per-device reference, or an op it cannot promote) the
-    // fixed per-element rule applies.
+    // (docs/numerics.md); without one (--tolerance=fixed, or an op it cannot promote) the fixed per-element rule
+    // applies. Like the interpreter's reference, it runs the partitioned program device by device when the module has
+    // manual regions.
     std::vector<Literal> reference64;
     std::vector<LabeledOutput> reference64_outputs;
     std::vector<std::pair<std::string, RelativeError>> relative;
+    const bool per_device_reference64 = partitioned_module && HasManualRegions(*module);
     const bool want_reference64 = compare.default_mode_tolerance && !options.fixed_tolerance &&
-                                  !(partitioned_module && HasManualRegions(*module)) &&
                                   JudgedByRelativeRule(module->entry_computation()->root()->shape());
     // Global arguments exist unless the run read --input-shards alone.
     const bool have_global_args =
+        per_device_reference64 ||
         static_cast<int64_t>(global_args.size()) == module->entry_computation()->parameter_count();
     if (want_reference64 && !have_global_args) {
       out << "note: no f64 reference (no global arguments): the fixed per-element rule applies\n";
@@ -887,11 +891,20 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
                                                  "within --timeout={} s (the outputs above are complete)\n",
                                                  input_name, options.timeout_seconds));
       }
-      absl::StatusOr<std::vector<Literal>> promoted =
-          EvaluateF64Reference(*module, global_args,
-                               F64ReferenceOptions{options.seed, options.num_replicas,
-                                                   partitioned_module ? 1 : options.num_partitions, options.threads,
-                                                   options.kernels ? options.kernels->elementwise() : nullptr});
+      // Unpartitioned, device_args[0] is the global arguments; partitioned, they are handed over and back (no copy).
+      std::vector<std::vector<Literal>> moved_global_args;
+      if (partitioned_module && !per_device_reference64) moved_global_args.push_back(std::move(args));
+      absl::StatusOr<std::vector<Literal>> promoted = EvaluateF64Reference(
+          per_device_reference64 ? run_module : *module, moved_global_args.empty() ? device_args : moved_global_args,
+          F64ReferenceOptions{options.seed, options.num_replicas,
+                              per_device_reference64 ? num_partitions
+                              : partitioned_module   ? 1
+                                                     : options.num_partitions,
+                              options.threads, options.kernels ? options.kernels->elementwise() : nullptr});
+      if (!moved_global_args.empty()) args = std::move(moved_global_args[0]);
+      if (promoted.ok() && per_device_reference64) {
+        promoted = assemble(*promoted, F64ReferenceShape(module->entry_computation()->root()->shape()));
+      }
       if (promoted.ok()) {
         reference64 = *std::move(promoted);
         reference64_outputs = LabelOutputs(reference64);

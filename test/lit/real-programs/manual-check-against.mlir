@@ -1,9 +1,16 @@
 // A program with a manual region (shard_map) has per-core bodies with collectives: --check-against runs the
-// partitioned program on the interpreter, device by device, and says so.
+// partitioned program on the interpreter, device by device, and says so. The default mode's f64 reference runs the
+// partitioned program the same way (its all-reduce in f64), so the relative rule judges the result.
 
 // RUN: xla-run %s --check-against=interpreter --no-print --seed=1 2>/dev/null | FileCheck %s
+// RUN: xla-run %s --check-against=interpreter --no-print --seed=1 --tolerance=fixed 2>/dev/null | FileCheck %s --check-prefix=FIXED
 
+// CHECK-NOT: no f64 reference
 // CHECK: check against the interpreter running the partitioned program on 4 devices (the module has manual regions): 1 of 1 output match
+// CHECK-NEXT: default-mode error against an f64 reference: worst result_0: xlac's error is {{[0-9.]+}}x what the interpreter's own f32 makes
+
+// FIXED: check against the interpreter running the partitioned program on 4 devices (the module has manual regions): 1 of 1 output match
+// FIXED-NOT: f64 reference
 
 module @jit_f attributes {mhlo.num_partitions = 4 : i32} {
   sdy.mesh @mesh = <["x"=4]>
