@@ -12,6 +12,7 @@
 #include "codegen/jit.h"
 #include "frontend/hlo/parser.h"
 #include "gtest/gtest.h"
+#include "passes/f64_reference.h"
 #include "tools/lib/run_driver.h"
 
 namespace xlac {
@@ -191,6 +192,28 @@ TEST(EstimateRunMemoryTest, PartsOfTheLargerPhase) {
   plan.check_against = true;
   // The reference runs beside the compiled program's results, on the arguments the run built (no copy).
   EXPECT_EQ(EstimateRunMemory(plan, 0).total, std::max(exact.total, interpreter.total + 64 * 256 * 4));
+  // The default mode's check then runs the f64 reference beside the interpreter's result: the module promoted to f64
+  // (its values twice the f32 ones, its arguments widened by converts) replaces the interpreter's peak.
+  plan.f64_reference = true;
+  absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(*module);
+  ASSERT_TRUE(promoted.ok()) << promoted.status();
+  const int64_t reference64_peak = InterpreterPeakBytes(**promoted);
+  EXPECT_GE(reference64_peak, 2 * InterpreterPeakBytes(*module));
+  RunMemoryEstimate with_reference = EstimateRunMemory(plan, 0);
+  EXPECT_EQ(with_reference.parts.back().what, "f64 reference");
+  EXPECT_EQ(with_reference.parts.back().bytes, reference64_peak);
+  // parameters, constants, the JIT's results, the interpreter's results, the reference's constants, its peak
+  EXPECT_EQ(with_reference.total,
+            interpreter.total - InterpreterPeakBytes(*module) + 64 * 256 * 4 + 64 * 256 * 4 + reference64_peak);
+  plan.f64_reference = false;
+  // CheckRunMemory asks for it exactly when xla-run computes it: the default mode, no explicit tolerance.
+  RunOptions options;
+  options.check_against = "interpreter";
+  options.num_partitions = 1;  // the plan's one device
+  options.memory_limit = with_reference.total - 1;
+  EXPECT_FALSE(CheckRunMemory(options, *module, module.get(), false, 1).ok());
+  options.fixed_tolerance = true;
+  EXPECT_TRUE(CheckRunMemory(options, *module, module.get(), false, 1).ok());
 
   // Before partitioning only what any run holds: arguments, constants, results.
   plan.run_module = nullptr;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -13,8 +14,10 @@
 #include "fmt/format.h"
 #include "ir/computation.h"
 #include "passes/buffer_assignment.h"
+#include "passes/f64_reference.h"
 #include "passes/tpu_memory.h"
 #include "runtime/interpreter/interpreter.h"
+#include "tools/lib/run_compare.h"
 
 namespace xlac {
 namespace {
@@ -315,7 +318,7 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
   const int64_t device_results = Mul(plan.devices, ShapeBytes(run.entry_computation()->root()->shape()));
   const int64_t assembled = plan.partitioned ? Mul(plan.replicas, global_result) : 0;
 
-  std::vector<Part> interpreter_phase;
+  std::vector<Part> interpreter_phase, reference64_phase;
   if (!plan.jit || plan.check_against) {
     interpreter_phase = common;  // the reference reads the global arguments the run built, without a copy
     interpreter_phase.push_back({"constants", 1, module_constants});
@@ -324,6 +327,17 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
     const Module& evaluated = plan.jit ? module : run;
     const int64_t devices = plan.jit && plan.partitioned ? plan.replicas : plan.devices;
     interpreter_phase.push_back({"interpreter", devices, InterpreterPeakBytes(evaluated)});
+    if (plan.f64_reference) {
+      // The same module promoted (a copy: its constants again) runs on the same devices, beside the interpreter's
+      // results. A module the promotion rejects gets no reference (the fixed rule applies), so no phase.
+      if (absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(evaluated); promoted.ok()) {
+        reference64_phase = interpreter_phase;
+        reference64_phase.back() = {"interpreter results", 1,
+                                    Mul(devices, ShapeBytes(evaluated.entry_computation()->root()->shape()))};
+        reference64_phase.push_back({"f64 reference constants", 1, ConstantBytes(evaluated)});
+        reference64_phase.push_back({"f64 reference", devices, InterpreterPeakBytes(**promoted)});
+      }
+    }
   }
   std::vector<Part> jit_phase;
   if (plan.jit) {
@@ -335,7 +349,8 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
     const int64_t bound = BufferBound(run);
     int64_t per_device = bound;
     estimate.buffers_bounded = true;
-    if (Add(fixed, Mul(plan.local_devices, bound)) > fits_within || sum(interpreter_phase) > fits_within) {
+    if (Add(fixed, Mul(plan.local_devices, bound)) > fits_within || sum(interpreter_phase) > fits_within ||
+        sum(reference64_phase) > fits_within) {
       codegen::CompileOptions compile = plan.compile;
       compile.verify_each_pass = false;  // the module verified; this only sizes its buffers
       compile.buffers.result_allocations = true;
@@ -364,9 +379,12 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
     }
     jit_phase.push_back({"per-device buffers", plan.local_devices, per_device});
   }
-  const int64_t jit_total = sum(jit_phase), interpreter_total = sum(interpreter_phase);
-  estimate.parts = jit_total >= interpreter_total ? jit_phase : interpreter_phase;
-  estimate.total = std::max(jit_total, interpreter_total);
+  for (const std::vector<Part>* phase : {&jit_phase, &interpreter_phase, &reference64_phase}) {
+    if (estimate.parts.empty() || sum(*phase) > estimate.total) {
+      estimate.parts = *phase;
+      estimate.total = sum(*phase);
+    }
+  }
   return estimate;
 }
 
@@ -395,6 +413,9 @@ absl::Status CheckRunMemory(const RunOptions& options, const Module& module, con
   plan.local_devices = processes > 1 && plan.devices % processes == 0 ? plan.devices / processes : plan.devices;
   plan.jit = options.backend == "jit";
   plan.check_against = !options.check_against.empty();
+  // The condition under which RunModule computes the f64 reference (the default mode's relative rule).
+  plan.f64_reference = plan.check_against && !options.exact && !options.tolerance_given && !options.fixed_tolerance &&
+                       JudgedByRelativeRule(module.entry_computation()->root()->shape());
   plan.global_arguments = options.input_shards.empty() || plan.check_against;
   plan.compile.exact = options.exact;
   plan.compile.tpu_numerics = options.tpu_numerics;

@@ -32,9 +32,10 @@ int64_t HostAvailableMemory(std::string_view proc_root = "/proc", std::string_vi
 // convolutions the operand copies their kernels make.
 int64_t InterpreterPeakBytes(const Module& module);
 
-// What a run holds in memory at once. A run has two phases that never overlap: the compiled program running (its
-// per-device buffers) and the interpreter running (--backend=interpreter, or --check-against's reference after the
-// compiled program is freed). `total` is the larger; `parts` are that phase's components.
+// What a run holds in memory at once. A run has phases that never overlap: the compiled program running (its
+// per-device buffers), the interpreter running (--backend=interpreter, or --check-against's reference after the
+// compiled program is freed) and, for the default mode's --check-against, the f64 reference running after the
+// interpreter. `total` is the largest; `parts` are that phase's components.
 struct RunMemoryEstimate {
   struct Part {
     std::string what;
@@ -56,9 +57,13 @@ struct RunMemoryPlan {
   bool partitioned = false;            // run_module is `module` partitioned: arguments are split into shards
   int64_t devices = 1;                 // all emulated devices (replicas x partitions)
   int64_t replicas = 1;
-  int64_t local_devices = 1;        // devices this process runs (fewer under MPI)
-  bool jit = true;                  // else the interpreter is the backend
-  bool check_against = false;       // --check-against=interpreter: the interpreter runs `module` afterwards
+  int64_t local_devices = 1;   // devices this process runs (fewer under MPI)
+  bool jit = true;             // else the interpreter is the backend
+  bool check_against = false;  // --check-against=interpreter: the interpreter runs `module` afterwards
+  // ... and then the f64 reference (run_compare.h, EvaluateF64Reference): the default mode's --check-against of a
+  // program with an output the relative rule judges. It runs `module` promoted to f64 while the interpreter's results
+  // are kept, so its values are 2x (f32) to 4x (bf16) the interpreter's.
+  bool f64_reference = false;
   bool global_arguments = true;     // the global arguments are built (not --input-shards alone)
   codegen::CompileOptions compile;  // the JIT's options, for its buffer assignment
 };
