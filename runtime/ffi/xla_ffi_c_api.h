@@ -45,7 +45,8 @@ typedef struct XLA_FFI_Extension_Base {
   struct XLA_FFI_Extension_Base* next;
 } XLA_FFI_Extension_Base;
 
-XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Extension_Base, next);
+/* Already typedef'd above: only the size (a repeated typedef is C11, and this header is C99). */
+enum { XLA_FFI_Extension_Base_STRUCT_SIZE = XLA_FFI_STRUCT_SIZE(XLA_FFI_Extension_Base, next) };
 
 /* ---- Version ------------------------------------------------------------------------------------------------- */
 
@@ -534,7 +535,7 @@ struct XLA_FFI_Api {
 };
 
 /* As in XLA's header (the size it has always checked); the table itself holds every function above. */
-XLA_FFI_DEFINE_STRUCT_TRAITS(XLA_FFI_Api, XLA_FFI_Stream_Get);
+enum { XLA_FFI_Api_STRUCT_SIZE = XLA_FFI_STRUCT_SIZE(XLA_FFI_Api, XLA_FFI_Stream_Get) };
 
 #ifdef __cplusplus
 }

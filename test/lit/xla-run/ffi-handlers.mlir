@@ -10,13 +10,14 @@
 // CHECK-NEXT: result_2 = f32[4]{0} {105, 208, 111, 214}
 // CHECK-NEXT: result_3 = f32[4]{0} {1.5, 2.5, 3.5, 4.5}
 // CHECK-NEXT: result_4 = f32[4]{0} {0, 0, 0, 0}
+// CHECK-NEXT: result_5 = s32[2,2]{1,0} { { 7, 8 }, { 9, 10 } }
 
 // xlac only compiles: it checks that every typed-FFI call has a handler and emits the calls for the host's handler.
 // RUN: xlac %s --custom-call-lib=%ffi_test_lib --emit=hlo -o - | FileCheck %s --check-prefix=XLAC
 // XLAC: custom_call_target="xlac_test_scale", api_version=API_VERSION_TYPED_FFI, backend_config={alpha = 2.5 : f32}
 
 module @ffi {
-  func.func @main(%p: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  func.func @main(%p: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x2xi32>) {
     %c = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
     %z = stablehlo.multiply %p, %p : tensor<4xf32>
     %zero = stablehlo.subtract %z, %z : tensor<4xf32>
@@ -32,6 +33,9 @@ module @ffi {
     %t = stablehlo.custom_call @xlac_test_stateful(%x) {api_version = 4 : i32, mhlo.backend_config = {base = 5.0e-01 : f64}} : (tensor<4xf32>) -> tensor<4xf32>
     // A dotted target finds the symbol with '_' for '.'; enabled = false leaves the result zero.
     %d = stablehlo.custom_call @xlac.test.attrs(%x) {api_version = 4 : i32, mhlo.backend_config = {name = "", offsets = [1, 2], enabled = false}} : (tensor<4xf32>) -> tensor<4xf32>
-    return %r#0, %r#1, %a, %t, %d : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    // A handler written in C: an s32 copy.
+    %i = stablehlo.constant dense<[[7, 8], [9, 10]]> : tensor<2x2xi32>
+    %k = stablehlo.custom_call @xlac_test_c_copy(%i) {api_version = 4 : i32} : (tensor<2x2xi32>) -> tensor<2x2xi32>
+    return %r#0, %r#1, %a, %t, %d, %k : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x2xi32>
   }
 }
