@@ -23,7 +23,8 @@ std::string CustomCallSiteSymbol(const std::string& entry_name, int64_t unique_i
 absl::Status CheckCustomCallsNeedNoHandler(const Module& module) {
   for (const auto& comp : module.computations()) {
     for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() != Opcode::kCustomCall || IsElementwiseKernelCall(*inst)) continue;
+      if (inst->opcode() != Opcode::kCustomCall || IsElementwiseKernelCall(*inst) || IsBufferKernelCall(*inst))
+        continue;
       const std::string_view target = inst->StringAttr("custom_call_target");
       const bool identity_boundary = IsShardMapBoundaryTarget(target) && inst->operand_count() == 1 &&
                                      inst->operand(0)->shape().Compatible(inst->shape());
@@ -70,6 +71,7 @@ std::vector<std::vector<int64_t>> ArrayLeaves(const Shape& shape) {
 }  // namespace
 
 absl::Status IrEmitter::EmitCustomCall(const Instruction& inst) {
+  if (IsBufferKernelCall(inst)) return EmitBufferKernelCall(inst);
   std::string target(inst.StringAttr("custom_call_target"));
   // An array of pointers, built in an entry-block alloca (so loops do not grow the stack).
   auto pointer_array = [&](const std::vector<llvm::Value*>& pointers, const char* label) -> llvm::Value* {

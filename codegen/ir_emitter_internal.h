@@ -172,6 +172,9 @@ class IrEmitter {
   absl::StatusOr<llvm::Value*> EmitElementwiseKernelCall(const Instruction& inst,
                                                          absl::Span<llvm::Value* const> operands);
   llvm::Type* KernelScalarType(PrimitiveType type);
+  // A custom call bound to a C++ buffer kernel: builds the kernel's frame and calls its entry point; a nonzero return
+  // fails the device with the kernel's message (ir_emitter_kernel.cc).
+  absl::Status EmitBufferKernelCall(const Instruction& inst);
   absl::StatusOr<llvm::Value*> EmitCompare(const Instruction& inst, PrimitiveType type, llvm::Value* a, llvm::Value* c);
   // The same computation applied to compute values (reducers, comparators); results per root leaf, rounded.
   absl::StatusOr<std::vector<llvm::Value*>> EmitScalarComputation(const Computation& comp,

@@ -5,6 +5,7 @@
 #include "ir/buffer_shapes.h"
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
+#include "ir/kernel_calls.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -39,7 +40,9 @@ absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const
   for (llvm::Function& fn : module.functions()) {
     if (fn.isDeclaration()) continue;
     SetFunctionTargetAttributes(fn, target);
-    if (fn.getName().starts_with("xlac.kernel.")) {
+    // Buffer kernels' entry points are internal too, and left to the inliner (a kernel may be large).
+    if (fn.getName().starts_with(kBufferKernelPrefix)) fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (fn.getName().starts_with(kElementwiseKernelPrefix)) {
       fn.setLinkage(llvm::GlobalValue::InternalLinkage);
       fn.removeFnAttr(llvm::Attribute::NoInline);
       fn.removeFnAttr(llvm::Attribute::OptimizeNone);

@@ -10,6 +10,7 @@
 #include "ir/computation.h"
 #include "ir/status_macros.h"
 #include "passes/alias_util.h"
+#include "passes/layout_copies.h"
 
 namespace xlac {
 namespace {
@@ -381,6 +382,9 @@ absl::StatusOr<bool> RunLayoutAssignment(Module& module) {
   bool changed = false;
   for (Computation* comp : module.MakeComputationPostOrder()) {
     if (comp->is_fusion_computation()) continue;
+    // Buffer kernels read and write row-major buffers: copies to and from other layouts come first, as ordinary
+    // instructions the assignment below (and fusion) sees; the call itself is constrained, so it keeps them.
+    for (Instruction* inst : comp->MakeInstructionList()) changed |= MakeKernelCallRowMajor(module, *comp, inst);
     XLAC_ASSIGN_OR_RETURN(bool comp_changed, Assigner(module, *comp).Run());
     changed |= comp_changed;
   }

@@ -19,7 +19,9 @@
 // Constrained, kept exactly: parameters and roots of every computation (so the entry computation layout and every
 // call boundary are unchanged), constants, bitcasts, instructions with tuple, token or dynamic shapes, layouts with
 // more than a dimension order (tiles, memory spaces, ...), every op outside the list above, and the instructions
-// of fused computations (a fusion is kept with its operands' layouts).
+// of fused computations (a fusion is kept with its operands' layouts). A custom call bound to a C++ buffer kernel
+// (ir/kernel_calls.h) is constrained to the default layout instead: it reads copies of operands in other layouts and
+// its users read a copy of its result in the declared layout (passes/layout_copies.h, MakeKernelCallRowMajor).
 //
 // Precondition: the module verifies. Results are unchanged (every rule preserves logical values), so the
 // interpreter's answer for the module is the same before and after. Returns whether anything changed.

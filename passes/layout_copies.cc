@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "ir/kernel_calls.h"
 #include "passes/alias_util.h"
 
 namespace xlac {
@@ -74,7 +75,28 @@ bool FixCalls(Module& module, Computation& comp, Instruction* inst) {
   return changed;
 }
 
+// `shape` with every array leaf in the default (row-major) layout.
+Shape RowMajor(const Shape& shape) {
+  Shape out = shape;
+  if (out.IsTuple()) {
+    for (Shape& element : out.tuple_shapes) element = RowMajor(element);
+  } else if (out.IsArray() && out.layout.has_value()) {
+    out.layout = Layout::Default(out.rank());
+  }
+  return out;
+}
+
 }  // namespace
+
+bool MakeKernelCallRowMajor(Module& module, Computation& comp, Instruction* call) {
+  if (!IsBufferKernelCall(*call)) return false;
+  bool changed = false;
+  for (int64_t i = 0; i < call->operand_count(); ++i) {
+    changed |= CoerceOperand(module, comp, call, i, RowMajor(call->operand(i)->shape()));
+  }
+  changed |= Retype(module, comp, call, RowMajor(call->shape()));
+  return changed;
+}
 
 absl::StatusOr<bool> RunLayoutCopies(Module& module) {
   bool changed = false;
@@ -82,7 +104,9 @@ absl::StatusOr<bool> RunLayoutCopies(Module& module) {
   // the forwarding rules over everything, the added instructions included.
   for (Computation* comp : module.MakeComputationPostOrder()) {
     for (Instruction* inst : comp->MakeInstructionList()) {
-      if (inst->opcode() == Opcode::kWhile && inst->called_computations().size() == 2) {
+      if (IsBufferKernelCall(*inst)) {
+        changed |= MakeKernelCallRowMajor(module, *comp, inst);
+      } else if (inst->opcode() == Opcode::kWhile && inst->called_computations().size() == 2) {
         changed |= FixWhile(module, *comp, inst);
       } else if ((inst->opcode() == Opcode::kConditional || inst->opcode() == Opcode::kCall) &&
                  !inst->called_computations().empty()) {

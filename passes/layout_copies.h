@@ -11,7 +11,9 @@
 //    root are coerced to them, the condition's parameter and the while itself take them and hand their users a
 //    coerced value of the declared shape;
 //  - conditional and call: operands are coerced to the callee parameters' layouts and callee roots to the
-//    instruction's layouts.
+//    instruction's layouts;
+//  - a custom call bound to a buffer kernel (ir/kernel_calls.h): operands are coerced to the default (row-major)
+//    layout, the call produces it, and its users get a copy in the declared layout (the kernel indexes row-major).
 // Coercion copies arrays and rebuilds tuples (get-tuple-element, copy, tuple) only where a leaf's layout differs.
 //
 // Layouts compare by minor_to_major, an absent layout being the default one. Precondition: the module verifies.
@@ -19,10 +21,15 @@
 #pragma once
 
 #include "absl/status/statusor.h"
+#include "ir/computation.h"
 #include "ir/module.h"
 
 namespace xlac {
 
 absl::StatusOr<bool> RunLayoutCopies(Module& module);
+
+// The buffer-kernel rule above for one instruction of `comp` (layout assignment applies it before choosing layouts,
+// so the copies it adds are fused); false for anything but a buffer-kernel call.
+bool MakeKernelCallRowMajor(Module& module, Computation& comp, Instruction* call);
 
 }  // namespace xlac

@@ -1,15 +1,12 @@
 #include "codegen/clang/kernel_compiler.h"
 
+#include "codegen/clang/kernel_finder.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
 
 #include "clang/AST/ASTConsumer.h"
-#include "clang/AST/ASTContext.h"
-#include "clang/AST/Attr.h"
-#include "clang/AST/Expr.h"
-#include "clang/AST/Mangle.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Basic/Version.h"
@@ -20,6 +17,7 @@
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Frontend/Utils.h"
 #include "fmt/format.h"
+#include "ir/kernel_calls.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -40,181 +38,30 @@ namespace {
 constexpr char kBuiltinIncludeDir[] = "/xlac-builtin/include";
 
 // The LLVM symbol a kernel gets in the linked library: stable across files and runs, and no C++ or C name can clash
-// with it (the dot).
-std::string KernelSymbolFor(const KernelSignature& kernel) { return "xlac.kernel." + kernel.target; }
-
-struct Found {
-  KernelSignature signature;
-  std::string mangled;  // the function's symbol in its own translation unit
-};
-
-std::string StringArg(const clang::Expr* e) {
-  while (e != nullptr) {
-    if (const auto* c = llvm::dyn_cast<clang::ConstantExpr>(e)) {
-      e = c->getSubExpr();
-      continue;
-    }
-    e = e->IgnoreParenImpCasts();
-    if (const auto* s = llvm::dyn_cast<clang::StringLiteral>(e)) return s->getString().str();
-    break;
-  }
-  return {};
+// with it (the dot). Buffer kernels' entry points have a prefix of their own: codegen inlines elementwise kernels
+// always and leaves buffer kernels to the inliner (pipeline.cc, LinkKernels).
+std::string KernelSymbolFor(const KernelSignature& kernel) {
+  return std::string(kernel.kind == KernelKind::kBuffer ? kBufferKernelPrefix : kElementwiseKernelPrefix) +
+         kernel.target;
 }
-
-// Reads the marked functions of one translation unit; signature problems are Clang errors at the declaration.
-class KernelFinder : public clang::ASTConsumer, public clang::RecursiveASTVisitor<KernelFinder> {
- public:
-  KernelFinder(clang::CompilerInstance& ci, std::vector<Found>& found) : ci_(ci), found_(found) {}
-
-  void HandleTranslationUnit(clang::ASTContext& context) override {
-    context_ = &context;
-    names_ = std::make_unique<clang::ASTNameGenerator>(context);
-    TraverseDecl(context.getTranslationUnitDecl());
-  }
-
-  bool VisitFunctionDecl(clang::FunctionDecl* fn) {
-    if (!fn->isThisDeclarationADefinition()) return true;
-    for (const auto* attr : fn->specific_attrs<clang::AnnotateAttr>()) {
-      if (attr->getAnnotation() != "xlac.elementwise") continue;
-      std::string target = attr->args_size() == 1 ? StringArg(*attr->args_begin()) : "";
-      if (target.empty()) {
-        Error(attr->getLocation(), "XLAC_ELEMENTWISE needs the custom-call target as a string literal");
-        continue;
-      }
-      ReadElementwise(fn, target);
-    }
-    return true;
-  }
-
- private:
-  void Error(clang::SourceLocation loc, const std::string& message) {
-    clang::DiagnosticsEngine& diags = ci_.getDiagnostics();
-    diags.Report(loc, diags.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0")) << message;
-  }
-
-  // The element type a scalar parameter or result of type `type` carries, or kInvalid.
-  PrimitiveType ElementType(clang::QualType type) const {
-    type = type.getCanonicalType().getUnqualifiedType();
-    const auto* builtin = type->getAs<clang::BuiltinType>();
-    if (builtin == nullptr) return PrimitiveType::kInvalid;
-    switch (builtin->getKind()) {
-      case clang::BuiltinType::Bool:
-        return PrimitiveType::kPred;
-      case clang::BuiltinType::Float16:
-        return PrimitiveType::kF16;
-      case clang::BuiltinType::BFloat16:
-        return PrimitiveType::kBF16;
-      case clang::BuiltinType::Float:
-        return PrimitiveType::kF32;
-      case clang::BuiltinType::Double:
-        return PrimitiveType::kF64;
-      default:
-        break;
-    }
-    if (!builtin->isInteger()) return PrimitiveType::kInvalid;
-    const uint64_t bits = context_->getTypeSize(type);
-    const bool is_signed = builtin->isSignedInteger();
-    switch (bits) {
-      case 8:
-        return is_signed ? PrimitiveType::kS8 : PrimitiveType::kU8;
-      case 16:
-        return is_signed ? PrimitiveType::kS16 : PrimitiveType::kU16;
-      case 32:
-        return is_signed ? PrimitiveType::kS32 : PrimitiveType::kU32;
-      case 64:
-        return is_signed ? PrimitiveType::kS64 : PrimitiveType::kU64;
-      default:
-        return PrimitiveType::kInvalid;
-    }
-  }
-
-  static constexpr char kTypes[] =
-      "bool, int8_t..int64_t, uint8_t..uint64_t, _Float16, __bf16, float or double";
-
-  void ReadElementwise(clang::FunctionDecl* fn, const std::string& target) {
-    if (llvm::isa<clang::CXXMethodDecl>(fn)) {
-      Error(fn->getLocation(), fmt::format("the elementwise kernel for \"{}\" must be a free function", target));
-      return;
-    }
-    if (fn->isVariadic() || fn->isTemplated()) {
-      Error(fn->getLocation(), fmt::format("the elementwise kernel for \"{}\" must not be variadic or a template",
-                                           target));
-      return;
-    }
-    Found found;
-    KernelSignature& sig = found.signature;
-    sig.target = target;
-    sig.kind = KernelKind::kElementwise;
-    sig.function = fn->getQualifiedNameAsString();
-    bool ok = true;
-    for (const clang::ParmVarDecl* param : fn->parameters()) {
-      PrimitiveType type = ElementType(param->getType());
-      if (type == PrimitiveType::kInvalid) {
-        Error(param->getLocation(),
-              fmt::format("parameter '{}' of the elementwise kernel for \"{}\" has type '{}'; an elementwise kernel "
-                          "takes scalars: {}",
-                          param->getNameAsString(), target, param->getType().getAsString(), kTypes));
-        ok = false;
-      }
-      sig.operand_types.push_back(type);
-    }
-    sig.result_type = ElementType(fn->getReturnType());
-    if (sig.result_type == PrimitiveType::kInvalid) {
-      Error(fn->getLocation(),
-            fmt::format("the elementwise kernel for \"{}\" returns '{}'; it must return a scalar: {}", target,
-                        fn->getReturnType().getAsString(), kTypes));
-      ok = false;
-    }
-    if (!ok) return;
-    found.mangled = names_->getName(fn);
-    sig.loc = Location(fn->getLocation());
-    found_.push_back(std::move(found));
-  }
-
-  KernelSourceLoc Location(clang::SourceLocation loc) const {
-    const clang::SourceManager& sm = context_->getSourceManager();
-    KernelSourceLoc out;
-    clang::PresumedLoc presumed = sm.getPresumedLoc(sm.getExpansionLoc(loc));
-    if (presumed.isInvalid()) return out;
-    out.file = presumed.getFilename();
-    out.line = static_cast<int32_t>(presumed.getLine());
-    out.col = static_cast<int32_t>(presumed.getColumn());
-    bool invalid = false;
-    llvm::StringRef buffer = sm.getBufferData(sm.getFileID(sm.getExpansionLoc(loc)), &invalid);
-    if (!invalid) {
-      size_t start = 0;
-      for (int32_t line = 1; line < out.line && start != llvm::StringRef::npos; ++line) {
-        start = buffer.find('\n', start);
-        if (start != llvm::StringRef::npos) ++start;
-      }
-      if (start != llvm::StringRef::npos) out.line_text = buffer.substr(start).split('\n').first.rtrim('\r').str();
-    }
-    return out;
-  }
-
-  clang::CompilerInstance& ci_;
-  std::vector<Found>& found_;
-  clang::ASTContext* context_ = nullptr;
-  std::unique_ptr<clang::ASTNameGenerator> names_;
-};
 
 // Clang's LLVM IR generation with the kernel finder beside it, over the same AST.
 class KernelAction : public clang::EmitLLVMOnlyAction {
  public:
-  KernelAction(llvm::LLVMContext* context, std::vector<Found>& found)
+  KernelAction(llvm::LLVMContext* context, std::vector<FoundKernel>& found)
       : clang::EmitLLVMOnlyAction(context), found_(found) {}
 
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef file) override {
     std::unique_ptr<clang::ASTConsumer> codegen = clang::EmitLLVMOnlyAction::CreateASTConsumer(ci, file);
     if (codegen == nullptr) return nullptr;
     std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
-    consumers.push_back(std::make_unique<KernelFinder>(ci, found_));
+    consumers.push_back(MakeKernelFinder(ci, found_));
     consumers.push_back(std::move(codegen));
     return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
   }
 
  private:
-  std::vector<Found>& found_;
+  std::vector<FoundKernel>& found_;
 };
 
 std::vector<std::string> SplitFeatures(const std::string& features) {
@@ -227,7 +74,7 @@ std::vector<std::string> SplitFeatures(const std::string& features) {
 
 struct CompiledFile {
   std::unique_ptr<llvm::Module> module;
-  std::vector<Found> found;
+  std::vector<FoundKernel> found;
 };
 
 absl::StatusOr<CompiledFile> CompileOne(const std::string& path, const TargetInfo& target,
@@ -320,7 +167,7 @@ absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string
     if (!llvm::sys::fs::exists(path)) return absl::NotFoundError(fmt::format("{}: error: no such file", path));
     absl::StatusOr<CompiledFile> file = CompileOne(path, target, options, context, fingerprint_input);
     if (!file.ok()) return file.status();
-    for (Found& found : file->found) {
+    for (FoundKernel& found : file->found) {
       KernelSignature& sig = found.signature;
       sig.symbol = KernelSymbolFor(sig);
       llvm::Function* fn = file->module->getFunction(found.mangled);
@@ -342,7 +189,10 @@ absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string
     // Everything but the kernels becomes internal, so helpers of different files, and of a file and the program,
     // never clash when linked; the linker renames internal symbols that collide.
     for (llvm::GlobalValue& value : file->module->global_values()) {
-      if (value.isDeclaration() || value.getName().starts_with("xlac.kernel.")) continue;
+      if (value.isDeclaration() || value.getName().starts_with(kElementwiseKernelPrefix) ||
+          value.getName().starts_with(kBufferKernelPrefix)) {
+        continue;
+      }
       if (value.hasAppendingLinkage()) continue;
       value.setLinkage(llvm::GlobalValue::InternalLinkage);
     }

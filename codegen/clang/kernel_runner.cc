@@ -26,7 +26,20 @@ std::string ToString(llvm::Error error) {
   return s;
 }
 
-std::string ApplySymbol(const KernelSignature& kernel) { return "xlac.apply." + kernel.target; }
+std::string ApplySymbol(const KernelSignature& kernel) {
+  return (kernel.kind == KernelKind::kBuffer ? "xlac.apply_buffer." : "xlac.apply.") + kernel.target;
+}
+
+// i32 xlac.apply_buffer.<target>(ptr frame): the buffer kernel's entry point, which LinkKernels makes internal,
+// under a name the JIT exports (interp::BufferKernelFn).
+void EmitBufferApply(llvm::Module& module, const KernelSignature& kernel) {
+  llvm::IRBuilder<> b(module.getContext());
+  auto* type = llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, false);
+  auto* callee = llvm::cast<llvm::Function>(module.getOrInsertFunction(kernel.symbol, type).getCallee());
+  auto* fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, ApplySymbol(kernel), module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
+  b.CreateRet(b.CreateCall(callee, {fn->getArg(0)}));
+}
 
 // The kernel's IR type for `type` (as codegen calls it: ir_emitter_kernel.cc).
 llvm::Type* ScalarType(llvm::IRBuilder<>& b, PrimitiveType type) {
@@ -110,7 +123,10 @@ absl::StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const KernelL
   module->setTargetTriple(target.triple);
   llvm::IRBuilder<> b(*context);
   for (const KernelSignature& kernel : library.kernels) {
-    if (kernel.kind != KernelKind::kElementwise) continue;
+    if (kernel.kind == KernelKind::kBuffer) {
+      EmitBufferApply(*module, kernel);
+      continue;
+    }
     std::vector<llvm::Type*> params;
     for (PrimitiveType t : kernel.operand_types) params.push_back(ScalarType(b, t));
     auto* type = llvm::FunctionType::get(ScalarType(b, kernel.result_type), params, false);
@@ -146,13 +162,16 @@ absl::StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const KernelL
     return absl::InternalError("cannot add the kernels to the JIT: " + ToString(std::move(error)));
   }
   for (const KernelSignature& kernel : library.kernels) {
-    if (kernel.kind != KernelKind::kElementwise) continue;
     llvm::Expected<llvm::orc::ExecutorAddr> address = runner->jit_->lookup(ApplySymbol(kernel));
     if (!address) {
       return absl::InternalError(fmt::format("cannot compile the kernel {} for the interpreter: {}", kernel.function,
                                              ToString(address.takeError())));
     }
-    runner->elementwise_[kernel.symbol] = address->toPtr<interp::ElementwiseKernelFn>();
+    if (kernel.kind == KernelKind::kBuffer) {
+      runner->kernels_.buffer[kernel.symbol] = address->toPtr<interp::BufferKernelFn>();
+    } else {
+      runner->kernels_.elementwise[kernel.symbol] = address->toPtr<interp::ElementwiseKernelFn>();
+    }
   }
   return runner;
 }

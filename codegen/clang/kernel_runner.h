@@ -1,6 +1,7 @@
 // The compiled C++ kernels as host functions, for the reference interpreter (InterpreterOptions::
-// elementwise_kernels): the kernel library JIT-compiled on its own, with a loop around each elementwise kernel. The
-// interpreter thus runs the kernel's own code, and its results agree with the compiled program's.
+// elementwise_kernels): the kernel library JIT-compiled on its own, with a loop around each elementwise kernel and
+// each buffer kernel's entry point exported. The interpreter thus runs the kernel's own code, and its results agree
+// with the compiled program's.
 #pragma once
 
 #include <memory>
@@ -24,13 +25,15 @@ class KernelRunner {
   KernelRunner(const KernelRunner&) = delete;
   KernelRunner& operator=(const KernelRunner&) = delete;
 
-  // By kernel symbol (KernelSignature::symbol); valid while the runner lives.
-  const interp::ElementwiseKernels& elementwise() const { return elementwise_; }
+  // Every kernel, elementwise and buffer, by kernel symbol (KernelSignature::symbol); valid while the runner lives.
+  const interp::CompiledKernels& kernels() const { return kernels_; }
+  // The same table, under the name its users knew before buffer kernels (InterpreterOptions::elementwise_kernels).
+  const interp::ElementwiseKernels& elementwise() const { return kernels_; }
 
  private:
   KernelRunner();
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  interp::ElementwiseKernels elementwise_;
+  interp::CompiledKernels kernels_;
 };
 
 }  // namespace xlac::codegen

@@ -47,6 +47,83 @@ absl::StatusOr<PValue> HandleElementwise(ComputationBuilder& b, const Instructio
   return PValue{out, ToSharding(tiling), inst.shape()};
 }
 
+namespace {
+
+// `batch` (a tiling of some array whose tiles lie only on batch dimensions) for an array of rank `rank` with the same
+// batch dimensions.
+Tiling BatchTilingForRank(const Tiling& batch, const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<std::vector<int64_t>> axes(static_cast<size_t>(rank));
+  for (int64_t d : dims) {
+    if (d < rank && d < batch.rank() && batch.tiles[d] > 1) axes[d] = {d};
+  }
+  return RegroupAxes(batch, axes);
+}
+
+}  // namespace
+
+absl::StatusOr<PValue> HandleKernelCall(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  std::vector<int64_t> batch;
+  const KernelCallSharding rule = KernelCallShardingOf(inst, &batch);
+  if ((rule != KernelCallSharding::kBatchDims && rule != KernelCallSharding::kElementwise) || inst.HasSideEffect()) {
+    return absl::NotFoundError("");
+  }
+  std::vector<const Shape*> leaves;
+  if (inst.shape().IsTuple()) {
+    for (const Shape& element : inst.shape().tuple_shapes) leaves.push_back(&element);
+  } else {
+    leaves.push_back(&inst.shape());
+  }
+  if (leaves.empty() || !leaves.front()->IsArray()) return absl::NotFoundError("");
+  const Shape& lead = *leaves.front();
+  // An elementwise kernel's operands and results share one shape (the bind pass checked): every dimension is batch.
+  if (rule == KernelCallSharding::kElementwise) {
+    batch.clear();
+    for (int64_t d = 0; d < lead.rank(); ++d) batch.push_back(d);
+  }
+  // The tiles `sharding` (of an array of rank `rank`) puts on batch dimensions, when they split them evenly: padded
+  // shards would hand the kernel rows that are not there.
+  auto batch_tiling = [&](const Sharding& sharding, int64_t rank) -> std::optional<Tiling> {
+    if (!sharding.IsTiled()) return std::nullopt;
+    absl::StatusOr<Tiling> t = TilingOf(sharding, rank, b.num_devices());
+    if (!t.ok() || t->manual || t->manual_subgroup != 1) return std::nullopt;
+    Tiling kept = BatchTilingForRank(*t, batch, rank);
+    if (kept.num_tiles() == 1) return std::nullopt;
+    for (int64_t d : batch) {
+      if (d < kept.rank() && d < lead.rank() && lead.dimensions[d] % kept.tiles[d] != 0) return std::nullopt;
+    }
+    return kept;
+  };
+  // The result's target decides; failing that, the first operand's sharding (the kernel then runs where its input
+  // already is, and only its result moves).
+  const Sharding& lead_target = target.kind == Sharding::Kind::kTuple && !target.tuple_elements.empty()
+                                    ? target.tuple_elements.front()
+                                    : target;
+  std::optional<Tiling> tiling = batch_tiling(lead_target, lead.rank());
+  for (int64_t k = 0; !tiling && k < inst.operand_count(); ++k) {
+    tiling = batch_tiling(b.Get(inst.operand(k)).sharding, inst.operand(k)->shape().rank());
+  }
+  if (!tiling) return absl::NotFoundError("");
+  std::vector<Instruction*> operands;
+  for (const Instruction* operand : inst.operands()) {
+    Tiling want = BatchTilingForRank(*tiling, batch, operand->shape().rank());
+    XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(b.Get(operand), ToSharding(want), inst));
+    operands.push_back(moved.hlo);
+  }
+  std::vector<Shape> local;
+  std::vector<Sharding> produced;
+  for (const Shape* leaf : leaves) {
+    Tiling t = BatchTilingForRank(*tiling, batch, leaf->rank());
+    local.push_back(ShardShape(*leaf, t));
+    produced.push_back(ToSharding(t));
+  }
+  if (!inst.shape().IsTuple()) {
+    Instruction* out = b.Clone(inst, local.front(), operands);
+    return PValue{out, produced.front(), inst.shape()};
+  }
+  Instruction* out = b.Clone(inst, Shape::Tuple(std::move(local)), operands);
+  return PValue{out, Sharding::Tuple(std::move(produced)), inst.shape()};
+}
+
 absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
   Partitioner& p = b.partitioner();
   switch (inst.opcode()) {

@@ -196,8 +196,9 @@ absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, 
   if (manual && !leafwise) return HandleManual(b, inst);
 
   using Handler = absl::StatusOr<PValue> (*)(ComputationBuilder&, const Instruction&, const Sharding&);
-  for (Handler handler : {&HandleElementwise, &HandleDot, &HandleConvolution, &HandleReduce, &HandleReduceWindow,
-                          &HandleSelectAndScatter, &HandleGatherScatter, &HandleShapeOp, &HandleControlFlow}) {
+  for (Handler handler :
+       {&HandleElementwise, &HandleKernelCall, &HandleDot, &HandleConvolution, &HandleReduce, &HandleReduceWindow,
+        &HandleSelectAndScatter, &HandleGatherScatter, &HandleShapeOp, &HandleControlFlow}) {
     absl::StatusOr<PValue> value = handler(b, inst, target);
     if (value.ok() || !absl::IsNotFound(value.status())) return value;
   }

@@ -161,6 +161,10 @@ Sharding ExpandTupleSharding(const Sharding& sharding, const Shape& shape);
 // The handlers. Each partitions `inst` (whose operands are already partitioned in `b`) and returns its value in any
 // sharding (the driver reshards it to the target); nullopt-like NotFound means "not handled here".
 absl::StatusOr<PValue> HandleElementwise(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+// A custom call bound to a C++ buffer kernel whose declared sharding rule is batch dimensions or elementwise
+// (ir/kernel_calls.h): operands split along those dimensions, the kernel runs on the shards. NotFound otherwise
+// (a replicated kernel is HandleReplicated's).
+absl::StatusOr<PValue> HandleKernelCall(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& inst, const Sharding& target);

@@ -261,9 +261,24 @@ std::optional<DimMap> ResultFromOperand(const Instruction& inst, int64_t k, cons
     case Opcode::kAddDependency:
       if (k != 0) return std::nullopt;
       return same_rank();
-    case Opcode::kCustomCall:
+    case Opcode::kCustomCall: {
+      // A buffer kernel's declared batch dimensions (or, elementwise, all of them) carry tiles across it.
+      std::vector<int64_t> batch;
+      const KernelCallSharding rule = KernelCallShardingOf(inst, &batch);
+      if (rule == KernelCallSharding::kElementwise) {
+        if (operand.dimensions != result.dimensions) return std::nullopt;
+        return IdentityMap(result.rank());
+      }
+      if (rule == KernelCallSharding::kBatchDims) {
+        DimMap map(static_cast<size_t>(result.rank()), -1);
+        for (int64_t d : batch) {
+          if (d < result.rank() && d < operand.rank()) map[d] = d;
+        }
+        return map;
+      }
       if (k != 0 || !IsPassThroughCustomCall(inst)) return std::nullopt;
       return same_rank();
+    }
     case Opcode::kReduceWindow:
     case Opcode::kScatter:
       if (k >= variadic) return std::nullopt;

@@ -328,6 +328,7 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
             ShapeToString(inst.shape(), false)));
       }
       if (IsElementwiseKernelCall(inst)) return EvalElementwiseKernel(inst, operands, *device_.options);
+      if (IsBufferKernelCall(inst)) return EvalBufferKernel(inst, operands, *device_.options);
       if (std::optional<absl::StatusOr<Literal>> linalg = EvalLinalgCustomCall(inst, operands)) return *linalg;
       if (device_.options->custom_call_handler) {
         absl::StatusOr<Literal> handled =

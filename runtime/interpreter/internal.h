@@ -253,6 +253,8 @@ std::optional<absl::StatusOr<Literal>> EvalLinalgCustomCall(const Instruction& i
 // (custom_kernels.cc).
 absl::StatusOr<Literal> EvalElementwiseKernel(const Instruction& inst, Operands operands,
                                               const InterpreterOptions& options);
+// A custom call bound to a C++ buffer kernel, through the same table (custom_kernels.cc).
+absl::StatusOr<Literal> EvalBufferKernel(const Instruction& inst, Operands operands, const InterpreterOptions& options);
 absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operands, Evaluator& ev);
 

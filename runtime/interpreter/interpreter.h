@@ -38,7 +38,16 @@ namespace xlac::interp {
 // result element i goes to result + i.
 using ElementwiseKernelFn = void (*)(const void* const* operands, const uint8_t* broadcast, void* result,
                                      int64_t count);
-using ElementwiseKernels = absl::flat_hash_map<std::string, ElementwiseKernelFn>;
+// A compiled buffer kernel's entry point (XLAC_BUFFER_KERNEL): `frame` is an XlacKernelFrame
+// (include/xlac/custom_call.h); nonzero means failure, with the kernel's message in frame->error.
+using BufferKernelFn = int32_t (*)(const void* frame);
+// Compiled C++ kernels, by kernel symbol (ir/kernel_calls.h).
+struct CompiledKernels {
+  absl::flat_hash_map<std::string, ElementwiseKernelFn> elementwise;
+  absl::flat_hash_map<std::string, BufferKernelFn> buffer;
+};
+// The name InterpreterOptions::elementwise_kernels had before buffer kernels; its users still spell it so.
+using ElementwiseKernels = CompiledKernels;
 
 struct InterpreterOptions {
   // Devices = replicas x partitions; each runs the entry computation on its own thread, with real rendezvous for
@@ -63,9 +72,9 @@ struct InterpreterOptions {
   // interpreter's "unsupported custom call target X" error.
   std::function<absl::StatusOr<Literal>(const Instruction& custom_call, const std::vector<const Literal*>& operands)>
       custom_call_handler;
-  // Custom calls bound to C++ elementwise kernels (ir/kernel_calls.h) run the kernel's compiled function, found here
-  // by the call's kernel symbol (codegen/clang/kernel_runner.h compiles them): the interpreter computes what the
-  // program computes. Not owned; null when the program has no kernels.
+  // Custom calls bound to C++ kernels (ir/kernel_calls.h), elementwise and buffer kernels alike, run the kernel's
+  // compiled function, found here by the call's kernel symbol (codegen/clang/kernel_runner.h compiles them): the
+  // interpreter computes what the program computes. Not owned; null when the program has no kernels.
   const ElementwiseKernels* elementwise_kernels = nullptr;
 };
 

@@ -35,7 +35,7 @@ std::unique_ptr<ToolKernels> CompileToolKernels(const ToolKernelOptions& options
 
 bool BindToolKernels(const ToolKernels& kernels, Module& module, const SourceFile& file, std::ostream& err) {
   DiagnosticEngine diags;
-  absl::StatusOr<bool> bound = BindCustomKernels(module, kernels.library.kernels, diags);
+  absl::StatusOr<bool> bound = BindCustomKernels(module, kernels.library.kernels, diags, nullptr, &file);
   if (bound.ok()) return true;
   if (!diags.has_errors()) diags.Error(SourceLoc{}, std::string(bound.status().message()));
   err << diags.Render(file);
