@@ -13,9 +13,11 @@ Outcomes: pass (every output matches), mismatch (some output differs), unsharded
 as a pass, nothing was partitioned), error (the partitioner or the partitioned run failed with a diagnostic),
 crash (signal, other exit code or timeout; always fatal).
 
-Floating-point outputs may differ by reassociation where a reduction or a dot's contraction is split across cores:
-the comparison allows --max-ulp (default 16) ULPs or --atol (default 1e-3, relative to max(1, |reference|)) for
-that. Modules with host I/O or rng (per-device data), or with arrays of more than 8M elements (too slow for the reference
+Floating-point outputs may differ by reassociation where a reduction or a dot's contraction is split across cores,
+and by the default numerics mode's approximations: xla-run judges them by the default mode's relative rule
+(docs/numerics.md, "The relative rule": each output's error against an f64 reference within 8x the interpreter's own
+plus 2 eps), the one rule every default-mode comparison uses. --max-ulp N / --atol X pass an explicit per-element
+tolerance to xla-run instead (the fixed rule this sweep used before: 16 ULP or 1e-3 relative to max(1, |reference|)). Modules with host I/O or rng (per-device data), or with arrays of more than 8M elements (too slow for the reference
 interpreter), are not comparable; modules codegen cannot compile are
 `jit-unsupported`; both leave the denominator.
 Gate: pass (incl. unsharded) >= --gate of runnable modules (default 0.9), and no crash. `--report FILE` writes the
@@ -88,9 +90,10 @@ def classify(xla_run, path, devices, backend, max_ulp, atol, timeout):
         return "not-runnable", "host I/O or rng: per-device data"
     if largest_array(text) > MAX_ELEMENTS:
         return "not-runnable", f"an array of more than {MAX_ELEMENTS} elements: too large for the reference interpreter"
+    tolerance = ([f"--max-ulp={max_ulp}"] if max_ulp is not None else []) + \
+        ([f"--atol={atol}"] if atol is not None else [])
     code, out, err = run([xla_run, path, f"--backend={backend}", f"--num-partitions={devices}", "--num-replicas=1",
-                          "--no-print", "--spmd-report", "--check-against=interpreter", f"--max-ulp={max_ulp}",
-                          f"--atol={atol}"], timeout)
+                          "--no-print", "--spmd-report", "--check-against=interpreter"] + tolerance, timeout)
     if code != 0:
         # Only a module that runs unpartitioned on one device can be compared: check that before blaming the
         # partitioner (cheap, and only for the few that fail).
@@ -120,8 +123,9 @@ def main():
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--backend", default="jit", choices=["jit"])
     ap.add_argument("--max-devices", type=int, default=64)
-    ap.add_argument("--max-ulp", type=int, default=16)
-    ap.add_argument("--atol", type=float, default=1e-3)
+    # Unset: the relative rule (see above).
+    ap.add_argument("--max-ulp", type=int)
+    ap.add_argument("--atol", type=float)
     ap.add_argument("--gate", type=float, default=0.9)
     ap.add_argument("--timeout", type=float, default=180)
     ap.add_argument("--jobs", type=int, default=2)
@@ -171,8 +175,12 @@ def main():
              f"Modules of `hlo/spmd_sharding` with at most {args.max_devices} devices, partitioned over their "
              f"`num_devices` (or, for propagation tests, the device count their shardings agree on) emulated cores "
              f"({args.backend} backend) and compared with the unpartitioned module on "
-             f"the reference interpreter (floats within {args.max_ulp} ULP or {args.atol} relative, for reductions "
-             "that partitioning reassociates). `jit-unsupported` and `not-runnable` modules leave the denominator.",
+             "the reference interpreter (" +
+             (f"floats within {args.max_ulp or 0} ULP or {args.atol or 0} relative, for reductions that partitioning "
+              "reassociates" if args.max_ulp is not None or args.atol is not None else
+              "floats by the default mode's relative rule of docs/numerics.md: each output's error against an f64 "
+              "reference within 8x the interpreter's own, reassociated reductions included") +
+             "). `jit-unsupported` and `not-runnable` modules leave the denominator.",
              "",
              "| test suite | " + " | ".join(OUTCOMES) + " |", "|---|" + "---|" * len(OUTCOMES)]
     for d in sorted(by_dir):
