@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 
+#include "codegen/clang/kernel_cache.h"
 #include "codegen/jit.h"
 #include "codegen/pipeline.h"
 #include "codegen/profile.h"
@@ -20,6 +21,7 @@
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
 #include "ir/tpu_target.h"
+#include "passes/custom_kernels.h"
 #include "passes/annotation_custom_calls.h"
 #include "runtime/ffi/ffi_library.h"
 #include "passes/spmd/literal_sharding.h"
@@ -280,6 +282,16 @@ Executable::~Executable() = default;
 
 absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view module_text,
                                                                 const CompileOptions& options) {
+  // C++ kernels first: Clang's errors come before the module's.
+  std::optional<codegen::KernelLibrary> kernels;
+  if (!options.custom_call_sources.empty()) {
+    XLAC_ASSIGN_OR_RETURN(codegen::TargetInfo target, codegen::ResolveTarget(codegen::TargetOptions{options.target_cpu}));
+    std::string log;
+    XLAC_ASSIGN_OR_RETURN(
+        kernels, codegen::CompileKernelSourcesCached(
+                     options.custom_call_sources, target, {},
+                     codegen::CacheOptions{options.cache_dir, options.cache_readonly, options.cache_max_bytes}, log));
+  }
   SourceFile file(options.source_name, module_text);
   DiagnosticEngine diags;
   const int64_t parse_begin = CompileObserver::NowNs();
@@ -287,7 +299,9 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   if (module == nullptr ||
       !ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) ||
       !VerifyModule(*module, diags) ||
-      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags)) {
+      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags) ||
+      (kernels.has_value() && !BindCustomKernels(*module, kernels->kernels, diags).ok())) {
+    if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
     return absl::InvalidArgumentError(diags.Render(file));
   }
   auto impl = std::make_unique<Impl>();
@@ -361,6 +375,10 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   jit_options.cache.max_bytes = options.cache_max_bytes;
   jit_options.compile.observer = impl->observer.get();
   jit_options.compile.trace_kernels = tracing;
+  if (kernels.has_value()) {
+    jit_options.compile.kernel_bitcode = std::make_shared<const std::string>(std::move(kernels->bitcode));
+    jit_options.compile.kernel_fingerprint = kernels->fingerprint;
+  }
   if (tpu != nullptr) {
     // One core's program must fit its HBM once padded to TPU tiles; checked before compiling.
     absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(*module, jit_options.compile);

@@ -1,11 +1,12 @@
 #include "codegen/pipeline.h"
 
 #include "absl/strings/str_cat.h"
+#include "codegen/kernel_math.h"
 #include "codegen/optimize.h"
 #include "ir/buffer_shapes.h"
 #include "ir/diagnostics.h"
-#include "ir/status_macros.h"
 #include "ir/kernel_calls.h"
+#include "ir/status_macros.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -28,10 +29,15 @@ std::string PrintLlvm(const llvm::Module& module) {
 
 }  // namespace
 
-absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const TargetInfo& target) {
+absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const TargetInfo& target,
+                         bool approximate_math) {
   llvm::Expected<std::unique_ptr<llvm::Module>> kernels = llvm::parseBitcodeFile(
       llvm::MemoryBufferRef(bitcode, "xlac.kernels"), module.getContext());
   if (!kernels) return absl::InternalError("cannot read the kernel library: " + llvm::toString(kernels.takeError()));
+  // Marked before linking, so the kernel library's own functions can be told apart from the program's afterwards.
+  for (llvm::Function& fn : (*kernels)->functions()) {
+    if (!fn.isDeclaration()) fn.addFnAttr("xlac-kernel-code");
+  }
   (*kernels)->setDataLayout(module.getDataLayout());
   (*kernels)->setTargetTriple(module.getTargetTriple());
   if (llvm::Linker::linkModules(module, std::move(*kernels), llvm::Linker::LinkOnlyNeeded)) {
@@ -40,6 +46,7 @@ absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const
   for (llvm::Function& fn : module.functions()) {
     if (fn.isDeclaration()) continue;
     SetFunctionTargetAttributes(fn, target);
+    if (approximate_math && fn.hasFnAttribute("xlac-kernel-code")) ApproximateKernelMath(fn);
     // Buffer kernels' entry points are internal too, and left to the inliner (a kernel may be large).
     if (fn.getName().starts_with(kBufferKernelPrefix)) fn.setLinkage(llvm::GlobalValue::InternalLinkage);
     if (fn.getName().starts_with(kElementwiseKernelPrefix)) {
@@ -107,7 +114,7 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& 
     XLAC_ASSIGN_OR_RETURN(llvm_module, EmitModule(*prepared.module, prepared.assignment, context, codegen));
     llvm_module->setDataLayout(target_machine.createDataLayout());
     if (options.kernel_bitcode != nullptr) {
-      XLAC_RETURN_IF_ERROR(LinkKernels(*llvm_module, *options.kernel_bitcode, target));
+      XLAC_RETURN_IF_ERROR(LinkKernels(*llvm_module, *options.kernel_bitcode, target, !options.exact));
     }
   }
   if (observer != nullptr && observer->dumping()) observer->DumpText("ir-no-opt.ll", PrintLlvm(*llvm_module));

@@ -60,8 +60,11 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
 CodegenOptions CodegenOptionsFor(const CompileOptions& options, const TargetInfo& target);
 
 // Links `bitcode` (CompileOptions::kernel_bitcode) into `module`: only what the module calls, kernels made internal
-// and always inlined, every function given `target`'s attributes so the inliner may inline across.
-absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const TargetInfo& target);
+// and always inlined, every function given `target`'s attributes so the inliner may inline across. With
+// `approximate_math` (the default numerics mode) the kernel code's libm calls become the program's inlined
+// approximations (codegen/kernel_math.h).
+absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const TargetInfo& target,
+                         bool approximate_math);
 
 // Emits and optimizes (at options.opt_level) the LLVM module of `prepared` for `target_machine`.
 absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& prepared, const TargetInfo& target,

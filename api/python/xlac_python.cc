@@ -29,6 +29,7 @@
 #include "passes/verifier.h"
 #include "runtime/interpreter/interpreter.h"
 #include "tools/lib/custom_call_libs.h"
+#include "tools/lib/kernel_sources.h"
 #include "tools/lib/spmd_driver.h"
 #include "xlac/jit.h"
 
@@ -206,10 +207,12 @@ std::unique_ptr<PyExecutable> Compile(const std::string& text, int opt_level, co
                                       const std::string& cache_dir, bool cache_readonly, int64_t cache_max_bytes,
                                       const std::string& dump_to, const std::string& dump_pass_regex, bool mpi,
                                       const std::vector<std::string>& custom_call_identity,
-                                      const std::vector<std::string>& custom_call_libs) {
+                                      const std::vector<std::string>& custom_call_libs,
+                                      const std::vector<std::string>& custom_call_sources) {
   CompileOptions options;
   options.custom_call_identity = custom_call_identity;
   options.custom_call_libs = custom_call_libs;
+  options.custom_call_sources = custom_call_sources;
   options.mpi = mpi;
   options.metrics = &ProcessMetrics();
   options.tracer = &ProcessTracer();
@@ -251,6 +254,7 @@ struct InterpretOptions {
   uint64_t seed = 42;
   std::vector<std::string> custom_call_identity;  // as CompileOptions::custom_call_identity
   std::vector<std::string> custom_call_libs;      // as CompileOptions::custom_call_libs
+  std::vector<std::string> custom_call_sources;   // as CompileOptions::custom_call_sources
 };
 
 // A module prepared for the reference interpreter, with the JIT API's conventions: global arrays in and out, a
@@ -302,6 +306,14 @@ class InterpreterProgram {
     const Computation* entry = module_->entry_computation();
     if (entry == nullptr)
       return absl::InvalidArgumentError(source_name + ": error: the module has no entry computation");
+    // C++ kernels: compiled as compile() compiles them, and JIT-compiled for the interpreter, which runs them.
+    if (!options_.custom_call_sources.empty()) {
+      std::ostringstream err;
+      kernels_ = CompileToolKernels(ToolKernelOptions{options_.custom_call_sources, "host", /*with_runner=*/true}, err);
+      if (kernels_ == nullptr || !BindToolKernels(*kernels_, *module_, file, err)) {
+        return absl::InvalidArgumentError(err.str());
+      }
+    }
     // XLA FFI handler libraries: the same handlers compile() calls, instantiated once for this program.
     if (!options_.custom_call_libs.empty()) {
       absl::StatusOr<std::shared_ptr<const ffi::HandlerLibraries>> libs = LoadCustomCallLibs(options_.custom_call_libs);
@@ -363,6 +375,7 @@ class InterpreterProgram {
     options.seed = options_.seed;
     options.tpu_numerics = options_.tpu_numerics;
     options.custom_call_handler = custom_call_handler_;
+    if (kernels_ != nullptr) options.elementwise_kernels = kernels_->elementwise();
     absl::StatusOr<std::vector<Literal>> out = interp::Evaluate(*module_, device_args, options);
     if (!out.ok()) return out.status();
     Literal assembled;
@@ -400,6 +413,7 @@ class InterpreterProgram {
   int64_t num_partitions_ = 1;
   int64_t num_devices_ = 1;
   ffi::CustomCallFn custom_call_handler_;  // custom_call_libs' handlers; empty without libraries
+  std::unique_ptr<ToolKernels> kernels_;   // custom_call_sources' kernels; null without sources
   std::mutex mu_;
 };
 
@@ -439,7 +453,8 @@ PYBIND11_MODULE(_xlac, m) {
         py::arg("source_name"), py::arg("cache_dir"), py::arg("cache_readonly"), py::arg("cache_max_bytes"),
         py::arg("dump_to"), py::arg("dump_pass_regex"), py::arg("mpi") = false,
         py::arg("custom_call_identity") = std::vector<std::string>{},
-        py::arg("custom_call_libs") = std::vector<std::string>{});
+        py::arg("custom_call_libs") = std::vector<std::string>{},
+        py::arg("custom_call_sources") = std::vector<std::string>{});
   m.def("mpi_process_index", [] {
     absl::StatusOr<int64_t> index = MpiProcessIndex();
     if (!index.ok()) throw StatusError{index.status(), /*compiling=*/false};
@@ -459,17 +474,18 @@ PYBIND11_MODULE(_xlac, m) {
   py::class_<InterpreterProgram>(m, "_InterpreterProgram")
       .def(py::init([](std::string text, const std::string& source_name, int64_t num_replicas, int64_t num_partitions,
                        bool partition, bool tpu_numerics, uint64_t seed, std::vector<std::string> custom_call_identity,
-                       std::vector<std::string> custom_call_libs) {
+                       std::vector<std::string> custom_call_libs, std::vector<std::string> custom_call_sources) {
              InterpretOptions options{num_replicas,        num_partitions,
                                       partition,           tpu_numerics,
                                       seed,                std::move(custom_call_identity),
-                                      std::move(custom_call_libs)};
+                                      std::move(custom_call_libs), std::move(custom_call_sources)};
              return std::make_unique<InterpreterProgram>(std::move(text), source_name, options);
            }),
            py::arg("text"), py::arg("source_name"), py::arg("num_replicas"), py::arg("num_partitions"),
            py::arg("partition"), py::arg("tpu_numerics"), py::arg("seed"),
            py::arg("custom_call_identity") = std::vector<std::string>{},
-           py::arg("custom_call_libs") = std::vector<std::string>{})
+           py::arg("custom_call_libs") = std::vector<std::string>{},
+           py::arg("custom_call_sources") = std::vector<std::string>{})
       .def_property_readonly("parameters", &InterpreterProgram::parameters)
       .def_property_readonly("results", &InterpreterProgram::results)
       .def_property_readonly("root_is_tuple", &InterpreterProgram::root_is_tuple)

@@ -79,7 +79,7 @@ struct CompiledFile {
 
 absl::StatusOr<CompiledFile> CompileOne(const std::string& path, const TargetInfo& target,
                                         const KernelCompileOptions& options, llvm::LLVMContext& context,
-                                        std::string& fingerprint_input) {
+                                        std::vector<std::pair<std::string, std::string>>& inputs) {
   // Diagnostics render as clang prints them, without colours, into one string.
   std::string diagnostics;
   llvm::raw_string_ostream diag_stream(diagnostics);
@@ -137,20 +137,19 @@ absl::StatusOr<CompiledFile> CompileOne(const std::string& path, const TargetInf
   if (out.module == nullptr) return absl::InternalError("Clang produced no module for " + path);
 
   // What the module depends on: every file the compilation read, by name and contents.
-  std::vector<std::pair<std::string, std::string>> read;
   clang::SourceManager& sm = compiler.getSourceManager();
   for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
     std::optional<llvm::MemoryBufferRef> buffer = it->second->getBufferIfLoaded();
-    read.emplace_back(it->first.getName().str(), buffer ? buffer->getBuffer().str() : std::string());
-  }
-  std::sort(read.begin(), read.end());
-  for (const auto& [name, text] : read) {
-    fingerprint_input += fmt::format("{}\n{}\n{}\n", name, text.size(), llvm::xxh3_64bits(llvm::StringRef(text)));
+    inputs.emplace_back(it->first.getName().str(), KernelInputHash(buffer ? buffer->getBuffer() : ""));
   }
   return out;
 }
 
 }  // namespace
+
+std::string KernelInputHash(std::string_view contents) {
+  return fmt::format("{:016x}", llvm::xxh3_64bits(llvm::StringRef(contents.data(), contents.size())));
+}
 
 absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string>& paths, const TargetInfo& target,
                                                    const KernelCompileOptions& options) {
@@ -165,7 +164,7 @@ absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string
   std::map<std::string, const KernelSignature*> by_target;
   for (const std::string& path : paths) {
     if (!llvm::sys::fs::exists(path)) return absl::NotFoundError(fmt::format("{}: error: no such file", path));
-    absl::StatusOr<CompiledFile> file = CompileOne(path, target, options, context, fingerprint_input);
+    absl::StatusOr<CompiledFile> file = CompileOne(path, target, options, context, library.inputs);
     if (!file.ok()) return file.status();
     for (FoundKernel& found : file->found) {
       KernelSignature& sig = found.signature;
@@ -213,7 +212,13 @@ absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string
   llvm::raw_string_ostream bitcode(library.bitcode);
   llvm::WriteBitcodeToFile(*linked, bitcode);
   bitcode.flush();
-  library.fingerprint = fmt::format("{:016x}", llvm::xxh3_64bits(llvm::StringRef(fingerprint_input)));
+  std::sort(library.inputs.begin(), library.inputs.end());
+  library.inputs.erase(std::unique(library.inputs.begin(), library.inputs.end()), library.inputs.end());
+  // The built-in header is not a file: it is part of the xlac build, which compilation caches key on.
+  std::erase_if(library.inputs, [](const auto& input) { return input.first.starts_with(kBuiltinIncludeDir); });
+  for (const auto& [name, hash] : library.inputs) fingerprint_input += name + "\n" + hash + "\n";
+  fingerprint_input += KernelInputHash(kCustomCallHeaderText);
+  library.fingerprint = KernelInputHash(fingerprint_input);
   return library;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,6 +25,9 @@ struct KernelLibrary {
   // Covers what decides the bitcode: the sources and every file they included (contents), the Clang version and
   // the target. Compilation caches add it to their key.
   std::string fingerprint;
+  // Every file the compilation read (the sources and all they included), by name, with the xxh3 hash of its contents
+  // in hex: what a cached library is valid for (codegen/clang/kernel_cache.h).
+  std::vector<std::pair<std::string, std::string>> inputs;
   bool empty() const { return kernels.empty() && bitcode.empty(); }
 };
 
@@ -34,6 +38,9 @@ struct KernelCompileOptions {
 
 // Compiles `paths` (C++ files) for `target`. Errors: a file that cannot be read, Clang's errors (InvalidArgument,
 // rendered diagnostics), a marked function whose signature xlac cannot call, two kernels for one target.
+// The hash CompileKernelSources records for a file's contents (KernelLibrary::inputs).
+std::string KernelInputHash(std::string_view contents);
+
 absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string>& paths, const TargetInfo& target,
                                                    const KernelCompileOptions& options = {});
 

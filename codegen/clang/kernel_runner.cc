@@ -133,7 +133,7 @@ absl::StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const KernelL
     auto* callee = llvm::cast<llvm::Function>(module->getOrInsertFunction(kernel.symbol, type).getCallee());
     EmitApply(*module, kernel, *callee);
   }
-  XLAC_RETURN_IF_ERROR(LinkKernels(*module, library.bitcode, target));
+  XLAC_RETURN_IF_ERROR(LinkKernels(*module, library.bitcode, target, /*approximate_math=*/false));
   std::string broken;
   llvm::raw_string_ostream broken_os(broken);
   if (llvm::verifyModule(*module, &broken_os)) {

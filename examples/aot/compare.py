@@ -33,6 +33,8 @@ def main():
     parser.add_argument("--example", required=True)
     parser.add_argument("--xla-run", required=True)
     parser.add_argument("--module", required=True)
+    parser.add_argument("--xla-run-arg", action="append", default=[],
+                        help="an extra argument for the interpreter run (e.g. --custom-call-src=FILE)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="xlac_aot_example_")
     try:
@@ -45,7 +47,8 @@ def main():
                 sys.exit(f"unexpected line from the example: {line!r}")
             got[int(m.group(1))] = struct.unpack("<f", struct.pack("<f", float(m.group(2))))[0]
         out_dir = os.path.join(work, "out")
-        subprocess.run([args.xla_run, "--backend=interpreter", args.module, "--input=" + os.path.join(work, "x.npy"),
+        subprocess.run([args.xla_run, "--backend=interpreter", args.module, *args.xla_run_arg,
+                        "--input=" + os.path.join(work, "x.npy"),
                         "--input=" + os.path.join(work, "w.npy"), "--input=" + os.path.join(work, "b.npy"),
                         "--output-dir=" + out_dir], check=True)
         want = read_f32_npy(os.path.join(out_dir, "result_0.npy"))

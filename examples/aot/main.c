@@ -1,4 +1,5 @@
-/* Runs the ahead-of-time compiled examples/aot/mlp.hlo from C.
+/* Runs the ahead-of-time compiled examples/aot/mlp.hlo from C (and, built as custom_call_aot_example, the same
+ * program with a C++ GELU kernel compiled into the object: examples/custom_call/mlp_gelu.hlo).
  *
  * mlp.o and mlp.h come from `xlac --emit=obj` and `xlac --emit=header` (examples/CMakeLists.txt). The header
  * describes the entry's buffer table: how many buffers, their sizes, which one holds each parameter and where the

@@ -120,6 +120,11 @@ struct CompileOptions {
   // call it through XLA's FFI C API; the others go to custom_call_handler. Without a custom_call_handler, every
   // typed-FFI custom call (api_version = 4) must have a library handler, or Compile fails at the call.
   std::vector<std::string> custom_call_libs;
+  // C++ kernels for custom calls (docs/custom_calls.md, xla-run --custom-call-src): files compiled in process by
+  // Clang for `target_cpu` and linked into the program, where an elementwise kernel is inlined into the fused loop
+  // around its call. Clang's errors, and calls that do not match their kernel, fail Compile with InvalidArgument and
+  // `file:line:col: error: ...` diagnostics. With `cache_dir`, a cached kernel library runs no Clang.
+  std::vector<std::string> custom_call_sources;
   // Infeeds run this; without it, a module with an infeed does not compile.
   InfeedHandler infeed_handler;
   // Custom-call targets that are identities (xla-run --custom-call-identity), e.g. PyTorch/XLA's tt.mark_argument:

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "codegen/clang/kernel_cache.h"
 #include "codegen/clang/kernel_compiler.h"
 #include "codegen/clang/kernel_runner.h"
 #include "codegen/jit.h"
@@ -94,6 +95,73 @@ TEST_F(CustomKernelsTest, FingerprintFollowsTheSourceAndItsIncludes) {
   EXPECT_NE(first->fingerprint, changed->fingerprint);
 }
 
+TEST_F(CustomKernelsTest, LibrariesRoundTripThroughTheirSerialization) {
+  absl::StatusOr<KernelLibrary> library = CompileKernelSources({Write("k.cc", kGelu)}, target_);
+  ASSERT_TRUE(library.ok()) << library.status();
+  std::string bytes = SerializeKernelLibrary(*library);
+  absl::StatusOr<KernelLibrary> back = DeserializeKernelLibrary(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(SerializeKernelLibrary(*back), bytes);
+  ASSERT_EQ(back->kernels.size(), library->kernels.size());
+  EXPECT_EQ(back->kernels[1].loc.line_text, library->kernels[1].loc.line_text);
+  EXPECT_EQ(back->inputs, library->inputs);
+  // Buffer kernels too: views, the attribute struct and the sharding rule.
+  absl::StatusOr<KernelLibrary> buffers = CompileKernelSources(
+      {Write("b.cc", R"cc(#include <xlac/custom_call.h>
+                          struct Attrs { double factor; int16_t offset; };
+                          void Scale(xlac::Buffer<const float, 2> x, xlac::Buffer<float, 2> y, const Attrs& a) {
+                            for (int64_t i = 0; i < x.size(); ++i) y[i] = static_cast<float>(a.factor * x[i] + a.offset);
+                          }
+                          XLAC_BUFFER_KERNEL("scale", Scale, XLAC_SHARDING_BATCH_DIMS(0));
+                       )cc")},
+      target_);
+  ASSERT_TRUE(buffers.ok()) << buffers.status();
+  absl::StatusOr<KernelLibrary> buffers_back = DeserializeKernelLibrary(SerializeKernelLibrary(*buffers));
+  ASSERT_TRUE(buffers_back.ok()) << buffers_back.status();
+  EXPECT_EQ(SerializeKernelLibrary(*buffers_back), SerializeKernelLibrary(*buffers));
+  ASSERT_EQ(buffers_back->kernels.size(), 1u);
+  const KernelSignature& scale = buffers_back->kernels[0];
+  EXPECT_EQ(scale.kind, KernelKind::kBuffer);
+  ASSERT_EQ(scale.operands.size(), 1u);
+  EXPECT_EQ(scale.operands[0].rank, 2);
+  ASSERT_EQ(scale.attrs.size(), 2u);
+  EXPECT_EQ(scale.attrs[1].name, "offset");
+  EXPECT_EQ(scale.attrs[1].offset, 8);
+  EXPECT_EQ(scale.sharding, KernelShardingRule::kBatchDims);
+  EXPECT_EQ(scale.batch_dims, std::vector<int64_t>{0});
+  // Truncated or altered entries are errors, never a library.
+  EXPECT_FALSE(DeserializeKernelLibrary(bytes.substr(0, bytes.size() / 2)).ok());
+  EXPECT_FALSE(DeserializeKernelLibrary(bytes + "x").ok());
+  EXPECT_FALSE(DeserializeKernelLibrary("").ok());
+}
+
+TEST_F(CustomKernelsTest, CacheHitsUntilAnIncludedHeaderChanges) {
+  std::string header = Write("scale.h", "constexpr float kScale = 2.0f;\n");
+  std::string source = Write("k.cc", "#include <xlac/custom_call.h>\n#include \"scale.h\"\n"
+                                     "XLAC_ELEMENTWISE(\"s\") float S(float x) { return kScale * x; }\n");
+  CacheOptions cache{(dir_ / "cache").string()};
+  std::string log;
+  absl::StatusOr<KernelLibrary> first = CompileKernelSourcesCached({source}, target_, {}, cache, log);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(log.find("kernel cache: hit"), std::string::npos) << log;
+  // The entry lists what the compilation read: the source, the header and the standard headers, not the built-in one.
+  EXPECT_NE(std::find_if(first->inputs.begin(), first->inputs.end(),
+                         [&](const auto& input) { return input.first == header; }),
+            first->inputs.end());
+  log.clear();
+  absl::StatusOr<KernelLibrary> hit = CompileKernelSourcesCached({source}, target_, {}, cache, log);
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_NE(log.find("kernel cache: hit"), std::string::npos) << log;
+  EXPECT_EQ(hit->fingerprint, first->fingerprint);
+  EXPECT_EQ(hit->bitcode, first->bitcode);
+  std::ofstream(header) << "constexpr float kScale = 3.0f;\n";
+  log.clear();
+  absl::StatusOr<KernelLibrary> changed = CompileKernelSourcesCached({source}, target_, {}, cache, log);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_NE(log.find("scale.h changed since the entry was written"), std::string::npos) << log;
+  EXPECT_NE(changed->fingerprint, first->fingerprint);
+}
+
 TEST_F(CustomKernelsTest, ClangErrorsAreRenderedWithLocationAndCaret) {
   std::string path = Write("bad.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\")\nfloat F(float x) { "
                                      "return x + y; }\n");
@@ -174,6 +242,9 @@ ENTRY e {
             std::string::npos);
 }
 
+// Exact mode: the kernel's own arithmetic and libm calls, bit for bit what the interpreter computes with the same
+// compiled kernel. Default mode: the kernel's libm calls become the program's inlined approximations (no call is left
+// in the fused loop, which vectorizes), within the approximations' documented bounds.
 TEST_F(CustomKernelsTest, CompiledProgramInlinesKernelsAndMatchesTheInterpreter) {
   absl::StatusOr<KernelLibrary> library = CompileKernelSources({Write("k.cc", kGelu)}, target_);
   ASSERT_TRUE(library.ok()) << library.status();
@@ -181,17 +252,6 @@ TEST_F(CustomKernelsTest, CompiledProgramInlinesKernelsAndMatchesTheInterpreter)
   ASSERT_NE(module, nullptr);
   DiagnosticEngine diags;
   ASSERT_TRUE(BindCustomKernels(*module, library->kernels, diags).ok());
-
-  JitOptions options;
-  options.keep_llvm_ir = true;
-  options.compile.kernel_bitcode = std::make_shared<const std::string>(library->bitcode);
-  options.compile.kernel_fingerprint = library->fingerprint;
-  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
-  ASSERT_TRUE(exe.ok()) << exe.status();
-  // Inlined: no call of a kernel is left in the optimized program.
-  EXPECT_EQ((*exe)->llvm_ir().find("call float @xlac.kernel"), std::string::npos);
-  EXPECT_EQ((*exe)->llvm_ir().find("define internal float @xlac.kernel"), std::string::npos);
-
   std::vector<Literal> args;
   for (int p = 0; p < 2; ++p) {
     Literal arg(module->entry_computation()->parameter(p)->shape());
@@ -199,25 +259,40 @@ TEST_F(CustomKernelsTest, CompiledProgramInlinesKernelsAndMatchesTheInterpreter)
     for (int64_t i = 0; i < arg.element_count(); ++i) data[i] = static_cast<float>((i * 37 + p * 11) % 200 - 100) / 25;
     args.push_back(std::move(arg));
   }
-  absl::StatusOr<std::vector<Literal>> got = (*exe)->Run(args);
-  ASSERT_TRUE(got.ok()) << got.status();
-
   absl::StatusOr<std::unique_ptr<KernelRunner>> runner = KernelRunner::Create(*library, target_);
   ASSERT_TRUE(runner.ok()) << runner.status();
   interp::InterpreterOptions interp_options;
   interp_options.elementwise_kernels = &(*runner)->elementwise();
   absl::StatusOr<std::vector<Literal>> want = interp::Evaluate(*module, {args}, interp_options);
   ASSERT_TRUE(want.ok()) << want.status();
-  ASSERT_EQ(got->size(), 1u);
-  // Exactly the kernel's own arithmetic on both sides (no contraction, libm's tanh in both).
-  EXPECT_EQ(DescribeDifference((*want)[0], (*got)[0]), "");
-  // And what the kernel computes: gelu(x) * 0.5 + 1 + y.
-  const float* x = reinterpret_cast<const float*>(args[0].raw_data());
-  const float* y = reinterpret_cast<const float*>(args[1].raw_data());
-  const float* r = reinterpret_cast<const float*>((*got)[0].raw_data());
-  for (int64_t i : {int64_t{0}, int64_t{17}, int64_t{3999}}) {
-    float gelu = 0.5f * x[i] * (1.0f + std::tanh(0.7978845608f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
-    EXPECT_NEAR(r[i], gelu * 0.5f + 1.0f + y[i], 1e-5f) << i;
+
+  for (bool exact : {true, false}) {
+    SCOPED_TRACE(exact ? "exact" : "default");
+    JitOptions options;
+    options.keep_llvm_ir = true;
+    options.compile.exact = exact;
+    options.compile.kernel_bitcode = std::make_shared<const std::string>(library->bitcode);
+    options.compile.kernel_fingerprint = library->fingerprint;
+    absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    const std::string& ir = (*exe)->llvm_ir();
+    // Inlined: no call of a kernel, and no kernel function, is left in the optimized program.
+    EXPECT_EQ(ir.find("@xlac.kernel."), std::string::npos);
+    // libm stays in exact mode only.
+    const bool calls_tanh = ir.find("@tanhf(") != std::string::npos || ir.find("@llvm.tanh.") != std::string::npos;
+    EXPECT_EQ(calls_tanh, exact);
+    absl::StatusOr<std::vector<Literal>> got = (*exe)->Run(args);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), 1u);
+    EXPECT_EQ(DescribeDifference((*want)[0], (*got)[0], /*tolerant=*/!exact), "");
+    // And what the kernel computes: gelu(x) * 0.5 + 1 + y.
+    const float* x = reinterpret_cast<const float*>(args[0].raw_data());
+    const float* y = reinterpret_cast<const float*>(args[1].raw_data());
+    const float* r = reinterpret_cast<const float*>((*got)[0].raw_data());
+    for (int64_t i : {int64_t{0}, int64_t{17}, int64_t{3999}}) {
+      float gelu = 0.5f * x[i] * (1.0f + std::tanh(0.7978845608f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+      EXPECT_NEAR(r[i], gelu * 0.5f + 1.0f + y[i], 1e-5f) << i;
+    }
   }
 }
 

@@ -13,7 +13,10 @@ std::unique_ptr<ToolKernels> CompileToolKernels(const ToolKernelOptions& options
     err << "error: " << target.status().message() << "\n";
     return nullptr;
   }
-  absl::StatusOr<codegen::KernelLibrary> library = codegen::CompileKernelSources(options.sources, *target);
+  std::string log;
+  absl::StatusOr<codegen::KernelLibrary> library =
+      codegen::CompileKernelSourcesCached(options.sources, *target, {}, options.cache, log);
+  if (options.cache_log != nullptr) *options.cache_log += log;
   if (!library.ok()) {
     // Clang's diagnostics already read `file:line:col: error: ...`.
     std::string message(library.status().message());

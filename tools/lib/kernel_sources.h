@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/clang/kernel_cache.h"
 #include "codegen/clang/kernel_compiler.h"
 #include "codegen/clang/kernel_runner.h"
 #include "ir/diagnostics.h"
@@ -26,6 +27,9 @@ struct ToolKernelOptions {
   std::vector<std::string> sources;  // --custom-call-src, in order
   std::string target_cpu = "host";   // the program's CPU: the kernels are compiled for the same one
   bool with_runner = false;          // also JIT the kernels for the interpreter
+  // The compilation cache (--cache-dir): a hit runs no Clang (codegen/clang/kernel_cache.h). Empty dir: none.
+  codegen::CacheOptions cache;
+  std::string* cache_log = nullptr;  // receives the cache's notes when not null
 };
 
 // Compiles the sources (and, with_runner, JITs them for the interpreter). On error writes Clang's

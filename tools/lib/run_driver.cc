@@ -512,8 +512,14 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
               std::ostream& err, MpiProcesses* mpi) {
   if (options.custom_call_sources.empty()) return RunModuleWithKernels(options, input_name, text, out, err, mpi);
   // The kernels are compiled before the program is read: a C++ error stops the run before anything else happens.
-  std::unique_ptr<ToolKernels> kernels =
-      CompileToolKernels(ToolKernelOptions{options.custom_call_sources, "host", /*with_runner=*/true}, err);
+  // The interpreter runs them only when it runs at all: JIT-compiling them for it is skipped otherwise.
+  ToolKernelOptions kernel_options{options.custom_call_sources, "host",
+                                   options.backend == "interpreter" || !options.check_against.empty()};
+  kernel_options.cache = {options.cache_dir, options.cache_readonly, options.cache_max_bytes};
+  std::string cache_log;
+  kernel_options.cache_log = &cache_log;
+  std::unique_ptr<ToolKernels> kernels = CompileToolKernels(kernel_options, err);
+  if (options.explain_cache) err << cache_log;
   if (kernels == nullptr) return 1;
   RunOptions with_kernels = options;
   with_kernels.kernels = kernels.get();

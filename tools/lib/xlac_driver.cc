@@ -25,13 +25,13 @@
 #include "ir/status_macros.h"
 #include "passes/annotation_custom_calls.h"
 #include "tools/lib/custom_call_libs.h"
+#include "tools/lib/kernel_sources.h"
 #include "passes/spmd/tiling.h"
 #include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
 #include "passes/verifier.h"
 #include "tools/lib/observe_flags.h"
 #include "tools/lib/spmd_driver.h"
-#include "tools/lib/kernel_sources.h"
 
 namespace xlac {
 namespace {
@@ -62,14 +62,14 @@ OPTIONS:
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
-  --custom-call-src=<file.cc>
-                         C++ kernels for custom calls (docs/custom_calls.md), compiled in process by Clang for
-                         --target-cpu and linked into the output: the object runs them with no other library
-                         (repeatable)
   --custom-call-lib=<lib.so>[:<target>=<symbol>,...]
                          XLA FFI handler library (docs/custom_calls.md): checks that every typed-FFI custom call
                          has a handler in one of the libraries (repeatable); the host that runs the object
                          installs the handlers
+  --custom-call-src=<file.cc>
+                         C++ kernels for custom calls (docs/custom_calls.md), compiled in process by Clang for
+                         --target-cpu and linked into the output: the object runs them with no other library
+                         (repeatable)
   --custom-call-identity=<T1,T2,...>
                          Custom-calls with these targets are identities (one operand, result of its shape;
                          otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable
@@ -337,8 +337,9 @@ int64_t CountCollectives(const Module& module) {
 int RunXlac(const XlacOptions& options, std::string_view input_name, std::string_view input, std::string& output,
             std::ostream& err) {
   // C++ kernels first: a Clang error stops before the module is read.
-  std::unique_ptr<ToolKernels> kernels =
-      CompileToolKernels(ToolKernelOptions{options.custom_call_sources, options.target_cpu}, err);
+  ToolKernelOptions kernel_options{options.custom_call_sources, options.target_cpu};
+  kernel_options.cache = {options.cache_dir, options.cache_readonly, options.cache_max_bytes};
+  std::unique_ptr<ToolKernels> kernels = CompileToolKernels(kernel_options, err);
   if (kernels == nullptr) return 1;
   SourceFile file(std::string(input_name), input);
   DiagnosticEngine diags;
@@ -357,7 +358,6 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     err << rewrite_diags.Render(file);
     return 1;
   }
-  if (!options.custom_call_sources.empty() && !BindToolKernels(*kernels, *module, file, err)) return 1;
   // --custom-call-lib: the compiled code calls whatever handler its host installs, so xlac only checks that the
   // libraries have a handler for every typed-FFI custom call.
   if (!options.custom_call_libs.empty()) {
@@ -365,6 +365,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     if (!LoadCustomCallLibs("xlac", options.custom_call_libs, libs, err)) return 1;
     if (!CheckCustomCallLibs(*module, libs.get(), file, err)) return 1;
   }
+  if (!options.custom_call_sources.empty() && !BindToolKernels(*kernels, *module, file, err)) return 1;
   std::unique_ptr<Module> global = module->Clone();
   SpmdReport spmd_report;
   bool partitioned = false;

@@ -297,6 +297,20 @@ def _library_paths(paths):
     return out
 
 
+def _source_paths(paths):
+    """custom_call_sources as a list of strings: C++ file paths (str or os.PathLike)."""
+    if paths is None:
+        return []
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    out = []
+    for path in paths:
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise TypeError(f"custom_call_sources takes C++ file paths, got {path!r}")
+        out.append(os.fspath(path))
+    return out
+
+
 def compile(  # noqa: A001 - xlac.compile is the API's name
     text,
     *,
@@ -317,6 +331,7 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     mpi=False,
     custom_call_identity=(),
     custom_call_libs=(),
+    custom_call_sources=(),
 ):
     """Compiles HLO or StableHLO text into an Executable (xlac::Executable::Compile; options as in include/xlac/jit.h).
 
@@ -350,6 +365,11 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
     backend_config as attributes. A typed-FFI custom call no library provides is a CompileError at the call; a
     handler's error raises RuntimeError naming the call and its location.
 
+    custom_call_sources: C++ files of kernels for custom calls (docs/custom_calls.md, "C++ kernels compiled with
+    Clang"; xla-run --custom-call-src), compiled in process by Clang for target_cpu and linked into the program: an
+    XLAC_ELEMENTWISE kernel is inlined into the fused loop around its call. Clang's errors and calls that do not
+    match their kernel raise CompileError with file:line:col diagnostics.
+
     Raises CompileError (a ValueError) with file:line:col diagnostics for modules that do not parse, verify or
     partition, and UnimplementedError (a NotImplementedError) for what xlac does not support yet.
     """
@@ -375,6 +395,7 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
         mpi=bool(mpi),
         custom_call_identity=_target_names(custom_call_identity),
         custom_call_libs=_library_paths(custom_call_libs),
+        custom_call_sources=_source_paths(custom_call_sources),
     )
     return Executable(impl)
 
@@ -470,14 +491,15 @@ def interpret(
     source_name="<text>",
     custom_call_identity=(),
     custom_call_libs=(),
+    custom_call_sources=(),
 ):
     """Runs HLO or StableHLO text on the reference interpreter, with Executable's argument and result conventions.
 
     A sharded module on several partitions is partitioned as compile() does (each emulated device evaluates its
     shard program); partition=False evaluates the unpartitioned module on every device. Results are device 0's
     (partitioned: assembled from replica 0's partitions). seed: values of rng ops and of elided `{...}` constants.
-    custom_call_identity, custom_call_libs: as compile()'s, so both run the same program (the interpreter calls the
-    same XLA FFI handlers).
+    custom_call_identity, custom_call_libs, custom_call_sources: as compile()'s, so both run the same program (the
+    interpreter calls the same XLA FFI handlers and runs the same compiled C++ kernels).
     """
     program = _xlac._InterpreterProgram(
         _text(text),
@@ -489,5 +511,6 @@ def interpret(
         seed=_nonnegative("seed", seed),
         custom_call_identity=_target_names(custom_call_identity),
         custom_call_libs=_library_paths(custom_call_libs),
+        custom_call_sources=_source_paths(custom_call_sources),
     )
     return _run(program, _infos(program.parameters), _infos(program.results), program.root_is_tuple, args)
