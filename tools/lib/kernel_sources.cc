@@ -1,6 +1,8 @@
 #include "tools/lib/kernel_sources.h"
 
 #include "codegen/target.h"
+#include "fmt/format.h"
+#include "ir/kernel_calls.h"
 #include "passes/custom_kernels.h"
 
 namespace xlac {
@@ -41,6 +43,29 @@ bool BindToolKernels(const ToolKernels& kernels, Module& module, const SourceFil
   absl::StatusOr<bool> bound = BindCustomKernels(module, kernels.library.kernels, diags, nullptr, &file);
   if (bound.ok()) return true;
   if (!diags.has_errors()) diags.Error(SourceLoc{}, std::string(bound.status().message()));
+  err << diags.Render(file);
+  return false;
+}
+
+bool ReportMissingKernels(const ToolKernels& kernels, const Module& module, const SourceFile& file,
+                          const std::function<bool(std::string_view target)>& handled, std::ostream& err) {
+  std::string implemented;
+  for (const KernelSignature& kernel : kernels.library.kernels) {
+    implemented += fmt::format("{}\"{}\"", implemented.empty() ? "" : ", ", kernel.target);
+  }
+  DiagnosticEngine diags;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kCustomCall || !KernelSymbol(*inst).empty()) continue;
+      const std::string_view target = inst->StringAttr("custom_call_target");
+      if (handled(target)) continue;
+      diags.Error(inst->loc(), fmt::format("custom call {} targets \"{}\", which no kernel of --custom-call-src "
+                                           "implements (the kernels implement {})",
+                                           inst->name(), std::string(target),
+                                           implemented.empty() ? "no target" : implemented));
+    }
+  }
+  if (!diags.has_errors()) return true;
   err << diags.Render(file);
   return false;
 }

@@ -2,6 +2,7 @@
 // for the program's target, bind the program's custom calls to them, and keep what the JIT and the interpreter need.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -39,5 +40,12 @@ std::unique_ptr<ToolKernels> CompileToolKernels(const ToolKernelOptions& options
 // Binds `module`'s custom calls to the kernels (passes/custom_kernels.h). On a mismatch writes the error at the call
 // (against `file`) with a note at the kernel's declaration to `err` and returns false.
 bool BindToolKernels(const ToolKernels& kernels, Module& module, const SourceFile& file, std::ostream& err);
+
+// After binding: every custom call that no kernel implements and `handled` does not accept either (the tool's
+// other handlers: checks, XLA FFI libraries, built-in targets) is an error at the call naming the kernels the files
+// do implement, written to `err`; returns false if there was one. Called only with --custom-call-src given, where
+// an unimplemented target most likely means a kernel is missing or misnamed.
+bool ReportMissingKernels(const ToolKernels& kernels, const Module& module, const SourceFile& file,
+                          const std::function<bool(std::string_view target)>& handled, std::ostream& err);
 
 }  // namespace xlac

@@ -599,6 +599,19 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   }
   // Custom calls that --custom-call-src kernels implement become elementwise ops, before the module is split.
   if (options.kernels != nullptr && !BindToolKernels(*options.kernels, *module, file, err)) return 1;
+  // The compiled program runs nothing else for a custom call than a kernel, a check, an XLA FFI handler or a target
+  // it knows: with kernel files given, any other target is reported as a kernel they lack.
+  if (options.kernels != nullptr && options.backend == "jit" &&
+      !ReportMissingKernels(
+          *options.kernels, *module, file,
+          [&](std::string_view target) {
+            return harness::IsCheckTarget(target) || IsShardingIdentityTarget(target) ||
+                   IsShardMapBoundaryTarget(target) || codegen::IsBuiltinCustomCallTarget(target) ||
+                   (options.ffi_libs != nullptr && options.ffi_libs->Has(target));
+          },
+          err)) {
+    return 1;
+  }
   // Elided `{...}` constants get the interpreter's seeded values up front, so every backend computes with the
   // same numbers (and --check-against compares like with like).
   for (const auto& comp : module->computations()) {
