@@ -43,3 +43,10 @@ void CumSum(xlac::Buffer<const double> x, xlac::Buffer<double> out) {
   for (int64_t i = 0; i < x.size(); ++i) out[i] = sum += x[i];
 }
 XLAC_BUFFER_KERNEL("test.cumsum", CumSum);
+
+// Declared elementwise: each result element depends on the operand element at its index only, so any sharding runs
+// per shard.
+void Triple(xlac::Buffer<const float> x, xlac::Buffer<float> out) {
+  for (int64_t i = 0; i < x.size(); ++i) out[i] = 3.0f * x[i];
+}
+XLAC_BUFFER_KERNEL("test.triple", Triple, XLAC_SHARDING_ELEMENTWISE);
