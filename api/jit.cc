@@ -300,7 +300,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
       !ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) ||
       !VerifyModule(*module, diags) ||
       !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags) ||
-      (kernels.has_value() && !BindCustomKernels(*module, kernels->kernels, diags).ok())) {
+      (kernels.has_value() && !BindCustomKernels(*module, kernels->kernels, diags, nullptr, &file).ok())) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
     return absl::InvalidArgumentError(diags.Render(file));
   }
