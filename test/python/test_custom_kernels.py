@@ -81,7 +81,8 @@ def test_sources_must_be_paths():
 
 def test_neuron_gelu_example_matches_the_interpreter():
     """examples/custom_call: torch-neuronx's GELU custom call with its C++ kernel, compiled and interpreted."""
-    root = os.environ.get("XLAC_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    here = os.path.abspath(__file__)
+    root = os.environ.get("XLAC_SOURCE_DIR") or os.path.dirname(os.path.dirname(os.path.dirname(here)))
     example = os.path.join(root, "examples", "custom_call")
     text = open(os.path.join(example, "mlp_gelu.hlo")).read()
     kernels = [os.path.join(example, "neuron_gelu.cc")]
