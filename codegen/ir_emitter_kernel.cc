@@ -150,8 +150,8 @@ absl::Status IrEmitter::EmitBufferKernelCall(const Instruction& inst) {
                   llvm::MDBuilder(ctx()).createUnlikelyBranchWeights());
   b_.SetInsertPoint(fail);
   // Terminated even when the kernel filled its whole capacity.
-  b_.CreateStore(b_.getInt8(0), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), message,
-                                                               prefix_bytes + kKernelMessageBytes - 1));
+  b_.CreateStore(b_.getInt8(0),
+                 b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), message, prefix_bytes + kKernelMessageBytes - 1));
   llvm::Value* text = b_.CreateGlobalString(prefix, "kernel.call");
   b_.CreateMemCpy(message, llvm::MaybeAlign(1), text, llvm::MaybeAlign(1), I64(prefix_bytes));
   llvm::FunctionCallee set_error =

@@ -50,8 +50,8 @@ std::string KernelAttrBytes(const Instruction& inst) {
 std::string_view KernelSite(const Instruction& inst) { return FrontendAttribute(inst, kKernelSiteAttr); }
 
 std::string DescribeKernelCall(const Instruction& inst) {
-  std::string out = "custom call '" + inst.name() + "' (target '" + std::string(inst.StringAttr("custom_call_target")) +
-                    "')";
+  std::string out =
+      "custom call '" + inst.name() + "' (target '" + std::string(inst.StringAttr("custom_call_target")) + "')";
   if (std::string_view site = KernelSite(inst); !site.empty()) out += " at " + std::string(site);
   return out;
 }

@@ -41,9 +41,10 @@ std::optional<std::string> ElementwiseMismatch(const Instruction& call, const Ke
                          PrimitiveTypeName(kernel.operand_types[i]), Signature(kernel));
     }
     if (shape.rank() != 0 && shape.dimensions != call.shape().dimensions) {
-      return fmt::format("operand {} of custom call {} is {}, but an elementwise kernel's operands have the "
-                         "result's dimensions ({}) or rank 0",
-                         i, call.name(), ShapeToString(shape, false), ShapeToString(call.shape(), false));
+      return fmt::format(
+          "operand {} of custom call {} is {}, but an elementwise kernel's operands have the "
+          "result's dimensions ({}) or rank 0",
+          i, call.name(), ShapeToString(shape, false), ShapeToString(call.shape(), false));
     }
     if (!shape.IsStatic()) return fmt::format("operand {} of custom call {} has dynamic dimensions", i, call.name());
   }
@@ -115,8 +116,8 @@ std::optional<Mismatch> BufferMismatch(const Instruction& call, const KernelSign
                     fmt::format("the kernel {} for \"{}\" is declared here", kernel.function, kernel.target)};
   };
   auto at_param = [&](std::string message, const KernelBufferParam& p) {
-    return Mismatch{std::move(message), &p.loc, fmt::format("parameter '{}' of {} is declared here", p.name,
-                                                            kernel.function)};
+    return Mismatch{std::move(message), &p.loc,
+                    fmt::format("parameter '{}' of {} is declared here", p.name, kernel.function)};
   };
   if (call.operand_count() != static_cast<int64_t>(kernel.operands.size())) {
     return at_kernel(fmt::format("custom call {} has {} operand(s), but the buffer kernel {} for \"{}\" takes {}: {}",
@@ -125,17 +126,18 @@ std::optional<Mismatch> BufferMismatch(const Instruction& call, const KernelSign
   }
   const std::vector<const Shape*> results = ResultLeaves(call.shape());
   if (results.size() != kernel.results.size()) {
-    return at_kernel(fmt::format("custom call {} has {} result(s) ({}), but the buffer kernel {} for \"{}\" writes {}: "
-                                 "{}",
-                                 call.name(), results.size(), ShapeToString(call.shape(), false), kernel.function,
-                                 target, kernel.results.size(), BufferSignature(kernel)));
+    return at_kernel(
+        fmt::format("custom call {} has {} result(s) ({}), but the buffer kernel {} for \"{}\" writes {}: "
+                    "{}",
+                    call.name(), results.size(), ShapeToString(call.shape(), false), kernel.function, target,
+                    kernel.results.size(), BufferSignature(kernel)));
   }
   auto check = [&](const Shape& shape, const KernelBufferParam& p, const std::string& what) -> std::optional<Mismatch> {
     if (!shape.IsArray()) {
-      return at_param(fmt::format("{} of custom call {} is {}, but the kernel {} for \"{}\" takes an array there: {}",
-                                  what, call.name(), ShapeToString(shape, false), kernel.function, target,
-                                  BufferSignature(kernel)),
-                      p);
+      return at_param(
+          fmt::format("{} of custom call {} is {}, but the kernel {} for \"{}\" takes an array there: {}", what,
+                      call.name(), ShapeToString(shape, false), kernel.function, target, BufferSignature(kernel)),
+          p);
     }
     if (shape.element_type != p.type) {
       return at_param(fmt::format("{} of custom call {} is {}, but the kernel {} for \"{}\" takes {} there: {}", what,
@@ -146,8 +148,8 @@ std::optional<Mismatch> BufferMismatch(const Instruction& call, const KernelSign
     if (p.rank >= 0 && shape.rank() != p.rank) {
       return at_param(fmt::format("{} of custom call {} is {}, of rank {}, but the kernel {} for \"{}\" takes rank {} "
                                   "there: {}",
-                                  what, call.name(), ShapeToString(shape, false), shape.rank(), kernel.function,
-                                  target, p.rank, BufferSignature(kernel)),
+                                  what, call.name(), ShapeToString(shape, false), shape.rank(), kernel.function, target,
+                                  p.rank, BufferSignature(kernel)),
                       p);
     }
     if (!shape.IsStatic()) {
@@ -173,22 +175,23 @@ std::optional<Mismatch> BufferMismatch(const Instruction& call, const KernelSign
     for (const auto& [what, shape] : all) {
       for (int64_t d : kernel.batch_dims) {
         if (d >= shape->rank() || d >= first.rank() || shape->dimensions[d] != first.dimensions[d]) {
-          return at_kernel(fmt::format("{} of custom call {} is {}, but the kernel {} for \"{}\" declares batch "
-                                       "dimensions {{{}}}, which every operand and result has with the sizes of {} "
-                                       "({})",
-                                       what, call.name(), ShapeToString(*shape, false), kernel.function, target,
-                                       fmt::join(kernel.batch_dims, ","), all.front().first,
-                                       ShapeToString(first, false)));
+          return at_kernel(
+              fmt::format("{} of custom call {} is {}, but the kernel {} for \"{}\" declares batch "
+                          "dimensions {{{}}}, which every operand and result has with the sizes of {} "
+                          "({})",
+                          what, call.name(), ShapeToString(*shape, false), kernel.function, target,
+                          fmt::join(kernel.batch_dims, ","), all.front().first, ShapeToString(first, false)));
         }
       }
     }
   } else if (kernel.sharding == KernelShardingRule::kElementwise) {
     for (const auto& [what, shape] : all) {
       if (shape->dimensions != all.front().second->dimensions) {
-        return at_kernel(fmt::format("{} of custom call {} is {}, but the kernel {} for \"{}\" is declared "
-                                     "elementwise, so every operand and result has the dimensions of {} ({})",
-                                     what, call.name(), ShapeToString(*shape, false), kernel.function, target,
-                                     all.front().first, ShapeToString(*all.front().second, false)));
+        return at_kernel(
+            fmt::format("{} of custom call {} is {}, but the kernel {} for \"{}\" is declared "
+                        "elementwise, so every operand and result has the dimensions of {} ({})",
+                        what, call.name(), ShapeToString(*shape, false), kernel.function, target, all.front().first,
+                        ShapeToString(*all.front().second, false)));
       }
     }
   }
@@ -255,15 +258,15 @@ absl::StatusOr<bool> BindCustomKernels(Module& module, const std::vector<KernelS
         std::optional<std::string> bytes =
             mismatch ? std::optional<std::string>("") : FillKernelAttrs(kernel, config, inst->name(), problem);
         if (!bytes) {
-          mismatch = problem.field != nullptr
-                         ? Mismatch{problem.message, &problem.field->loc,
-                                    fmt::format("attribute '{}' of {} is declared here", problem.field->name,
-                                                kernel.function)}
-                         : Mismatch{problem.message, kernel.attrs_size > 0 ? &kernel.attrs_loc : &kernel.loc,
-                                    kernel.attrs_size > 0
-                                        ? fmt::format("the attributes of {} are declared here", kernel.function)
-                                        : fmt::format("the kernel {} for \"{}\" is declared here", kernel.function,
-                                                      kernel.target)};
+          mismatch =
+              problem.field != nullptr
+                  ? Mismatch{problem.message, &problem.field->loc,
+                             fmt::format("attribute '{}' of {} is declared here", problem.field->name, kernel.function)}
+                  : Mismatch{
+                        problem.message, kernel.attrs_size > 0 ? &kernel.attrs_loc : &kernel.loc,
+                        kernel.attrs_size > 0
+                            ? fmt::format("the attributes of {} are declared here", kernel.function)
+                            : fmt::format("the kernel {} for \"{}\" is declared here", kernel.function, kernel.target)};
         } else {
           attr_bytes = *std::move(bytes);
         }

@@ -59,7 +59,7 @@ struct KernelAttrField {
 struct KernelSignature {
   std::string target;  // the custom_call_target it implements
   KernelKind kind = KernelKind::kElementwise;
-  std::string symbol;  // the LLVM symbol of the function in the compiled kernel module
+  std::string symbol;    // the LLVM symbol of the function in the compiled kernel module
   std::string function;  // the C++ name, for messages
   // kElementwise: the scalar parameter and result types.
   std::vector<PrimitiveType> operand_types;

@@ -64,8 +64,7 @@ absl::StatusOr<KernelSourceLoc> ReadLoc(Reader& r) {
   XLAC_ASSIGN_OR_RETURN(auto line, r.NextInt());
   XLAC_ASSIGN_OR_RETURN(auto col, r.NextInt());
   XLAC_ASSIGN_OR_RETURN(auto line_text, r.Next());
-  return KernelSourceLoc{std::move(file), static_cast<int32_t>(line), static_cast<int32_t>(col),
-                         std::move(line_text)};
+  return KernelSourceLoc{std::move(file), static_cast<int32_t>(line), static_cast<int32_t>(col), std::move(line_text)};
 }
 
 // A count no entry xlac wrote exceeds: anything larger is corruption, not a reason to allocate.

@@ -1,7 +1,5 @@
 #include "codegen/clang/kernel_compiler.h"
 
-#include "codegen/clang/kernel_finder.h"
-
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -16,6 +14,7 @@
 #include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Frontend/Utils.h"
+#include "codegen/clang/kernel_finder.h"
 #include "fmt/format.h"
 #include "ir/kernel_calls.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -95,9 +94,21 @@ absl::StatusOr<CompiledFile> CompileOne(const std::string& path, const TargetInf
   auto files = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(llvm::vfs::getRealFileSystem());
   files->pushOverlay(memory);
 
-  std::vector<std::string> args = {XLAC_CLANG_EXECUTABLE, "-x", "c++", "-std=c++20", "-O2", "-fno-exceptions",
-                                   "-fno-rtti", "-fno-math-errno", "-ffp-contract=off", "-target", target.triple,
-                                   "-resource-dir", XLAC_CLANG_RESOURCE_DIR, "-isystem", kBuiltinIncludeDir};
+  std::vector<std::string> args = {XLAC_CLANG_EXECUTABLE,
+                                   "-x",
+                                   "c++",
+                                   "-std=c++20",
+                                   "-O2",
+                                   "-fno-exceptions",
+                                   "-fno-rtti",
+                                   "-fno-math-errno",
+                                   "-ffp-contract=off",
+                                   "-target",
+                                   target.triple,
+                                   "-resource-dir",
+                                   XLAC_CLANG_RESOURCE_DIR,
+                                   "-isystem",
+                                   kBuiltinIncludeDir};
   for (const std::string& dir : options.include_dirs) args.push_back("-I" + dir);
   for (const std::string& define : options.defines) args.push_back("-D" + define);
   args.insert(args.end(), {"-c", path});
@@ -157,8 +168,8 @@ absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string
   if (paths.empty()) return library;
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> linked;
-  std::string fingerprint_input = fmt::format("{}\n{}\n{}\n{}\n", clang::getClangFullVersion(), target.triple,
-                                              target.cpu, target.features);
+  std::string fingerprint_input =
+      fmt::format("{}\n{}\n{}\n{}\n", clang::getClangFullVersion(), target.triple, target.cpu, target.features);
   for (const std::string& dir : options.include_dirs) fingerprint_input += "-I" + dir + "\n";
   for (const std::string& define : options.defines) fingerprint_input += "-D" + define + "\n";
   std::map<std::string, const KernelSignature*> by_target;
@@ -176,10 +187,10 @@ absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string
       }
       for (const KernelSignature& other : library.kernels) {
         if (other.target == sig.target) {
-          return absl::InvalidArgumentError(fmt::format(
-              "{}:{}:{}: error: a second kernel for custom-call target \"{}\": {}\n{}", sig.loc.file, sig.loc.line,
-              sig.loc.col, sig.target, sig.function,
-              RenderKernelNote(other.loc, fmt::format("the first, {}, is declared here", other.function))));
+          return absl::InvalidArgumentError(
+              fmt::format("{}:{}:{}: error: a second kernel for custom-call target \"{}\": {}\n{}", sig.loc.file,
+                          sig.loc.line, sig.loc.col, sig.target, sig.function,
+                          RenderKernelNote(other.loc, fmt::format("the first, {}, is declared here", other.function))));
         }
       }
       fn->setName(sig.symbol);

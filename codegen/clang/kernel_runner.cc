@@ -137,9 +137,10 @@ absl::StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const KernelL
   std::string broken;
   llvm::raw_string_ostream broken_os(broken);
   if (llvm::verifyModule(*module, &broken_os)) {
-    return absl::InternalError("the kernel runner's module does not verify (a kernel's IR type differs from its "
-                               "signature?): " +
-                               broken);
+    return absl::InternalError(
+        "the kernel runner's module does not verify (a kernel's IR type differs from its "
+        "signature?): " +
+        broken);
   }
   OptimizeModule(*module, *tm, 2);
 
@@ -153,8 +154,8 @@ absl::StatusOr<std::unique_ptr<KernelRunner>> KernelRunner::Create(const KernelL
   if (!jit) return absl::InternalError("cannot create the kernel JIT: " + ToString(jit.takeError()));
   runner->jit_ = std::move(*jit);
   // Kernels call libm and the C library: they come from the process.
-  auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      runner->jit_->getDataLayout().getGlobalPrefix());
+  auto generator =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(runner->jit_->getDataLayout().getGlobalPrefix());
   if (!generator) return absl::InternalError("cannot search the process: " + ToString(generator.takeError()));
   runner->jit_->getMainJITDylib().addGenerator(std::move(*generator));
   if (llvm::Error error =

@@ -1,11 +1,11 @@
 // Custom calls bound to C++ kernels: the interpreter runs the kernel's own compiled function over the operands'
 // elements (elementwise kernels) or buffers (buffer kernels, whose frame it builds from the literals, row-major as
 // the kernels expect), so the oracle and the program compute the kernel with the same code.
+#include <cstring>
+
 #include "include/xlac/custom_call.h"
 #include "ir/kernel_calls.h"
 #include "runtime/interpreter/internal.h"
-
-#include <cstring>
 
 namespace xlac::interp {
 
@@ -76,8 +76,13 @@ absl::StatusOr<Literal> EvalBufferKernel(const Instruction& inst, Operands opera
   }
   std::memcpy(attr_data, attrs.data(), attrs.size());
   char message[512] = {};
-  XlacKernelFrame frame{in.data(), static_cast<int64_t>(in.size()), out.data(),     static_cast<int64_t>(out.size()),
-                        attrs.empty() ? nullptr : attr_data, message, sizeof(message) - 1};
+  XlacKernelFrame frame{in.data(),
+                        static_cast<int64_t>(in.size()),
+                        out.data(),
+                        static_cast<int64_t>(out.size()),
+                        attrs.empty() ? nullptr : attr_data,
+                        message,
+                        sizeof(message) - 1};
   if (it->second(&frame) != 0) {
     return absl::AbortedError(fmt::format("{} failed: {}", DescribeKernelCall(inst), message));
   }

@@ -1,6 +1,8 @@
 // C++ custom-call kernels: Clang compiles them in process (codegen/clang/kernel_compiler.h), the bind pass checks
 // calls against their signatures (passes/custom_kernels.h), compiled programs inline them into fused loops, and the
 // interpreter runs the same compiled function (codegen/clang/kernel_runner.h).
+#include "passes/custom_kernels.h"
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +13,6 @@
 #include "codegen/jit.h"
 #include "codegen_test_util.h"
 #include "ir/kernel_calls.h"
-#include "passes/custom_kernels.h"
 #include "runtime/interpreter/interpreter.h"
 
 namespace xlac::codegen::testing {
@@ -20,9 +21,8 @@ namespace {
 class CustomKernelsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("xlac_kernels_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("xlac_kernels_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     absl::StatusOr<TargetInfo> target = ResolveTarget(TargetOptions{});
     ASSERT_TRUE(target.ok()) << target.status();
@@ -72,8 +72,9 @@ TEST_F(CustomKernelsTest, ReadsSignaturesFromTheAst) {
   EXPECT_EQ(gelu.result_type, PrimitiveType::kF32);
   EXPECT_EQ(gelu.loc.line, 6);
   EXPECT_EQ(gelu.loc.col, 7);
-  EXPECT_EQ(gelu.loc.line_text, "float Gelu(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + "
-                                "0.044715f * x * x * x))); }");
+  EXPECT_EQ(gelu.loc.line_text,
+            "float Gelu(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + "
+            "0.044715f * x * x * x))); }");
   const KernelSignature& isneg = library->kernels[2];
   EXPECT_EQ(isneg.operand_types, (std::vector<PrimitiveType>{PrimitiveType::kF64}));
   EXPECT_EQ(isneg.result_type, PrimitiveType::kPred);
@@ -83,8 +84,9 @@ TEST_F(CustomKernelsTest, ReadsSignaturesFromTheAst) {
 
 TEST_F(CustomKernelsTest, FingerprintFollowsTheSourceAndItsIncludes) {
   std::string header = Write("scale.h", "constexpr float kScale = 2.0f;\n");
-  std::string source = Write("k.cc", "#include <xlac/custom_call.h>\n#include \"scale.h\"\n"
-                                     "XLAC_ELEMENTWISE(\"s\") float S(float x) { return kScale * x; }\n");
+  std::string source = Write("k.cc",
+                             "#include <xlac/custom_call.h>\n#include \"scale.h\"\n"
+                             "XLAC_ELEMENTWISE(\"s\") float S(float x) { return kScale * x; }\n");
   absl::StatusOr<KernelLibrary> first = CompileKernelSources({source}, target_);
   absl::StatusOr<KernelLibrary> again = CompileKernelSources({source}, target_);
   ASSERT_TRUE(first.ok() && again.ok());
@@ -106,15 +108,17 @@ TEST_F(CustomKernelsTest, LibrariesRoundTripThroughTheirSerialization) {
   EXPECT_EQ(back->kernels[1].loc.line_text, library->kernels[1].loc.line_text);
   EXPECT_EQ(back->inputs, library->inputs);
   // Buffer kernels too: views, the attribute struct and the sharding rule.
-  absl::StatusOr<KernelLibrary> buffers = CompileKernelSources(
-      {Write("b.cc", R"cc(#include <xlac/custom_call.h>
-                          struct Attrs { double factor; int16_t offset; };
-                          void Scale(xlac::Buffer<const float, 2> x, xlac::Buffer<float, 2> y, const Attrs& a) {
-                            for (int64_t i = 0; i < x.size(); ++i) y[i] = static_cast<float>(a.factor * x[i] + a.offset);
-                          }
-                          XLAC_BUFFER_KERNEL("scale", Scale, XLAC_SHARDING_BATCH_DIMS(0));
-                       )cc")},
-      target_);
+  absl::StatusOr<KernelLibrary> buffers = CompileKernelSources({Write("b.cc", R"cc(#include <xlac/custom_call.h>
+                                                                                   struct Attrs {
+                                                                                     double factor;
+                                                                                     int16_t offset;
+                                                                                   };
+                                                                                   void Scale(xlac::Buffer<const float, 2> x, xlac::Buffer<float, 2> y, const Attrs& a) {
+                                                                                     for (int64_t i = 0; i < x.size(); ++i) y[i] = static_cast<float>(a.factor * x[i] + a.offset);
+                                                                                   }
+                                                                                   XLAC_BUFFER_KERNEL("scale", Scale, XLAC_SHARDING_BATCH_DIMS(0));
+                                                               )cc")},
+                                                               target_);
   ASSERT_TRUE(buffers.ok()) << buffers.status();
   absl::StatusOr<KernelLibrary> buffers_back = DeserializeKernelLibrary(SerializeKernelLibrary(*buffers));
   ASSERT_TRUE(buffers_back.ok()) << buffers_back.status();
@@ -137,8 +141,9 @@ TEST_F(CustomKernelsTest, LibrariesRoundTripThroughTheirSerialization) {
 
 TEST_F(CustomKernelsTest, CacheHitsUntilAnIncludedHeaderChanges) {
   std::string header = Write("scale.h", "constexpr float kScale = 2.0f;\n");
-  std::string source = Write("k.cc", "#include <xlac/custom_call.h>\n#include \"scale.h\"\n"
-                                     "XLAC_ELEMENTWISE(\"s\") float S(float x) { return kScale * x; }\n");
+  std::string source = Write("k.cc",
+                             "#include <xlac/custom_call.h>\n#include \"scale.h\"\n"
+                             "XLAC_ELEMENTWISE(\"s\") float S(float x) { return kScale * x; }\n");
   CacheOptions cache{(dir_ / "cache").string()};
   std::string log;
   absl::StatusOr<KernelLibrary> first = CompileKernelSourcesCached({source}, target_, {}, cache, log);
@@ -163,32 +168,37 @@ TEST_F(CustomKernelsTest, CacheHitsUntilAnIncludedHeaderChanges) {
 }
 
 TEST_F(CustomKernelsTest, ClangErrorsAreRenderedWithLocationAndCaret) {
-  std::string path = Write("bad.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\")\nfloat F(float x) { "
-                                     "return x + y; }\n");
+  std::string path = Write("bad.cc",
+                           "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\")\nfloat F(float x) { "
+                           "return x + y; }\n");
   absl::StatusOr<KernelLibrary> library = CompileKernelSources({path}, target_);
   ASSERT_FALSE(library.ok());
   EXPECT_EQ(library.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(std::string(library.status().message()),
-            path + ":3:31: error: use of undeclared identifier 'y'\n"
-                   "    3 | float F(float x) { return x + y; }\n"
-                   "      |                               ^\n"
-                   "1 error generated.\n");
+  EXPECT_EQ(std::string(library.status().message()), path +
+                                                         ":3:31: error: use of undeclared identifier 'y'\n"
+                                                         "    3 | float F(float x) { return x + y; }\n"
+                                                         "      |                               ^\n"
+                                                         "1 error generated.\n");
 }
 
 TEST_F(CustomKernelsTest, UnsupportedSignaturesAreErrorsAtTheDeclaration) {
-  std::string path = Write("sig.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\")\n"
-                                     "float F(const float* x) { return *x; }\n");
+  std::string path = Write("sig.cc",
+                           "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\")\n"
+                           "float F(const float* x) { return *x; }\n");
   absl::StatusOr<KernelLibrary> library = CompileKernelSources({path}, target_);
   ASSERT_FALSE(library.ok());
-  EXPECT_NE(std::string(library.status().message())
-                .find(path + ":3:22: error: parameter 'x' of the elementwise kernel for \"t\" has type 'const float *'"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(library.status().message())
+          .find(path + ":3:22: error: parameter 'x' of the elementwise kernel for \"t\" has type 'const float *'"),
+      std::string::npos)
       << library.status().message();
 }
 
 TEST_F(CustomKernelsTest, TwoKernelsForOneTargetAreAnError) {
-  std::string a = Write("a.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\") float A(float x) { return x; }\n");
-  std::string b = Write("b.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\") float B(float x) { return x; }\n");
+  std::string a =
+      Write("a.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\") float A(float x) { return x; }\n");
+  std::string b =
+      Write("b.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\") float B(float x) { return x; }\n");
   absl::StatusOr<KernelLibrary> library = CompileKernelSources({a, b}, target_);
   ASSERT_FALSE(library.ok());
   EXPECT_NE(std::string(library.status().message()).find("a second kernel for custom-call target \"t\": B"),

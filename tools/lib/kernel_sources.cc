@@ -59,10 +59,10 @@ bool ReportMissingKernels(const ToolKernels& kernels, const Module& module, cons
       if (inst->opcode() != Opcode::kCustomCall || !KernelSymbol(*inst).empty()) continue;
       const std::string_view target = inst->StringAttr("custom_call_target");
       if (handled(target)) continue;
-      diags.Error(inst->loc(), fmt::format("custom call {} targets \"{}\", which no kernel of --custom-call-src "
-                                           "implements (the kernels implement {})",
-                                           inst->name(), std::string(target),
-                                           implemented.empty() ? "no target" : implemented));
+      diags.Error(inst->loc(),
+                  fmt::format("custom call {} targets \"{}\", which no kernel of --custom-call-src "
+                              "implements (the kernels implement {})",
+                              inst->name(), std::string(target), implemented.empty() ? "no target" : implemented));
     }
   }
   if (!diags.has_errors()) return true;

@@ -18,8 +18,8 @@ namespace xlac {
 
 struct ToolKernels {
   codegen::KernelLibrary library;
-  std::shared_ptr<const std::string> bitcode;      // codegen::CompileOptions::kernel_bitcode
-  std::unique_ptr<codegen::KernelRunner> runner;   // for the interpreter; null unless asked for
+  std::shared_ptr<const std::string> bitcode;     // codegen::CompileOptions::kernel_bitcode
+  std::unique_ptr<codegen::KernelRunner> runner;  // for the interpreter; null unless asked for
   // InterpreterOptions::elementwise_kernels (null without kernels).
   const interp::ElementwiseKernels* elementwise() const { return runner ? &runner->elementwise() : nullptr; }
 };
