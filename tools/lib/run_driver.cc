@@ -51,6 +51,7 @@
 #include "tools/lib/custom_call_libs.h"
 #include "tools/lib/observe_flags.h"
 #include "tools/lib/run_compare.h"
+#include "tools/lib/run_deadline.h"
 #include "tools/lib/run_memory.h"
 #include "tools/lib/run_outputs.h"
 #include "tools/lib/run_shards.h"
@@ -465,38 +466,6 @@ bool ReportObservations(const RunOptions& options, const CompileObserver& observ
 }
 
 }  // namespace
-
-// --timeout: a thread that ends the process with an error if it is not disarmed in time. Compiled code and the
-// interpreter have no cancellation points (an infinite while loop never returns), so ending the process is the only
-// way out; it happens before any output is printed or written, never in the middle of it.
-class Deadline {
- public:
-  Deadline(double seconds, std::string message) : message_(std::move(message)) {
-    thread_ = std::thread([this, seconds] {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return disarmed_; })) {
-        std::fputs(message_.c_str(), stderr);
-        std::fflush(stderr);
-        std::_Exit(1);
-      }
-    });
-  }
-  ~Deadline() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      disarmed_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::string message_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool disarmed_ = false;
-  std::thread thread_;
-};
 
 int RunModule(const RunOptions& options, std::string_view input_name, std::string_view text, std::ostream& out,
               std::ostream& err) {

@@ -283,8 +283,8 @@ def _target_names(names):
     return out
 
 
-def _library_paths(paths):
-    """custom_call_libs as a list of strings: paths (str or os.PathLike), optionally with ":target=symbol,..."."""
+def _paths(paths, option, what):
+    """A list of file paths (str or os.PathLike, or one of them) as strings; TypeError names `option` and `what`."""
     if paths is None:
         return []
     if isinstance(paths, (str, os.PathLike)):
@@ -292,23 +292,19 @@ def _library_paths(paths):
     out = []
     for path in paths:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
-            raise TypeError(f"custom_call_libs takes shared library paths, got {path!r}")
+            raise TypeError(f"{option} takes {what}, got {path!r}")
         out.append(os.fspath(path))
     return out
+
+
+def _library_paths(paths):
+    """custom_call_libs: shared library paths, optionally with ":target=symbol,..."."""
+    return _paths(paths, "custom_call_libs", "shared library paths")
 
 
 def _source_paths(paths):
-    """custom_call_sources as a list of strings: C++ file paths (str or os.PathLike)."""
-    if paths is None:
-        return []
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    out = []
-    for path in paths:
-        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
-            raise TypeError(f"custom_call_sources takes C++ file paths, got {path!r}")
-        out.append(os.fspath(path))
-    return out
+    """custom_call_sources: C++ file paths."""
+    return _paths(paths, "custom_call_sources", "C++ file paths")
 
 
 def compile(  # noqa: A001 - xlac.compile is the API's name
