@@ -26,6 +26,31 @@ Index RowMajorDelinearize(llvm::IRBuilder<>& b, const std::vector<int64_t>& dims
   return index;
 }
 
+// for (iv = start; iv < end; ++iv) body(iv), kept scalar: vectorizing one side of a transpose turns the other
+// into gathers or scatters, which cost more per element than scalar moves on the CPUs we target.
+void ScalarRange(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end,
+                 const std::function<void(llvm::Value*)>& body) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* preheader = b.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(b.getContext(), "relayout", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(b.getContext(), "relayout.exit", fn);
+  b.CreateCondBr(b.CreateICmpSLT(start, end), loop, exit);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, "iv");
+  iv->addIncoming(start, preheader);
+  body(iv);
+  llvm::Value* next = b.CreateNSWAdd(iv, b.getInt64(1));
+  iv->addIncoming(next, b.GetInsertBlock());
+  llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Metadata* no_vectorize[] = {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                    llvm::ConstantAsMetadata::get(b.getFalse())};
+  llvm::MDNode* self = llvm::MDNode::getDistinct(ctx, {nullptr, llvm::MDNode::get(ctx, no_vectorize)});
+  self->replaceOperandWith(0, self);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, self);
+  b.SetInsertPoint(exit);
+}
+
 }  // namespace
 
 bool IrEmitter::IsDataMovement(Opcode op) {
@@ -119,6 +144,10 @@ absl::Status IrEmitter::EmitDataMovement(const Instruction& inst) {
   }
   // Out-of-place copy with a layout change (copy / bitcast-convert of equal width).
   if (op == Opcode::kCopy || op == Opcode::kBitcastConvert) {
+    std::vector<int64_t> identity(out_shape.dimensions.size());
+    for (size_t d = 0; d < identity.size(); ++d) identity[d] = static_cast<int64_t>(d);
+    XLAC_ASSIGN_OR_RETURN(bool tiled, EmitTiledRelayout(inst, in, out, identity));
+    if (tiled) return absl::OkStatus();
     ShapeLoop(out_shape, [&](const Index& index) { StoreRaw(out, index, LoadRaw(in, index)); });
     return absl::OkStatus();
   }
@@ -138,6 +167,8 @@ absl::Status IrEmitter::EmitDataMovement(const Instruction& inst) {
     }
     case Opcode::kTranspose: {
       const std::vector<int64_t>& perm = inst.dimensions();
+      XLAC_ASSIGN_OR_RETURN(bool tiled, EmitTiledRelayout(inst, in, out, perm));
+      if (tiled) return absl::OkStatus();
       ShapeLoop(out_shape, [&](const Index& index) {
         Index src(perm.size());
         for (size_t i = 0; i < perm.size(); ++i) src[perm[i]] = index[i];
@@ -259,6 +290,62 @@ absl::Status IrEmitter::EmitDataMovement(const Instruction& inst) {
       break;
   }
   return Unimplemented(inst, "no lowering for this opcode yet");
+}
+
+// Walking the output in memory order reads the input with a large stride: every element comes from another cache
+// line (and often another page), which is evicted before its neighbours are read. Tiles of kRelayoutTile x
+// kRelayoutTile over the two minor dimensions touch kRelayoutTile lines on each side, all of them used whole while
+// in L1. Tiles run in parallel; the other dimensions stay outermost in the output's memory order.
+absl::StatusOr<bool> IrEmitter::EmitTiledRelayout(const Instruction& inst, const IrArray& in, const IrArray& out,
+                                                  const std::vector<int64_t>& in_dim_of) {
+  constexpr int64_t kRelayoutTile = 32;
+  const std::vector<int64_t>& dims = out.shape.dimensions;
+  auto minor = [](const Shape& shape) -> int64_t {
+    std::vector<int64_t> order = MajorToMinor(shape);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      if (shape.dimensions[*it] != 1) return *it;
+    }
+    return -1;
+  };
+  const int64_t b = minor(out.shape), in_minor = minor(in.shape);
+  if (b < 0 || in_minor < 0 || in_dim_of.size() != dims.size()) return false;
+  int64_t a = -1;
+  for (size_t d = 0; d < in_dim_of.size(); ++d) {
+    if (in_dim_of[d] == in_minor) a = static_cast<int64_t>(d);
+  }
+  if (a < 0 || a == b || dims[a] < kRelayoutTile / 2 || dims[b] < kRelayoutTile / 2) return false;
+  int64_t elements = 1;
+  for (int64_t d : dims) elements *= d;
+  std::vector<int64_t> tiles = dims;
+  tiles[a] = (dims[a] + kRelayoutTile - 1) / kRelayoutTile;
+  tiles[b] = (dims[b] + kRelayoutTile - 1) / kRelayoutTile;
+  std::vector<int64_t> order;
+  for (int64_t d : MajorToMinor(out.shape)) {
+    if (d != a && d != b) order.push_back(d);
+  }
+  order.push_back(b);
+  order.push_back(a);
+  auto range = [&](llvm::Value* tile, int64_t d) {
+    llvm::Value* begin = b_.CreateNSWMul(tile, I64(kRelayoutTile));
+    llvm::Value* end = b_.CreateNSWAdd(begin, I64(kRelayoutTile));
+    return std::pair{begin, b_.CreateSelect(b_.CreateICmpSLT(end, I64(dims[d])), end, I64(dims[d]))};
+  };
+  XLAC_RETURN_IF_ERROR(ParallelLoopNest(tiles, order, std::vector<bool>(dims.size(), true), elements, inst.name(),
+                                        [&](const Index& tile) {
+                                          auto [b0, b1] = range(tile[b], b);
+                                          auto [a0, a1] = range(tile[a], a);
+                                          ScalarRange(b_, b0, b1, [&](llvm::Value* j) {
+                                            ScalarRange(b_, a0, a1, [&](llvm::Value* i) {
+                                              Index index = tile;
+                                              index[a] = i;
+                                              index[b] = j;
+                                              Index src(index.size());
+                                              for (size_t d = 0; d < index.size(); ++d) src[in_dim_of[d]] = index[d];
+                                              StoreRaw(out, index, LoadRaw(in, src));
+                                            });
+                                          });
+                                        }));
+  return true;
 }
 
 }  // namespace xlac::codegen::internal

@@ -198,6 +198,11 @@ class IrEmitter {
   // ---- op families ----
   absl::Status EmitElementwise(const Instruction& inst);   // ir_emitter_elementwise.cc
   absl::Status EmitDataMovement(const Instruction& inst);  // ir_emitter_data_movement.cc
+  // out[index] = in[index permuted by in_dim_of] (out dimension i is in dimension in_dim_of[i]) in tiles over the
+  // two arrays' most minor dimensions, when they differ and are long enough to be worth it; false (nothing emitted)
+  // otherwise. ir_emitter_data_movement.cc.
+  absl::StatusOr<bool> EmitTiledRelayout(const Instruction& inst, const IrArray& in, const IrArray& out,
+                                         const std::vector<int64_t>& in_dim_of);
   absl::Status EmitReduce(const Instruction& inst);        // ir_emitter_reduce.cc
   absl::Status EmitDot(const Instruction& inst);           // ir_emitter_dot.cc
   absl::Status EmitConvolution(const Instruction& inst);   // ir_emitter_convolution_tiled.cc

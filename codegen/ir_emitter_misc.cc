@@ -121,31 +121,48 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
     if (type == PrimitiveType::kBF16 || type == PrimitiveType::kF16) v = FloatRoundedToOdd(v);
     StoreCompute(a, idx, v);
   };
-  // Per-feature double accumulators.
-  std::vector<llvm::Value*> temps;
-  auto temp = [&]() {
-    llvm::Value* p = AllocTemp(std::max<int64_t>(features, 1) * 8);
-    b_.CreateMemSet(p, b_.getInt8(0), std::max<int64_t>(features, 1) * 8, llvm::MaybeAlign(8));
-    temps.push_back(p);
-    return p;
-  };
-  auto at = [&](llvm::Value* base, llvm::Value* f) { return b_.CreateInBoundsGEP(f64, base, f); };
-  auto get = [&](llvm::Value* base, llvm::Value* f) { return b_.CreateLoad(f64, at(base, f)); };
-  auto add_to = [&](llvm::Value* base, llvm::Value* f, llvm::Value* v) {
-    b_.CreateStore(b_.CreateFAdd(get(base, f), v), at(base, f));
-  };
-  auto feature_of = [&](const Index& idx) { return Index{idx[feature]}; };
+  // One feature's elements: the other dimensions in row-major order, so a per-feature sum sees its elements in the
+  // interpreter's order (it sums over the whole array in row-major order, one accumulator per feature). Features are
+  // independent and run in parallel; a feature's sums live in registers.
+  std::vector<int64_t> other_dims = dims;
+  other_dims[feature] = 1;
   std::vector<int64_t> order = Identity(dims.size());
+  auto over_feature = [&](llvm::Value* f, const std::function<void(const Index&)>& body) {
+    LoopNest(other_dims, order, [&](const Index& at) {
+      Index idx = at;
+      idx[feature] = f;
+      body(idx);
+    });
+  };
+  auto per_feature = [&](const std::function<void(llvm::Value*)>& body) -> absl::Status {
+    if (!CanParallelize(total)) {
+      ForLoop(0, features, body);
+      return absl::OkStatus();
+    }
+    return ParallelFor(features, "batchnorm." + inst.name(), [&](llvm::Value* begin, llvm::Value* end) {
+      ForRange(begin, end, body);
+      return absl::OkStatus();
+    });
+  };
+  // A double sum over one feature's elements, from +0.
+  auto sum = [&](llvm::Value* f, const std::function<llvm::Value*(const Index&)>& term) -> llvm::Value* {
+    llvm::BasicBlock& entry_block = b_.GetInsertBlock()->getParent()->getEntryBlock();
+    llvm::IRBuilder<> entry(&entry_block, entry_block.begin());
+    llvm::AllocaInst* acc = entry.CreateAlloca(f64, nullptr, "bn.acc");
+    b_.CreateStore(dconst(0), acc);
+    over_feature(f, [&](const Index& idx) { b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f64, acc), term(idx)), acc); });
+    return b_.CreateLoad(f64, acc);
+  };
   IrArray x = ArrayFor(inst.operand(0));
-  using PerFeature = std::function<llvm::Value*(const Index&)>;
   // (x - mean) / sqrt(var + eps) * scale + offset, per element, in that order.
-  auto normalize = [&](const IrArray& out, const PerFeature& mean, const PerFeature& var, const IrArray& scale,
+  auto normalize = [&](llvm::Value* f, const IrArray& out, llvm::Value* mean, llvm::Value* var, const IrArray& scale,
                        const IrArray& offset) {
-    LoopNest(dims, order, [&](const Index& idx) {
-      Index fi = feature_of(idx);
-      llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFAdd(var(fi), dconst(eps)));
-      llvm::Value* r = b_.CreateFMul(b_.CreateFDiv(b_.CreateFSub(load(x, idx), mean(fi)), sd), load(scale, fi));
-      store(out, idx, b_.CreateFAdd(r, load(offset, fi)));
+    llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFAdd(var, dconst(eps)));
+    llvm::Value* g = load(scale, {f});
+    llvm::Value* o = load(offset, {f});
+    over_feature(f, [&](const Index& idx) {
+      llvm::Value* r = b_.CreateFMul(b_.CreateFDiv(b_.CreateFSub(load(x, idx), mean), sd), g);
+      store(out, idx, b_.CreateFAdd(r, o));
     });
   };
   switch (op) {
@@ -153,73 +170,53 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
       if (inst.operand_count() != 3 || !inst.shape().IsTuple()) return Unimplemented(inst, "malformed batch norm");
       IrArray scale = ArrayFor(inst.operand(1)), offset = ArrayFor(inst.operand(2));
       IrArray out = ArrayFor(&inst, {0}), mean_out = ArrayFor(&inst, {1}), var_out = ArrayFor(&inst, {2});
-      llvm::Value* mean = temp();
-      llvm::Value* var = temp();
-      LoopNest(dims, order, [&](const Index& idx) { add_to(mean, idx[feature], load(x, idx)); });
-      ForLoop(0, features,
-              [&](llvm::Value* f) { b_.CreateStore(b_.CreateFDiv(get(mean, f), dconst(count)), at(mean, f)); });
-      LoopNest(dims, order, [&](const Index& idx) {
-        llvm::Value* c = b_.CreateFSub(load(x, idx), get(mean, idx[feature]));
-        add_to(var, idx[feature], b_.CreateFMul(c, c));
+      return per_feature([&](llvm::Value* f) {
+        llvm::Value* mean = b_.CreateFDiv(sum(f, [&](const Index& idx) { return load(x, idx); }), dconst(count));
+        llvm::Value* var = b_.CreateFDiv(sum(f,
+                                             [&](const Index& idx) {
+                                               llvm::Value* c = b_.CreateFSub(load(x, idx), mean);
+                                               return b_.CreateFMul(c, c);
+                                             }),
+                                         dconst(count));
+        store(mean_out, {f}, mean);
+        store(var_out, {f}, var);
+        normalize(f, out, mean, var, scale, offset);
       });
-      ForLoop(0, features, [&](llvm::Value* f) {
-        llvm::Value* v = b_.CreateFDiv(get(var, f), dconst(count));
-        b_.CreateStore(v, at(var, f));
-        store(mean_out, {f}, get(mean, f));
-        store(var_out, {f}, v);
-      });
-      normalize(
-          out, [&](const Index& fi) { return get(mean, fi[0]); }, [&](const Index& fi) { return get(var, fi[0]); },
-          scale, offset);
-      break;
     }
     case Opcode::kBatchNormInference: {
       if (inst.operand_count() != 5 || !inst.shape().IsArray()) return Unimplemented(inst, "malformed batch norm");
       IrArray scale = ArrayFor(inst.operand(1)), offset = ArrayFor(inst.operand(2));
       IrArray mean = ArrayFor(inst.operand(3)), var = ArrayFor(inst.operand(4));
       IrArray out = ArrayFor(&inst);
-      normalize(
-          out, [&](const Index& fi) { return load(mean, fi); }, [&](const Index& fi) { return load(var, fi); }, scale,
-          offset);
-      break;
+      return per_feature([&](llvm::Value* f) { normalize(f, out, load(mean, {f}), load(var, {f}), scale, offset); });
     }
     case Opcode::kBatchNormGrad: {
       if (inst.operand_count() != 5 || !inst.shape().IsTuple()) return Unimplemented(inst, "malformed batch norm");
       IrArray scale = ArrayFor(inst.operand(1)), mean = ArrayFor(inst.operand(2));
       IrArray var = ArrayFor(inst.operand(3)), dy = ArrayFor(inst.operand(4));
       IrArray gx = ArrayFor(&inst, {0}), gscale = ArrayFor(&inst, {1}), goffset = ArrayFor(&inst, {2});
-      llvm::Value* sum_dy = temp();
-      llvm::Value* sum_dy_xc = temp();
-      LoopNest(dims, order, [&](const Index& idx) {
-        llvm::Value* d = load(dy, idx);
-        add_to(sum_dy, idx[feature], d);
-        llvm::Value* xc = b_.CreateFSub(load(x, idx), load(mean, feature_of(idx)));
-        add_to(sum_dy_xc, idx[feature], b_.CreateFMul(d, xc));
+      return per_feature([&](llvm::Value* f) {
+        llvm::Value* m = load(mean, {f});
+        llvm::Value* sum_dy = sum(f, [&](const Index& idx) { return load(dy, idx); });
+        llvm::Value* sum_dy_xc =
+            sum(f, [&](const Index& idx) { return b_.CreateFMul(load(dy, idx), b_.CreateFSub(load(x, idx), m)); });
+        llvm::Value* ve = b_.CreateFAdd(load(var, {f}), dconst(eps));
+        llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, ve);
+        llvm::Value* inv = b_.CreateFDiv(dconst(1), sd);
+        llvm::Value* lhs = b_.CreateFDiv(b_.CreateFMul(load(scale, {f}), inv), dconst(count));
+        over_feature(f, [&](const Index& idx) {
+          llvm::Value* xc = b_.CreateFSub(load(x, idx), m);
+          llvm::Value* inner = b_.CreateFSub(b_.CreateFMul(dconst(count), load(dy, idx)), sum_dy);
+          inner = b_.CreateFSub(inner, b_.CreateFDiv(b_.CreateFMul(xc, sum_dy_xc), ve));
+          store(gx, idx, b_.CreateFMul(lhs, inner));
+        });
+        store(gscale, {f}, b_.CreateFDiv(sum_dy_xc, sd));
+        store(goffset, {f}, sum_dy);
       });
-      LoopNest(dims, order, [&](const Index& idx) {
-        Index fi = feature_of(idx);
-        llvm::Value* f = idx[feature];
-        llvm::Value* ve = b_.CreateFAdd(load(var, fi), dconst(eps));
-        llvm::Value* inv = b_.CreateFDiv(dconst(1), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, ve));
-        llvm::Value* lhs = b_.CreateFDiv(b_.CreateFMul(load(scale, fi), inv), dconst(count));
-        llvm::Value* xc = b_.CreateFSub(load(x, idx), load(mean, fi));
-        llvm::Value* inner = b_.CreateFSub(b_.CreateFMul(dconst(count), load(dy, idx)), get(sum_dy, f));
-        inner = b_.CreateFSub(inner, b_.CreateFDiv(b_.CreateFMul(xc, get(sum_dy_xc, f)), ve));
-        store(gx, idx, b_.CreateFMul(lhs, inner));
-      });
-      ForLoop(0, features, [&](llvm::Value* f) {
-        llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFAdd(load(var, {f}), dconst(eps)));
-        llvm::Value* gs = b_.CreateFDiv(get(sum_dy_xc, f), sd);
-        store(gscale, {f}, gs);
-        store(goffset, {f}, get(sum_dy, f));
-      });
-      break;
     }
     default:
       return Unimplemented(inst, "no lowering for this opcode yet");
   }
-  for (llvm::Value* p : temps) FreeTemp(p);
-  return absl::OkStatus();
 }
 
 // ragged-dot in the interpreter's order (runtime/interpreter/dot_conv.cc EvalRaggedDot): one accumulator per output

@@ -173,6 +173,7 @@ class Assigner {
       if (free_.contains(inst) && !pinned_.contains(inst)) Choose(inst);
     }
     for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) FollowConsumer(*it);
+    for (Instruction* inst : post_order) StreamConvolutionOperands(inst);
     for (Instruction* inst : post_order) XLAC_RETURN_IF_ERROR(MakeBitcast(inst));
     CopyForConstrainedReaders();
     return changed_;
@@ -293,6 +294,88 @@ class Assigner {
     SetOrder(conv, feature_minor);
   }
 
+  // `order` with dimension `d` moved to the most minor place, the others keeping their relative order.
+  static Order WithMinor(const Order& order, int64_t d) {
+    Order result = {d};
+    for (int64_t e : order) {
+      if (e != d) result.push_back(e);
+    }
+    return result;
+  }
+
+  // Whether the implicit im2col packs whole vectors along a row of output positions (the dimension after the
+  // output feature) because that row is a spatial dimension the lhs stores contiguously, unstrided and undilated:
+  // then the lhs is already read in runs.
+  static bool PacksWholeRows(const Instruction& conv, const ConvolutionDimensionNumbers& dn, const Order& out_minor) {
+    if (out_minor.size() < 2) return false;
+    const Shape& lhs = conv.operand(0)->shape();
+    Order lhs_minor = WithoutUnitDims(lhs, OrderOf(lhs));
+    const AttrValue* window = conv.FindAttr("window");
+    for (size_t s = 0; s < dn.output_spatial_dimensions.size(); ++s) {
+      if (dn.output_spatial_dimensions[s] != out_minor[1]) continue;
+      if (lhs_minor.empty() || lhs_minor.front() != dn.input_spatial_dimensions[s]) return false;
+      if (window == nullptr || window->kind != AttrKind::kWindow) return true;
+      const std::vector<WindowDimension>& dims = window->get<Window>().dimensions;
+      return s >= dims.size() || (dims[s].stride == 1 && dims[s].base_dilation == 1);
+    }
+    return false;
+  }
+
+  // Convolution kernels whose innermost loop walks an operand across its layout read it through a copy in the
+  // layout they stream (the copy moves each element once; the convolution reads each one many times). With the
+  // output feature most minor:
+  //   - batch-grouped, one batch element per group (depthwise filter gradients): the loop nest's innermost loop runs
+  //     over output features, i.e. the lhs batch and the kernel output feature dimensions;
+  //   - ungrouped (the tiled GEMM's direct form, filter gradients among them): the implicit im2col packs input
+  //     features innermost and the kernel packer kernel output features, then kernel input features.
+  void StreamConvolutionOperands(Instruction* conv) {
+    if (conv->opcode() != Opcode::kConvolution || !IsPlainArray(conv->shape()) || conv->operand_count() != 2 ||
+        !IsPlainArray(conv->operand(0)->shape()) || !IsPlainArray(conv->operand(1)->shape())) {
+      return;
+    }
+    const AttrValue* attr = conv->FindAttr("dim_labels");
+    if (attr == nullptr || attr->kind != AttrKind::kConvDnums) return;
+    const auto& dn = attr->get<ConvolutionDimensionNumbers>();
+    Order out_minor = WithoutUnitDims(conv->shape(), OrderOf(conv->shape()));
+    if (out_minor.empty() || out_minor.front() != dn.output_feature_dimension) return;
+    const int64_t batch_groups = conv->IntAttr("batch_group_count", 1);
+    const int64_t feature_groups = conv->IntAttr("feature_group_count", 1);
+    const Shape& lhs = conv->operand(0)->shape();
+    const Shape& rhs = conv->operand(1)->shape();
+    Order lhs_order = OrderOf(lhs), rhs_order = OrderOf(rhs);
+    if (batch_groups > 1 && feature_groups == 1) {
+      if (lhs.dimensions[dn.input_batch_dimension] != batch_groups ||
+          rhs.dimensions[dn.kernel_output_feature_dimension] != batch_groups) {
+        return;
+      }
+      lhs_order = WithMinor(lhs_order, dn.input_batch_dimension);
+      rhs_order = WithMinor(rhs_order, dn.kernel_output_feature_dimension);
+    } else if (batch_groups == 1 && feature_groups == 1) {
+      if (PacksWholeRows(*conv, dn, out_minor)) return;
+      lhs_order = WithMinor(lhs_order, dn.input_feature_dimension);
+      rhs_order =
+          WithMinor(WithMinor(rhs_order, dn.kernel_input_feature_dimension), dn.kernel_output_feature_dimension);
+    } else {
+      return;
+    }
+    for (int64_t i = 0; i < 2; ++i) {
+      Instruction* operand = conv->operand(i);
+      const Order& order = i == 0 ? lhs_order : rhs_order;
+      if (SameOrder(operand->shape(), order, OrderOf(operand->shape()))) continue;
+      Shape target = operand->shape();
+      target.EnsureLayout();
+      target.layout->minor_to_major = order;
+      auto known = std::find_if(streamed_.begin(), streamed_.end(), [&](const auto& s) {
+        return s.first == operand && OrderOf(s.second->shape()) == order;
+      });
+      Instruction* copy = known != streamed_.end()
+                              ? known->second
+                              : streamed_.emplace_back(operand, CoerceLayouts(module_, comp_, operand, target)).second;
+      conv->ReplaceOperandWith(i, copy);
+      changed_ = true;
+    }
+  }
+
   // A broadcast or iota read only by ops that took another layout is produced in that layout.
   void FollowConsumer(Instruction* inst) {
     if ((inst->opcode() != Opcode::kBroadcast && inst->opcode() != Opcode::kIota) || !free_.contains(inst) ||
@@ -373,6 +456,7 @@ class Assigner {
   Computation& comp_;
   absl::flat_hash_map<const Instruction*, Shape> original_;  // looked up only, never iterated
   absl::flat_hash_set<const Instruction*> free_, pinned_, made_;
+  std::vector<std::pair<Instruction*, Instruction*>> streamed_;  // (operand, its copy for a convolution)
   bool changed_ = false;
 };
 

@@ -13,6 +13,10 @@
 //   - A reshape whose operand changed takes the layout that makes it a bitcast, when one exists.
 //   - A convolution keeps its output layout when the tiled kernel takes it (feature most minor, or batch and feature
 //     most major: NHWC- and NCHW-like); otherwise its output becomes feature-minor.
+//   - A convolution with its output feature most minor reads its operands in the layouts its kernel streams (a copy
+//     where they differ): batch-grouped ones with one batch element per group (depthwise filter gradients) the lhs
+//     batch and kernel output feature dimensions most minor, ungrouped ones the lhs input feature and the kernel
+//     output then input feature dimensions most minor (the implicit im2col's contiguous runs).
 // Transposes and reshapes that end up as layout changes become bitcasts (no data moves; buffer assignment aliases
 // them). A constrained instruction reading a value whose layout changed reads a copy in the old layout.
 //

@@ -103,6 +103,44 @@ ENTRY e {
         true, true);
 }
 
+// Filter gradients as PyTorch/XLA exports them (NCHW activations, output feature most minor): layout assignment
+// gives them operand copies in the layouts their kernels stream (passes/layout_assignment.h). Depthwise ones
+// (batch groups) take the loop nest, ungrouped ones the tiled GEMM; forward strides show up as window dilation.
+TEST(CodegenConvolutionTiled, FilterGradientsOfNchwActivations) {
+  Check(R"(
+HloModule m
+ENTRY e {
+  x = f32[3,40,18,18] parameter(0)
+  dy = f32[3,40,18,18] parameter(1)
+  ROOT dw = f32[3,3,1,40] convolution(x, dy), window={size=18x18 pad=1_1x1_1}, dim_labels=fb01_io01->01bf, batch_group_count=40
+})",
+        true, false);
+  Check(R"(
+HloModule m
+ENTRY e {
+  x = f32[3,40,18,18] parameter(0)
+  dy = f32[3,40,9,9] parameter(1)
+  ROOT dw = f32[3,3,1,40] convolution(x, dy), window={size=9x9 pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf, batch_group_count=40
+})",
+        true, false);
+  Check(R"(
+HloModule m
+ENTRY e {
+  x = f32[3,20,18,18] parameter(0)
+  dy = f32[3,24,18,18] parameter(1)
+  ROOT dw = f32[1,1,20,24] convolution(x, dy), window={size=18x18}, dim_labels=fb01_io01->01bf
+})",
+        true, true);
+  Check(R"(
+HloModule m
+ENTRY e {
+  x = f32[3,20,18,18] parameter(0)
+  dy = f32[3,24,9,9] parameter(1)
+  ROOT dw = f32[3,3,20,24] convolution(x, dy), window={size=9x9 pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf
+})",
+        true, true);
+}
+
 TEST(CodegenConvolutionTiled, UnsuitedShapesKeepTheLoopNest) {
   // Depthwise (one output feature per group), a feature dimension between spatial ones, batch groups, operands of
   // another type than the result.

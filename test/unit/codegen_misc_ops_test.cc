@@ -115,6 +115,25 @@ ENTRY e {
 })");
 }
 
+// Large enough for the features to run on the device's threads (and for each feature's sums to be long).
+TEST(CodegenBatchNorm, ParallelFeatures) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[6,24,20,30] parameter(0)
+  scale = f32[24] parameter(1)
+  offset = f32[24] parameter(2)
+  var0 = f32[24] parameter(3)
+  var = f32[24] abs(var0)
+  dy = f32[6,24,20,30] parameter(4)
+  tr = (f32[6,24,20,30], f32[24], f32[24]) batch-norm-training(x, scale, offset), epsilon=0.001, feature_index=1
+  mean = f32[24] get-tuple-element(tr), index=1
+  gr = (f32[6,24,20,30], f32[24], f32[24]) batch-norm-grad(x, scale, mean, var, dy), epsilon=0.001, feature_index=1
+  infer = f32[6,24,20,30]{1,3,2,0} batch-norm-inference(x, scale, offset, mean, var), epsilon=0.01, feature_index=1
+  ROOT t = ((f32[6,24,20,30], f32[24], f32[24]), (f32[6,24,20,30], f32[24], f32[24]), f32[6,24,20,30]{1,3,2,0}) tuple(tr, gr, infer)
+})");
+}
+
 Literal Sizes(std::vector<int64_t> dims, std::vector<int32_t> values) {
   Literal s(Shape::Array(PrimitiveType::kS32, std::move(dims)));
   for (size_t i = 0; i < values.size(); ++i) s.Set<int32_t>(static_cast<int64_t>(i), values[i]);

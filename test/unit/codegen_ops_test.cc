@@ -34,6 +34,24 @@ ENTRY e {
   }
 }
 
+// Copies and transposes whose input and output have different, long most-minor dimensions move 32x32 tiles
+// (codegen/ir_emitter_data_movement.cc EmitTiledRelayout); extents that are not multiples of the tile leave partial
+// tiles on both edges.
+TEST(CodegenDataMovement, TiledRelayouts) {
+  for (const char* t : {"f32", "bf16", "s8", "f64", "pred"}) {
+    SCOPED_TRACE(t);
+    ExpectMatchesInterpreter(WithType(R"(
+HloModule m
+ENTRY e {
+  a = $T[5,37,3,50] parameter(0)
+  c = $T[5,37,3,50]{1,0,2,3} copy(a)
+  t = $T[5,50,3,37] transpose(a), dimensions={0,3,2,1}
+  ROOT out = ($T[5,37,3,50]{1,0,2,3}, $T[5,50,3,37]) tuple(c, t)
+})",
+                                      t));
+  }
+}
+
 TEST(CodegenDataMovement, IotaAndBitcastConvert) {
   for (const std::string& t : kNumericTypes) {
     ExpectMatchesInterpreter(WithType(R"(
