@@ -219,7 +219,17 @@ absl::StatusOr<Literal> HouseholderProduct(const Instruction& inst, const Litera
 // Per-feature statistics helpers over all dimensions but `feature`.
 struct FeatureView {
   int64_t features, outer, inner;
-  int64_t Feature(int64_t i) const { return (i / inner) % features; }
+  // for (o, f, i) in row-major order over (outer, features, inner): fn(f, linear index). The linear index walks the
+  // array in order, so per-feature accumulations see their elements in row-major order.
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    int64_t i = 0;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t f = 0; f < features; ++f) {
+        for (int64_t j = 0; j < inner; ++j, ++i) fn(f, i);
+      }
+    }
+  }
 };
 
 FeatureView ViewOf(const Shape& shape, int64_t feature) {
@@ -231,12 +241,22 @@ FeatureView ViewOf(const Shape& shape, int64_t feature) {
 
 std::vector<double> LoadReal(const Literal& lit) {
   std::vector<double> out(static_cast<size_t>(lit.element_count()));
+  if (lit.shape().element_type == PrimitiveType::kF32) {
+    const auto* data = reinterpret_cast<const float*>(lit.raw_data());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = data[i];
+    return out;
+  }
   for (int64_t i = 0; i < lit.element_count(); ++i) out[i] = lit.GetAsDouble(i);
   return out;
 }
 
 Literal StoreReal(const Shape& shape, const std::vector<double>& v) {
   Literal lit(shape);
+  if (shape.element_type == PrimitiveType::kF32) {
+    auto* data = reinterpret_cast<float*>(lit.mutable_raw_data());
+    for (size_t i = 0; i < v.size(); ++i) data[i] = static_cast<float>(v[i]);  // round to nearest, as SetFromDouble
+    return lit;
+  }
   for (int64_t i = 0; i < lit.element_count(); ++i) lit.SetFromDouble(i, v[i]);
   return lit;
 }
@@ -272,7 +292,7 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands
   double count = static_cast<double>(view.outer * view.inner);
   auto per_feature_mean = [&](const std::vector<double>& v) {
     std::vector<double> sum(static_cast<size_t>(view.features), 0);
-    for (size_t i = 0; i < v.size(); ++i) sum[view.Feature(static_cast<int64_t>(i))] += v[i];
+    view.ForEach([&](int64_t f, int64_t i) { sum[f] += v[i]; });
     for (double& s : sum) s /= count;
     return sum;
   };
@@ -282,16 +302,14 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands
       std::vector<double> scale = LoadReal(*operands[1]), offset = LoadReal(*operands[2]);
       std::vector<double> mean = per_feature_mean(xv);
       std::vector<double> sq(xv.size());
-      for (size_t i = 0; i < xv.size(); ++i) {
-        double c = xv[i] - mean[view.Feature(static_cast<int64_t>(i))];
+      view.ForEach([&](int64_t f, int64_t i) {
+        double c = xv[i] - mean[f];
         sq[i] = c * c;
-      }
+      });
       std::vector<double> var = per_feature_mean(sq);
       std::vector<double> out(xv.size());
-      for (size_t i = 0; i < xv.size(); ++i) {
-        int64_t f = view.Feature(static_cast<int64_t>(i));
-        out[i] = (xv[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f];
-      }
+      view.ForEach(
+          [&](int64_t f, int64_t i) { out[i] = (xv[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f]; });
       std::vector<Literal> parts;
       parts.push_back(StoreReal(x.shape(), out));
       parts.push_back(StoreReal(feature_shape, mean));
@@ -302,29 +320,25 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands
       std::vector<double> scale = LoadReal(*operands[1]), offset = LoadReal(*operands[2]);
       std::vector<double> mean = LoadReal(*operands[3]), var = LoadReal(*operands[4]);
       std::vector<double> out(xv.size());
-      for (size_t i = 0; i < xv.size(); ++i) {
-        int64_t f = view.Feature(static_cast<int64_t>(i));
-        out[i] = (xv[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f];
-      }
+      view.ForEach(
+          [&](int64_t f, int64_t i) { out[i] = (xv[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f]; });
       return StoreReal(x.shape(), out);
     }
     case Opcode::kBatchNormGrad: {
       std::vector<double> scale = LoadReal(*operands[1]), mean = LoadReal(*operands[2]);
       std::vector<double> var = LoadReal(*operands[3]), dy = LoadReal(*operands[4]);
       std::vector<double> sum_dy(static_cast<size_t>(view.features), 0), sum_dy_xc(sum_dy);
-      for (size_t i = 0; i < xv.size(); ++i) {
-        int64_t f = view.Feature(static_cast<int64_t>(i));
+      view.ForEach([&](int64_t f, int64_t i) {
         sum_dy[f] += dy[i];
         sum_dy_xc[f] += dy[i] * (xv[i] - mean[f]);
-      }
+      });
       std::vector<double> grad_x(xv.size()), grad_scale(sum_dy.size()), grad_offset = sum_dy;
       for (size_t f = 0; f < sum_dy.size(); ++f) grad_scale[f] = sum_dy_xc[f] / std::sqrt(var[f] + eps);
-      for (size_t i = 0; i < xv.size(); ++i) {
-        int64_t f = view.Feature(static_cast<int64_t>(i));
+      view.ForEach([&](int64_t f, int64_t i) {
         double inv = 1 / std::sqrt(var[f] + eps);
         grad_x[i] =
             scale[f] * inv / count * (count * dy[i] - sum_dy[f] - (xv[i] - mean[f]) * sum_dy_xc[f] / (var[f] + eps));
-      }
+      });
       std::vector<Literal> parts;
       parts.push_back(StoreReal(x.shape(), grad_x));
       parts.push_back(StoreReal(feature_shape, grad_scale));
