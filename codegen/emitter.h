@@ -2,7 +2,8 @@
 // inlined as basic-block regions) becomes one function
 //   void <entry_name>(void* const* buffers, XlacRtDevice* dev)
 // where buffers[i] is the base of allocation i of the BufferAssignment (parameter allocations and the temp arena
-// are supplied by the caller; constant allocations are globals of the module and their buffers[i] is ignored).
+// are supplied by the caller; constant allocations are globals of the module and their buffers[i] is ignored). The
+// entry calls one internal function per compute kernel (CodegenOptions::outline_kernels).
 // Embedded computations (reducers, comparators) are emitted inline as scalar code.
 //
 // Numerics (docs/numerics.md): with CodegenOptions::exact they follow the reference interpreter bit for bit
@@ -63,6 +64,11 @@ struct CodegenOptions {
   // buffers are 64-byte aligned, as every buffer of an AOT entry is and the JIT's arena is (JitExecutable binds a
   // caller's result buffer in place only when it is). 0 turns it off. Never changes a result.
   int64_t streaming_store_bytes = int64_t{16} << 20;
+  // Every compute kernel of the entry (and of the control flow it runs) becomes an internal function of its own
+  // that the entry calls, its buffers passed as arguments: no function grows with the program, and kernels that
+  // differ only in where their buffers live are identical functions, merged before LLVM optimizes them
+  // (codegen/optimize.cc). Never changes a result; false keeps every kernel inline in the entry.
+  bool outline_kernels = true;
 };
 
 absl::StatusOr<std::unique_ptr<llvm::Module>> EmitModule(const Module& module, const BufferAssignment& assignment,

@@ -96,6 +96,7 @@ absl::Status IrEmitter::CheckComputeType(const Instruction& inst, PrimitiveType 
 }
 
 llvm::Value* IrEmitter::SlicePointer(const BufferSlice& slice) {
+  if (kernel_.has_value()) return KernelSlice(slice);
   llvm::Value* base = allocation_bases_.at(static_cast<size_t>(slice.allocation));
   if (slice.offset == 0) return base;
   return b_.CreateInBoundsGEP(b_.getInt8Ty(), base, I64(slice.offset));
@@ -108,7 +109,7 @@ IrArray IrEmitter::ArrayFor(const Instruction* inst, const std::vector<int64_t>&
   array.strides = LayoutStrides(array.shape);
   array.slice = assignment_.GetSlice(inst, shape_index);
   array.base = SlicePointer(array.slice);
-  if (shape_index.empty() && streamed_.values.contains(inst)) {
+  if (shape_index.empty() && !kernel_.has_value() && streamed_.values.contains(inst)) {
     llvm::Value* base = streamed_bases_.at(static_cast<size_t>(array.slice.allocation));
     array.base = array.slice.offset == 0 ? base : b_.CreateInBoundsGEP(b_.getInt8Ty(), base, I64(array.slice.offset));
   }
@@ -336,6 +337,7 @@ absl::Status IrEmitter::EmitEntry() {
   XLAC_RETURN_IF_ERROR(EmitConstantGlobals());
   XLAC_RETURN_IF_ERROR(EmitSequential(*module_.entry_computation()));
   b_.CreateRetVoid();
+  FinishKernels();
   std::string error;
   llvm::raw_string_ostream os(error);
   if (llvm::verifyFunction(*function_, &os)) return absl::InternalError("codegen produced invalid IR: " + error);
@@ -356,12 +358,15 @@ absl::Status IrEmitter::EmitSequential(const Computation& comp) {
     if (found == group_of.end()) {
       const bool traced = TracesKernel(*inst);
       if (traced) EmitTraceHook("xlac_rt_trace_begin", inst->unique_id());
-      XLAC_RETURN_IF_ERROR(EmitInstruction(*inst));
+      XLAC_RETURN_IF_ERROR(EmitKernel(inst->name(), Outlinable(*inst), [&] { return EmitInstruction(*inst); }));
       if (traced) EmitTraceHook("xlac_rt_trace_end", inst->unique_id());
     } else if (found->second->members.front() == inst) {
       const bool traced = options_.trace_kernels && function_ == entry_function_;
       if (traced) EmitTraceHook("xlac_rt_trace_begin", inst->unique_id());
-      XLAC_RETURN_IF_ERROR(EmitRowGroup(*found->second));
+      const RowGroup& group = *found->second;
+      const bool outline =
+          std::all_of(group.members.begin(), group.members.end(), [&](const Instruction* m) { return Outlinable(*m); });
+      XLAC_RETURN_IF_ERROR(EmitKernel("rows." + inst->name(), outline, [&] { return EmitRowGroup(group); }));
       if (traced) EmitTraceHook("xlac_rt_trace_end", inst->unique_id());
     }
   }

@@ -261,6 +261,28 @@ class IrEmitter {
   void CopyLeaves(const Instruction* src, const Instruction* dst, const Shape& shape, std::vector<int64_t>& index);
   absl::Status EmitConstantGlobals();
   llvm::Value* SlicePointer(const BufferSlice& slice);
+
+  // ---- kernels outlined from the entry (ir_emitter_outline.cc) ----
+  // Whether `inst` (a top-level instruction of the entry or of its control flow) may become a function of its own:
+  // a pure compute kernel (no runtime state shared with the rest of the entry, such as the rng counter, and no
+  // runtime calls that name their site).
+  bool Outlinable(const Instruction& inst) const;
+  // Emits `body` into a new internal function xlac.k.<name>(ptr buffers, ptr dev, ptr slice...) that the entry calls,
+  // when `outline` and CodegenOptions::outline_kernels allow it and we are in the entry; in place otherwise. Every
+  // buffer slice the body addresses becomes a pointer argument, so kernels that differ only in where their operands
+  // live are identical functions (merged before optimization, codegen/optimize.cc).
+  absl::Status EmitKernel(std::string_view name, bool outline, const std::function<absl::Status()>& body);
+  // While EmitKernel emits a function: the slices it addresses, each a placeholder call in its entry block that
+  // becomes an argument, and the pointer the entry passes for it.
+  struct KernelCaptures {
+    llvm::Function* function;
+    std::map<std::pair<int64_t, int64_t>, size_t> slot_of;  // (allocation, offset) -> index in `slices`
+    std::vector<BufferSlice> slices;                         // in first-use order
+    std::vector<llvm::CallInst*> placeholders;               // one per slice
+  };
+  std::optional<KernelCaptures> kernel_;
+  llvm::Value* KernelSlice(const BufferSlice& slice);  // SlicePointer inside an outlined kernel
+  void FinishKernels();                                // drops the placeholders' declaration
   // The entry results written with streaming stores (CodegenOptions::streaming_store_bytes): ArrayFor gives them a
   // base of their own (TagStreamedBase), which MarkStreamingStores recognizes after optimization.
   StreamedResults streamed_;

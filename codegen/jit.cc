@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -615,13 +616,26 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
                        diags.diagnostics().empty() ? std::string() : ": " + diags.diagnostics().front().message));
     }
   }
-  if (object == nullptr) {
+  // Without a cache the module's parts are optimized and compiled to objects on several threads
+  // (codegen/split_compile.h); a cache stores one object, compiled from the joined module.
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  if (object == nullptr && !cache.has_value()) {
+    std::mutex factory_mutex;
+    TargetMachineFactory codegen_machine = [&]() -> absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> {
+      std::lock_guard<std::mutex> lock(factory_mutex);
+      llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine = jtmb.createTargetMachine();
+      if (!machine) return absl::InternalError("cannot create the target machine: " + ToString(machine.takeError()));
+      return std::move(*machine);
+    };
+    XLAC_ASSIGN_OR_RETURN(objects, LowerToObjects(impl->prepared, target, *tm, *context, options.compile,
+                                                  codegen_machine, options.keep_llvm_ir ? &impl->llvm_ir : nullptr));
+  } else if (object == nullptr) {
     XLAC_ASSIGN_OR_RETURN(llvm_module, LowerToLlvm(impl->prepared, target, *tm, *context, options.compile));
     if (options.keep_llvm_ir) {
       llvm::raw_string_ostream os(impl->llvm_ir);
       llvm_module->print(os, nullptr);
     }
-    if (cache.has_value()) {
+    {
       llvm::Expected<std::unique_ptr<llvm::TargetMachine>> jit_tm = jtmb.createTargetMachine();
       if (!jit_tm) return absl::InternalError("cannot create the target machine: " + ToString(jit_tm.takeError()));
       llvm::orc::SimpleCompiler compiler(**jit_tm);
@@ -700,16 +714,14 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   if (llvm::Error e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime_symbols)))) {
     return absl::InternalError("cannot bind runtime symbols: " + ToString(std::move(e)));
   }
-  if (object != nullptr) {
-    if (llvm::Error e = impl->jit->addObjectFile(std::move(object))) {
+  if (object != nullptr) objects.push_back(std::move(object));
+  for (std::unique_ptr<llvm::MemoryBuffer>& part : objects) {
+    if (llvm::Error e = impl->jit->addObjectFile(std::move(part))) {
       return absl::InternalError("cannot add the object file to the JIT: " + ToString(std::move(e)));
     }
-  } else if (llvm::Error e =
-                 impl->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(llvm_module), std::move(context)))) {
-    return absl::InternalError("cannot add the module to the JIT: " + ToString(std::move(e)));
   }
   std::optional<ScopedPhase> link_phase;
-  link_phase.emplace(options.compile.observer, cache.has_value() ? "jit link" : "jit codegen and link", "jit");
+  link_phase.emplace(options.compile.observer, "jit link", "jit");
   llvm::Expected<llvm::orc::ExecutorAddr> address = impl->jit->lookup(options.compile.entry_name);
   link_phase.reset();
   if (!address) return absl::InternalError("JIT compilation failed: " + ToString(address.takeError()));

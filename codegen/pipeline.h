@@ -3,8 +3,10 @@
 // buffers, emit LLVM IR and optimize that. LLVM headers stay out of this header.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "codegen/emitter.h"
@@ -15,6 +17,7 @@
 
 namespace llvm {
 class LLVMContext;
+class MemoryBuffer;
 class Module;
 class TargetMachine;
 }  // namespace llvm
@@ -44,6 +47,11 @@ struct CompileOptions {
   // (part of any cache key).
   std::shared_ptr<const std::string> kernel_bitcode;
   std::string kernel_fingerprint;
+  // Threads that optimize and compile the LLVM module's parts (codegen/split_compile.h); 0: the CPUs of the
+  // process's affinity mask. Never changes code: the parts depend on the module alone.
+  int compile_threads = 0;
+  // Every compute kernel becomes a function of its own (CodegenOptions::outline_kernels). Never changes a result.
+  bool outline_kernels = true;
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.
@@ -66,9 +74,20 @@ CodegenOptions CodegenOptionsFor(const CompileOptions& options, const TargetInfo
 absl::Status LinkKernels(llvm::Module& module, const std::string& bitcode, const TargetInfo& target,
                          bool approximate_math);
 
-// Emits and optimizes (at options.opt_level) the LLVM module of `prepared` for `target_machine`.
+// Emits and optimizes (at options.opt_level) the LLVM module of `prepared` for `target_machine`. Identical functions
+// are merged first; a large module is then optimized in parts on options.compile_threads threads and joined again
+// (codegen/split_compile.h): the same module for any number of threads.
 absl::StatusOr<std::unique_ptr<llvm::Module>> LowerToLlvm(const PreparedModule& prepared, const TargetInfo& target,
                                                           llvm::TargetMachine& target_machine,
                                                           llvm::LLVMContext& context, const CompileOptions& options);
+
+// LowerToLlvm and code generation, for a JIT that links several object files: each part of the module is optimized
+// and compiled to an object on its own (on options.compile_threads threads), with target machines from
+// `codegen_machine`. `optimized_ir`, when not null, receives the optimized parts' IR.
+using TargetMachineFactory = std::function<absl::StatusOr<std::unique_ptr<llvm::TargetMachine>>()>;
+absl::StatusOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>> LowerToObjects(
+    const PreparedModule& prepared, const TargetInfo& target, llvm::TargetMachine& target_machine,
+    llvm::LLVMContext& context, const CompileOptions& options, const TargetMachineFactory& codegen_machine,
+    std::string* optimized_ir);
 
 }  // namespace xlac::codegen

@@ -410,7 +410,7 @@ def metrics_report():
     """The process's compile and execute metrics as text, in torch_xla.debug.metrics.metrics_report()'s format.
 
     "Metric:" entries (TotalSamples, Accumulator, Percentiles): CompileTime, PhaseTime.<phase> (parse and verify,
-    spmd partition, each pass, llvm emit / optimize, jit codegen and link), ExecuteTime, and per emulated core
+    spmd partition, each pass, llvm emit / optimize, jit codegen / link), ExecuteTime, and per emulated core
     CoreN.CollectiveWaitTime.<kind>, CoreN.CollectiveBytesSent/Received.<kind>, CoreN.ArenaBytes and
     CoreN.PeakArenaBytes; then "Counter:" entries (CachedCompile, UncachedCompile, Executions, Collective.<kind>);
     then, as PyTorch/XLA's "pt-xla-profiler:" lines, "xlac-profiler: CompileTime too frequent: ..." when the process
