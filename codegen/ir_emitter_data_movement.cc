@@ -26,31 +26,6 @@ Index RowMajorDelinearize(llvm::IRBuilder<>& b, const std::vector<int64_t>& dims
   return index;
 }
 
-// for (iv = start; iv < end; ++iv) body(iv), kept scalar: vectorizing one side of a transpose turns the other
-// into gathers or scatters, which cost more per element than scalar moves on the CPUs we target.
-void ScalarRange(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end,
-                 const std::function<void(llvm::Value*)>& body) {
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* preheader = b.GetInsertBlock();
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(b.getContext(), "relayout", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(b.getContext(), "relayout.exit", fn);
-  b.CreateCondBr(b.CreateICmpSLT(start, end), loop, exit);
-  b.SetInsertPoint(loop);
-  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, "iv");
-  iv->addIncoming(start, preheader);
-  body(iv);
-  llvm::Value* next = b.CreateNSWAdd(iv, b.getInt64(1));
-  iv->addIncoming(next, b.GetInsertBlock());
-  llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::Metadata* no_vectorize[] = {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
-                                    llvm::ConstantAsMetadata::get(b.getFalse())};
-  llvm::MDNode* self = llvm::MDNode::getDistinct(ctx, {nullptr, llvm::MDNode::get(ctx, no_vectorize)});
-  self->replaceOperandWith(0, self);
-  latch->setMetadata(llvm::LLVMContext::MD_loop, self);
-  b.SetInsertPoint(exit);
-}
-
 }  // namespace
 
 bool IrEmitter::IsDataMovement(Opcode op) {
@@ -330,21 +305,30 @@ absl::StatusOr<bool> IrEmitter::EmitTiledRelayout(const Instruction& inst, const
     llvm::Value* end = b_.CreateNSWAdd(begin, I64(kRelayoutTile));
     return std::pair{begin, b_.CreateSelect(b_.CreateICmpSLT(end, I64(dims[d])), end, I64(dims[d]))};
   };
-  XLAC_RETURN_IF_ERROR(ParallelLoopNest(tiles, order, std::vector<bool>(dims.size(), true), elements, inst.name(),
-                                        [&](const Index& tile) {
-                                          auto [b0, b1] = range(tile[b], b);
-                                          auto [a0, a1] = range(tile[a], a);
-                                          ScalarRange(b_, b0, b1, [&](llvm::Value* j) {
-                                            ScalarRange(b_, a0, a1, [&](llvm::Value* i) {
-                                              Index index = tile;
-                                              index[a] = i;
-                                              index[b] = j;
-                                              Index src(index.size());
-                                              for (size_t d = 0; d < index.size(); ++d) src[in_dim_of[d]] = index[d];
-                                              StoreRaw(out, index, LoadRaw(in, src));
-                                            });
-                                          });
-                                        }));
+  // Scalar inner loops: vectorizing one side of a transpose turns the other into gathers or scatters, which cost
+  // more per element than scalar moves on the CPUs we target.
+  auto move_tile = [&](const Index& tile) {
+    auto [b0, b1] = range(tile[b], b);
+    auto [a0, a1] = range(tile[a], a);
+    ForRange(
+        b0, b1,
+        [&](llvm::Value* j) {
+          ForRange(
+              a0, a1,
+              [&](llvm::Value* i) {
+                Index index = tile;
+                index[a] = i;
+                index[b] = j;
+                Index src(index.size());
+                for (size_t d = 0; d < index.size(); ++d) src[in_dim_of[d]] = index[d];
+                StoreRaw(out, index, LoadRaw(in, src));
+              },
+              /*vectorize=*/false);
+        },
+        /*vectorize=*/false);
+  };
+  XLAC_RETURN_IF_ERROR(
+      ParallelLoopNest(tiles, order, std::vector<bool>(dims.size(), true), elements, inst.name(), move_tile));
   return true;
 }
 

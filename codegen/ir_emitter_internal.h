@@ -130,8 +130,10 @@ class IrEmitter {
   void MemCopy(llvm::Value* dst, llvm::Value* src, int64_t bytes);
 
   // ---- parallel loops inside a device (ir_emitter_parallel.cc) ----
-  // for (iv = start; iv < end; ++iv) body(iv) with bounds known at run time.
-  void ForRange(llvm::Value* start, llvm::Value* end, const std::function<void(llvm::Value*)>& body);
+  // for (iv = start; iv < end; ++iv) body(iv) with bounds known at run time. `vectorize` false keeps LLVM's loop
+  // vectorizer off the loop (a transpose's inner loop, where one side would become gathers or scatters).
+  void ForRange(llvm::Value* start, llvm::Value* end, const std::function<void(llvm::Value*)>& body,
+                bool vectorize = true);
   // Whether a loop doing `work` elements (or multiply-adds) should run on the device's threads: parallel codegen
   // is on, the loop is large enough, and it is not already inside a parallel loop or helper function.
   bool CanParallelize(int64_t work) const;
@@ -203,9 +205,9 @@ class IrEmitter {
   // otherwise. ir_emitter_data_movement.cc.
   absl::StatusOr<bool> EmitTiledRelayout(const Instruction& inst, const IrArray& in, const IrArray& out,
                                          const std::vector<int64_t>& in_dim_of);
-  absl::Status EmitReduce(const Instruction& inst);        // ir_emitter_reduce.cc
-  absl::Status EmitDot(const Instruction& inst);           // ir_emitter_dot.cc
-  absl::Status EmitConvolution(const Instruction& inst);   // ir_emitter_convolution_tiled.cc
+  absl::Status EmitReduce(const Instruction& inst);       // ir_emitter_reduce.cc
+  absl::Status EmitDot(const Instruction& inst);          // ir_emitter_dot.cc
+  absl::Status EmitConvolution(const Instruction& inst);  // ir_emitter_convolution_tiled.cc
   // The packed GEMM path for f32/f64; false (nothing emitted) when it does not apply.
   absl::StatusOr<bool> EmitTiledConvolution(const Instruction& inst);  // ir_emitter_convolution_tiled.cc
   absl::Status EmitConvolutionLoops(const Instruction& inst);          // ir_emitter_convolution.cc
@@ -277,8 +279,8 @@ class IrEmitter {
   struct KernelCaptures {
     llvm::Function* function;
     std::map<std::pair<int64_t, int64_t>, size_t> slot_of;  // (allocation, offset) -> index in `slices`
-    std::vector<BufferSlice> slices;                         // in first-use order
-    std::vector<llvm::CallInst*> placeholders;               // one per slice
+    std::vector<BufferSlice> slices;                        // in first-use order
+    std::vector<llvm::CallInst*> placeholders;              // one per slice
   };
   std::optional<KernelCaptures> kernel_;
   llvm::Value* KernelSlice(const BufferSlice& slice);  // SlicePointer inside an outlined kernel

@@ -35,7 +35,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-void IrEmitter::ForRange(llvm::Value* start, llvm::Value* end, const std::function<void(llvm::Value*)>& body) {
+void IrEmitter::ForRange(llvm::Value* start, llvm::Value* end, const std::function<void(llvm::Value*)>& body,
+                         bool vectorize) {
   llvm::Function* fn = b_.GetInsertBlock()->getParent();
   llvm::BasicBlock* preheader = b_.GetInsertBlock();
   llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx(), "range", fn);
@@ -47,7 +48,14 @@ void IrEmitter::ForRange(llvm::Value* start, llvm::Value* end, const std::functi
   body(iv);
   llvm::Value* next = b_.CreateNSWAdd(iv, I64(1));
   iv->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateCondBr(b_.CreateICmpSLT(next, end), loop, exit);
+  llvm::BranchInst* latch = b_.CreateCondBr(b_.CreateICmpSLT(next, end), loop, exit);
+  if (!vectorize) {
+    llvm::Metadata* off[] = {llvm::MDString::get(ctx(), "llvm.loop.vectorize.enable"),
+                             llvm::ConstantAsMetadata::get(b_.getFalse())};
+    llvm::MDNode* self = llvm::MDNode::getDistinct(ctx(), {nullptr, llvm::MDNode::get(ctx(), off)});
+    self->replaceOperandWith(0, self);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, self);
+  }
   b_.SetInsertPoint(exit);
 }
 
