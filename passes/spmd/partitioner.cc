@@ -113,6 +113,10 @@ void Partitioner::Warn(const Instruction& source, std::string message) {
   if (report_ != nullptr) report_->warnings.push_back(absl::StrCat(At(source), "%", source.name(), ": ", message));
 }
 
+void Partitioner::Note(const Instruction& source, std::string message) {
+  if (report_ != nullptr) report_->notes.push_back(absl::StrCat(At(source), "%", source.name(), ": ", message));
+}
+
 void Partitioner::RecordCollective(const Instruction& source, const Instruction& collective, int64_t group_size) {
   if (report_ == nullptr) return;
   SpmdReport::Collective c;
@@ -177,7 +181,9 @@ absl::StatusOr<PValue> HandleManualBoundary(ComputationBuilder& b, const Instruc
   return PValue{copy, target, inst.shape()};
 }
 
-absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+}  // namespace
+
+absl::StatusOr<PValue> DispatchInstruction(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
   if (inst.opcode() == Opcode::kCustomCall) {
     std::string_view call = inst.StringAttr("custom_call_target");
     if (IsShardingIdentityTarget(call) && inst.operand_count() == 1) return b.Get(inst.operand(0));
@@ -198,14 +204,21 @@ absl::StatusOr<PValue> Dispatch(ComputationBuilder& b, const Instruction& inst, 
   using Handler = absl::StatusOr<PValue> (*)(ComputationBuilder&, const Instruction&, const Sharding&);
   for (Handler handler :
        {&HandleElementwise, &HandleKernelCall, &HandleDot, &HandleConvolution, &HandleReduce, &HandleReduceWindow,
-        &HandleSelectAndScatter, &HandleGatherScatter, &HandleShapeOp, &HandleControlFlow}) {
+        &HandleSelectAndScatter, &HandleGatherScatter, &HandleShapeOp, &HandleFusion, &HandleControlFlow}) {
     absl::StatusOr<PValue> value = handler(b, inst, target);
     if (value.ok() || !absl::IsNotFound(value.status())) return value;
   }
   return HandleReplicated(b, inst);
 }
 
-}  // namespace
+absl::Status LocatePartitionError(const Instruction& inst, const Sharding& target, const absl::Status& status) {
+  std::string message(status.message());
+  bool located = message.find(": ") != std::string::npos && !message.empty() && std::isdigit(message[0]);
+  return absl::Status(
+      status.code(), located ? message
+                             : absl::StrCat(At(inst), "cannot partition ", std::string(OpcodeName(inst.opcode())), " %",
+                                            inst.name(), " with sharding ", ShardingToString(target), ": ", message));
+}
 
 Sharding KeepManualLeaves(const Sharding& produced, const Sharding& target, const Shape& shape) {
   if (shape.IsTuple()) {
@@ -302,7 +315,7 @@ absl::StatusOr<Computation*> Partitioner::PartitionComputation(const Computation
       value = PValue{param, sharding, inst->shape()};
     } else {
       Sharding target = inst == original.root() ? root_sharding : TargetSharding(*inst);
-      absl::StatusOr<PValue> produced = Dispatch(b, *inst, target);
+      absl::StatusOr<PValue> produced = DispatchInstruction(b, *inst, target);
       if (produced.ok() && inst == original.root() && &original == module_.entry_computation()) {
         // A manual value cannot be resharded; as the entry's result it is read from core 0 just like a replicated
         // one, so a leaf the program leaves manual stays manual where the result was merely defaulted to replicated.
@@ -310,15 +323,7 @@ absl::StatusOr<Computation*> Partitioner::PartitionComputation(const Computation
         entry_root_sharding_ = target;
       }
       if (produced.ok()) produced = b.Reshard(*produced, target, *inst);
-      if (!produced.ok()) {
-        std::string message(produced.status().message());
-        bool located = message.find(": ") != std::string::npos && !message.empty() && std::isdigit(message[0]);
-        return absl::Status(
-            produced.status().code(),
-            located ? message
-                    : absl::StrCat(At(*inst), "cannot partition ", std::string(OpcodeName(inst->opcode())), " %",
-                                   inst->name(), " with sharding ", ShardingToString(target), ": ", message));
-      }
+      if (!produced.ok()) return LocatePartitionError(*inst, target, produced.status());
       value = *std::move(produced);
     }
     if (value.hlo->parent() == comp && named.insert(value.hlo).second) KeepName(value.hlo, inst->name());
@@ -437,6 +442,7 @@ std::string FormatSpmdReport(const SpmdReport& report) {
     total += c.bytes_per_core;
   }
   absl::StrAppend(&out, "  total: ", total, " bytes sent per core per step\n");
+  for (const std::string& n : report.notes) absl::StrAppend(&out, "note: ", n, "\n");
   for (const std::string& w : report.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   return out;
 }

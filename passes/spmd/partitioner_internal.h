@@ -2,6 +2,7 @@
 // shardings, handlers_*.cc rewrite one op family each). Not a public header.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -132,6 +133,16 @@ class Partitioner {
   const std::vector<std::pair<Computation*, std::string>>& kept_computation_names() const { return comp_names_; }
   // The inserted collectives, parallel to report()->collectives.
   const std::vector<const Instruction*>& collectives() const { return collectives_; }
+  // A recorded collective was copied elsewhere (out of a scratch computation) and `from` is about to go away.
+  void MoveCollective(const Instruction* from, const Instruction* to) {
+    std::replace(collectives_.begin(), collectives_.end(), from, to);
+  }
+  // An original computation that no partitioned instruction calls any more (a fusion's, partitioned inline).
+  void MarkReplaced(const Computation* original) { replaced_.push_back(original); }
+  void KeepComputationName(Computation* partitioned, std::string name) {
+    comp_names_.emplace_back(partitioned, std::move(name));
+  }
+  void Note(const Instruction& source, std::string message);
   // The entry result's sharding when the partitioned program changed it (manual leaves kept manual).
   const std::optional<Sharding>& entry_root_sharding() const { return entry_root_sharding_; }
 
@@ -171,6 +182,15 @@ absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& in
 absl::StatusOr<PValue> HandleGatherScatter(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+// A fusion: its fused computation partitioned with the operands' shardings, re-fused between the collectives it needs
+// (handlers_fusion.cc).
+absl::StatusOr<PValue> HandleFusion(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+
+// The per-core value of `inst` from the first handler that takes it (manual values and boundaries first, the
+// replicated fallback last), in the handler's natural sharding; the caller reshards it to `target`.
+absl::StatusOr<PValue> DispatchInstruction(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+// `status` from partitioning `inst`, prefixed with where and what unless it already says where.
+absl::Status LocatePartitionError(const Instruction& inst, const Sharding& target, const absl::Status& status);
 // Replicates every operand, runs the op on the whole value on every core, and leaves the result replicated.
 absl::StatusOr<PValue> HandleReplicated(ComputationBuilder& b, const Instruction& inst);
 

@@ -1,7 +1,7 @@
 // Sharding propagation: the driver. It gives every value of the entry computation and of the computations reached
-// through while/conditional/call a node of leaf shardings (values that must agree — a loop's state across the while,
-// its body and condition, a conditional's result and its branch roots — share one node), seeds the nodes with the
-// annotations, and sweeps forward and backward over all instructions until nothing improves. The per-op rules and
+// through while/conditional/call/fusion a node of leaf shardings (values that must agree — a loop's state across the
+// while, its body and condition, a conditional's result and its branch roots — share one node), seeds the nodes with
+// the annotations, and sweeps forward and backward over all instructions until nothing improves. The per-op rules and
 // the order on shardings are in sharding_propagation_ops.cc.
 #include "passes/spmd/sharding_propagation.h"
 
@@ -45,6 +45,12 @@ std::vector<const Shape*> LeafShapes(const Shape& shape) {
   std::vector<const Shape*> out;
   CollectLeafShapes(shape, out);
   return out;
+}
+
+// Calls and fusions pass operand k to parameter k and return their computation's root: shardings flow through the
+// called computation as through the same ops inlined (the partitioner partitions a fusion's computation with them).
+bool IsCallLike(const Instruction& inst) {
+  return (inst.opcode() == Opcode::kCall || inst.opcode() == Opcode::kFusion) && inst.called_computations().size() == 1;
 }
 
 bool IsSharding(const Instruction& inst) {
@@ -225,6 +231,7 @@ class Propagator {
 
  private:
   void CollectComputations();
+  void UnshareFusedComputations();
   bool AnySharding() const;
   void ComputeEntryAllowance();
   bool GiveEntryLoopRootACopy();
@@ -247,6 +254,8 @@ class Propagator {
   Computation* entry_ = nullptr;
   std::vector<Computation*> computations_;  // the processed ones, callers before callees
   absl::flat_hash_set<const Computation*> processed_;
+  // Fusions whose fused computation is also called elsewhere (XLA's dumps share identical ones).
+  std::vector<Instruction*> shared_fusions_;
   // Callers of computations called by call and conditional, by unique id.
   absl::flat_hash_map<const Computation*, std::vector<Instruction*>> call_sites_;
   absl::flat_hash_map<const Computation*, std::vector<Instruction*>> post_orders_;
@@ -262,8 +271,17 @@ absl::StatusOr<bool> Propagator::Run(ShardingPropagationReport* report) {
   if (entry_ == nullptr || entry_->root() == nullptr) return false;
   CollectComputations();
   if (!AnySharding()) return false;
+  bool changed = false;
+  while (!shared_fusions_.empty()) {
+    UnshareFusedComputations();
+    changed = true;
+    processed_.clear();
+    call_sites_.clear();
+    computations_.clear();
+    CollectComputations();
+  }
   ComputeEntryAllowance();
-  bool changed = GiveEntryLoopRootACopy();
+  changed |= GiveEntryLoopRootACopy();
   BuildNodes();
   XLAC_RETURN_IF_ERROR(Seed());
   XLAC_RETURN_IF_ERROR(Iterate());
@@ -279,8 +297,9 @@ void Propagator::CollectComputations() {
     worklist.pop_back();
     for (const auto& inst : comp->instructions()) {
       const Opcode op = inst->opcode();
-      if (op != Opcode::kWhile && op != Opcode::kConditional && op != Opcode::kCall) continue;
+      if (op != Opcode::kWhile && op != Opcode::kConditional && !IsCallLike(*inst)) continue;
       for (Computation* callee : inst->called_computations()) {
+        if (op == Opcode::kFusion && processed_.contains(callee)) shared_fusions_.push_back(inst.get());
         if (op != Opcode::kWhile) call_sites_[callee].push_back(inst.get());
         if (processed_.insert(callee).second) worklist.push_back(callee);
       }
@@ -295,6 +314,18 @@ void Propagator::CollectComputations() {
   for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) {
     if (processed_.contains(*it)) computations_.push_back(*it);
   }
+}
+
+// Every fusion gets a fused computation of its own: the ops in it take shardings from that one fusion's operands
+// and users, as they would unfused, and the partitioner partitions each fusion with them.
+void Propagator::UnshareFusedComputations() {
+  for (Instruction* fusion : shared_fusions_) {
+    const Computation* shared = fusion->called_computation(0);
+    std::unique_ptr<Computation> own = shared->Clone(module_.UniqueComputationName(shared->name()));
+    for (const auto& inst : own->instructions()) inst->set_name(module_.UniqueInstructionName(inst->name()));
+    fusion->set_called_computations({module_.AddComputation(std::move(own))});
+  }
+  shared_fusions_.clear();
 }
 
 bool Propagator::AnySharding() const {
@@ -529,8 +560,9 @@ bool Propagator::Forward(Instruction* inst) {
   if (AllFixed(NodeOf(inst))) return false;
   bool changed = false;
   if (IsUnmodeled(*inst) && inst->operand_count() > 0 &&
-      std::all_of(inst->operands().begin(), inst->operands().end(),
-                  [&](const Instruction* operand) { return Tracked(operand) && AllLeavesManual(NodeOf(operand).values); })) {
+      std::all_of(inst->operands().begin(), inst->operands().end(), [&](const Instruction* operand) {
+        return Tracked(operand) && AllLeavesManual(NodeOf(operand).values);
+      })) {
     // Inside a shard_map body (a collective, an exporter's own custom call), an op on manual values is manual.
     std::vector<Proposal> manual;
     for (int64_t i = 0; i < spmd::LeafCount(inst->shape()); ++i) manual.push_back({i, Sharding::Manual()});
@@ -548,7 +580,7 @@ bool Propagator::Forward(Instruction* inst) {
       for (const Instruction* site : sites->second) {
         for (int64_t k = 0; k < site->operand_count(); ++k) {
           // A call passes operand k to parameter k; a conditional passes operand b+1 to branch b's parameter.
-          const bool feeds = site->opcode() == Opcode::kCall
+          const bool feeds = IsCallLike(*site)
                                  ? k == inst->parameter_number()
                                  : k >= 1 && k - 1 < static_cast<int64_t>(site->called_computations().size()) &&
                                        site->called_computation(k - 1) == inst->parent();
@@ -559,7 +591,7 @@ bool Propagator::Forward(Instruction* inst) {
       }
     }
   }
-  if (inst->opcode() == Opcode::kCall) {
+  if (IsCallLike(*inst)) {
     const Instruction* root = inst->called_computation(0)->root();
     changed |= Apply(*inst, CopyAll(*root, *inst), ShardingOrigin::Kind::kOperand, *root);
   }
@@ -573,7 +605,7 @@ bool Propagator::Backward(Instruction* inst) {
     for (int64_t k = 0; k < user->operand_count(); ++k) {
       if (user->operand(k) != inst) continue;
       const Instruction* parameter = nullptr;
-      if (user->opcode() == Opcode::kCall) {
+      if (IsCallLike(*user)) {
         const Computation* callee = user->called_computation(0);
         if (k < callee->parameter_count()) parameter = callee->parameter(k);
       } else if (user->opcode() == Opcode::kConditional) {
@@ -594,7 +626,7 @@ bool Propagator::Backward(Instruction* inst) {
     if (sites != call_sites_.end()) {
       for (const Instruction* site : sites->second) {
         // Conditional results share the branch roots' node already.
-        if (site->opcode() == Opcode::kCall) {
+        if (IsCallLike(*site)) {
           changed |= Apply(*inst, CopyAll(*site, *inst), ShardingOrigin::Kind::kUser, *site);
         }
       }

@@ -39,6 +39,7 @@ struct SpmdReport {
   };
   std::vector<Collective> collectives;
   std::vector<std::string> warnings;  // "%name: why" — full rematerialization, replicated fallbacks
+  std::vector<std::string> notes;     // "%name: what" — fusions split at the collectives they need
   // Shardings of the entry parameters and result as the partitioned program expects/produces them.
   std::vector<Sharding> parameter_shardings;
   Sharding result_sharding;
