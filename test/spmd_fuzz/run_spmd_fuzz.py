@@ -37,6 +37,12 @@ discontinuous op (a float compare or sort, select-and-scatter, a float-to-intege
 floor/ceil/round/sign) is "tolerated", not a failure: the approximations the bounds allow legitimately move values
 across its thresholds (the exact run of the same module must still match bit for bit).
 
+--prefuse runs every module through the fusion pass before partitioning it (issue 27: the partitioner partitions
+fusion instructions): shardings other than the parameters' and roots' are dropped first (the fusion pass does not fuse
+across differing shardings), `xla-opt --passes=fusion` fuses, and the fused module (FILE.fused.hlo) is partitioned,
+its fused computations getting their shardings from sharding-propagation, and compared with the interpreter running
+it unpartitioned. A fusion computed whole on every core is an error.
+
 --time-limit SECONDS stops starting new seeds after that long (the seeds not run are reported, not failed).
 Last line: "spmd fuzz: N passed, M failed" ("compiler fuzz: ..." with --compiler). Exit 1 if anything failed, else 0.
 """
@@ -95,11 +101,54 @@ def normalize(msg):
     return re.sub(r"\d+", "N", msg)
 
 
+def strip_inner_shardings(text):
+    """The module without the shardings of instructions other than parameters and roots."""
+    lines = []
+    for line in text.split("\n"):
+        at = line.find(", sharding=")
+        if at < 0 or "parameter(" in line or line.lstrip().startswith("ROOT"):
+            lines.append(line)
+            continue
+        end, depth = at + len(", sharding="), 0
+        while end < len(line):
+            depth += {"{": 1, "}": -1}.get(line[end], 0)
+            end += 1
+            if depth == 0:
+                break
+        lines.append(line[:at] + line[end:])
+    return "\n".join(lines)
+
+
+def prefuse(args, path):
+    """Writes PATH.fused.hlo (see --prefuse); returns its path, or None and the error."""
+    with open(path) as f:
+        stripped = strip_inner_shardings(f.read())
+    stripped_path = path + ".stripped.hlo"
+    with open(stripped_path, "w") as f:
+        f.write(stripped)
+    code, out, err = run([args.xla_opt, stripped_path, "--passes=fusion"], args.timeout)
+    if code != 0:
+        return None, (err.strip().splitlines() or ["xla-opt --passes=fusion exit %s" % code])[0]
+    fused_path = path + ".fused.hlo"
+    with open(fused_path, "w") as f:
+        f.write(out)
+    return fused_path, ""
+
+
 def classify(args, path, num_partitions, seed):
     """Returns (outcome, detail, stdout, stderr)."""
     code, out, err = run([args.xla_opt, path], args.timeout)
     if code != 0:
         return "invalid", (err.strip().splitlines() or ["xla-opt exit %s" % code])[0], out, err
+    if args.prefuse:
+        fused_path, why = prefuse(args, path)
+        if fused_path is None:
+            return "invalid", why, "", ""
+        outcome, detail, out, err = classify_run(args, xla_run_cmd(args, fused_path, num_partitions, seed))
+        whole = next((l for l in err.splitlines() if "fusion is computed on the whole array" in l), None)
+        if outcome == "pass" and whole:
+            return "error", whole, out, err
+        return outcome, detail, out, err
     if not args.compiler:
         return classify_run(args, xla_run_cmd(args, path, num_partitions, seed))
     for mode in args.modes:
@@ -228,6 +277,12 @@ def run_seed(args, seed, tmpdir, deadline):
     saved = os.path.join(args.failures, "seed_%d.hlo" % seed)
     mode = outcome[outcome.find("(") + 1:-1] if args.compiler and "(" in outcome else None
     cmd = " ".join(xla_run_cmd(args, saved, prog.num_partitions, seed, mode))
+    if args.prefuse and os.path.exists(path + ".fused.hlo"):
+        # The module that failed is the fused one; the generated one stays next to it for minimizing.
+        fused_saved = os.path.join(args.failures, "seed_%d.fused.hlo" % seed)
+        with open(path + ".fused.hlo") as src, open(fused_saved, "w") as dst:
+            dst.write(src.read())
+        cmd = " ".join(xla_run_cmd(args, fused_saved, prog.num_partitions, seed, mode))
     # Errors first: the partitioner's warnings (whole-array fallbacks) also go to stderr.
     lines = [l.replace(path, saved) for l in err.strip().splitlines()]
     err_lines = [l for l in lines if "warning:" not in l] + [l for l in lines if "warning:" in l]
@@ -273,6 +328,7 @@ def main():
     ap.add_argument("--atol", default="1e-4")
     ap.add_argument("--max-ulp", type=int, default=16)
     ap.add_argument("--default-numerics", action="store_true", help="run without --exact (see above)")
+    ap.add_argument("--prefuse", action="store_true", help="fuse every module before partitioning it (see above)")
     ap.add_argument("--stderr-lines", type=int, default=8)
     ap.add_argument("--no-minimize", dest="minimize", action="store_false")
     ap.add_argument("--minimize-trials", type=int, default=150)
