@@ -383,7 +383,7 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
     for (int64_t d : od) elements *= d;
     llvm::Value* c_base = narrow ? AllocTemp(elements * 4) : out.base;
     // Problem p is (batch element p / groups, group p % groups).
-    status = EmitGemmCalls(gemm, spec, batch_count * groups, [&](llvm::Value* p) {
+    status = EmitGemmCalls(gemm, spec, "conv.gemm." + inst.name(), batch_count * groups, [&](llvm::Value* p) {
       llvm::Value* bg0 = b_.CreateUDiv(p, I64(groups));
       llvm::Value* bg1 = b_.CreateURem(p, I64(groups));
       llvm::Value* c_off = b_.CreateNSWMul(bg1, I64(out_group * out.strides[out_feature]));

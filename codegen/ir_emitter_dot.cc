@@ -131,24 +131,19 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
       spec.c_m = c_n;
       spec.b_times_a = true;
     }
-    if (tpu_bf16) {
-      spec.pack_a = StridedGemmPacker(ct, spec.a_m, spec.a_k, Bf16RoundedGemmLoad());
-      spec.pack_b = StridedGemmPacker(ct, spec.b_n, spec.b_k, Bf16RoundedGemmLoad());
-    }
+    if (tpu_bf16) spec.load = GemmOperandLoad::kRoundBf16;
     if ((direct || transposed) && batch > 0 && m > 0 && n > 0 && k > 0) {
       // bf16/f16: operands widen to f32 as they are packed, the f32 sums land in a temporary with the output's
       // layout and round once into the output (the interpreter's narrow-float dot).
       llvm::Value* c_base = out.base;
       if (narrow_gemm) {
-        GemmLoad widen = WidenedGemmLoad(type == PrimitiveType::kF16);
-        spec.pack_a = StridedGemmPacker(ct, spec.a_m, spec.a_k, widen);
-        spec.pack_b = StridedGemmPacker(ct, spec.b_n, spec.b_k, widen);
+        spec.load = type == PrimitiveType::kF16 ? GemmOperandLoad::kWidenF16 : GemmOperandLoad::kWidenBf16;
         int64_t elements = batch * m * n;
         c_base = AllocTemp(elements * 4);
       }
       llvm::Function* gemm = EmitGemmFunction(llvm_module_, "xlac.gemm." + inst.name(), spec, options_.target);
       // Problem p's batch index, row-major over the batch dimensions.
-      XLAC_RETURN_IF_ERROR(EmitGemmCalls(gemm, spec, batch, [&](llvm::Value* p) {
+      XLAC_RETURN_IF_ERROR(EmitGemmCalls(gemm, spec, "gemm." + inst.name(), batch, [&](llvm::Value* p) {
         llvm::Value* a_off = I64(0);
         llvm::Value* b_off = I64(0);
         llvm::Value* c_off = I64(0);

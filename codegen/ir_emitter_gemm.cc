@@ -8,6 +8,7 @@
 #include "codegen/ir_emitter_gemm.h"
 
 #include <algorithm>
+#include <cassert>
 #include <functional>
 #include <vector>
 
@@ -65,58 +66,8 @@ GemmLoad Bf16RoundedGemmLoad() {
   };
 }
 
-// Whole panels copy straight (a vector copy when the row stride is 1 and loads are native); a partial one clamps
-// its loads and pads with zeros.
-GemmPacker StridedGemmPacker(llvm::Type* element, int64_t row_stride, int64_t k_stride, GemmLoad load) {
-  if (!load) load = NativeGemmLoad(element);
-  return [=](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value*, llvm::Value* i0, llvm::Value* count, llvm::Value* k0,
-             llvm::Value* kc, llvm::Value* dst, int64_t width) {
-    llvm::Align align(element->getPrimitiveSizeInBits() / 8);
-    llvm::Constant* zero = llvm::Constant::getNullValue(element);
-    auto k_offset = [&](llvm::Value* kk) { return b.CreateNSWMul(b.CreateNSWAdd(k0, kk), b.getInt64(k_stride)); };
-    GemmIf(
-        b, b.CreateICmpEQ(count, b.getInt64(width)),
-        [&] {
-          GemmLoop(
-              b, b.getInt64(0), kc, 1,
-              [&](llvm::Value* kk) {
-                llvm::Value* src = b.CreateNSWAdd(k_offset(kk), b.CreateNSWMul(i0, b.getInt64(row_stride)));
-                llvm::Value* dst_row = b.CreateInBoundsGEP(element, dst, b.CreateNSWMul(kk, b.getInt64(width)));
-                GemmLoop(
-                    b, b.getInt64(0), b.getInt64(width), 1,
-                    [&](llvm::Value* r) {
-                      llvm::Value* v = load(b, x, b.CreateNSWAdd(src, b.CreateNSWMul(r, b.getInt64(row_stride))));
-                      b.CreateAlignedStore(v, b.CreateInBoundsGEP(element, dst_row, r), align);
-                    },
-                    "pack.row");
-              },
-              "pack.k");
-        },
-        [&] {
-          GemmLoop(
-              b, b.getInt64(0), kc, 1,
-              [&](llvm::Value* kk) {
-                llvm::Value* src = k_offset(kk);
-                llvm::Value* dst_row = b.CreateInBoundsGEP(element, dst, b.CreateNSWMul(kk, b.getInt64(width)));
-                GemmLoop(
-                    b, b.getInt64(0), b.getInt64(width), 1,
-                    [&](llvm::Value* r) {
-                      llvm::Value* inside = b.CreateICmpSLT(r, count);
-                      llvm::Value* clamped = b.CreateSelect(inside, r, b.CreateNSWSub(count, b.getInt64(1)));
-                      llvm::Value* row = b.CreateNSWAdd(i0, clamped);
-                      llvm::Value* v = load(b, x, b.CreateNSWAdd(src, b.CreateNSWMul(row, b.getInt64(row_stride))));
-                      b.CreateAlignedStore(b.CreateSelect(inside, v, zero), b.CreateInBoundsGEP(element, dst_row, r),
-                                           align);
-                    },
-                    "pack.edge");
-              },
-              "pack.edge.k");
-        });
-  };
-}
-
 void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
-              const std::function<void(llvm::Value*)>& body, const char* name) {
+              const std::function<void(llvm::Value*)>& body, const char* name, bool vectorize) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& ctx = fn->getContext();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -129,7 +80,14 @@ void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_
   body(iv);
   llvm::Value* next = b.CreateNSWAdd(iv, b.getInt64(step));
   iv->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
+  llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
+  if (!vectorize) {
+    llvm::Metadata* off[] = {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                             llvm::ConstantAsMetadata::get(b.getFalse())};
+    llvm::MDNode* self = llvm::MDNode::getDistinct(ctx, {nullptr, llvm::MDNode::get(ctx, off)});
+    self->replaceOperandWith(0, self);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, self);
+  }
   b.SetInsertPoint(exit);
 }
 
@@ -152,6 +110,56 @@ void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>
 
 namespace {
 
+// The packer of a strided matrix X (rows x k, element strides row_stride and k_stride, values of the GEMM function).
+// Whole panels copy straight (a vector copy when the row stride is the constant 1 and loads are native); a partial
+// one clamps its loads and pads with zeros.
+GemmPacker StridedGemmPacker(llvm::Type* element, llvm::Value* row_stride, llvm::Value* k_stride, GemmLoad load) {
+  return [=](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value*, llvm::Value* i0, llvm::Value* count, llvm::Value* k0,
+             llvm::Value* kc, llvm::Value* dst, int64_t width) {
+    llvm::Align align(element->getPrimitiveSizeInBits() / 8);
+    llvm::Constant* zero = llvm::Constant::getNullValue(element);
+    auto k_offset = [&](llvm::Value* kk) { return b.CreateNSWMul(b.CreateNSWAdd(k0, kk), k_stride); };
+    GemmIf(
+        b, b.CreateICmpEQ(count, b.getInt64(width)),
+        [&] {
+          GemmLoop(
+              b, b.getInt64(0), kc, 1,
+              [&](llvm::Value* kk) {
+                llvm::Value* src = b.CreateNSWAdd(k_offset(kk), b.CreateNSWMul(i0, row_stride));
+                llvm::Value* dst_row = b.CreateInBoundsGEP(element, dst, b.CreateNSWMul(kk, b.getInt64(width)));
+                GemmLoop(
+                    b, b.getInt64(0), b.getInt64(width), 1,
+                    [&](llvm::Value* r) {
+                      llvm::Value* v = load(b, x, b.CreateNSWAdd(src, b.CreateNSWMul(r, row_stride)));
+                      b.CreateAlignedStore(v, b.CreateInBoundsGEP(element, dst_row, r), align);
+                    },
+                    "pack.row");
+              },
+              "pack.k");
+        },
+        [&] {
+          GemmLoop(
+              b, b.getInt64(0), kc, 1,
+              [&](llvm::Value* kk) {
+                llvm::Value* src = k_offset(kk);
+                llvm::Value* dst_row = b.CreateInBoundsGEP(element, dst, b.CreateNSWMul(kk, b.getInt64(width)));
+                GemmLoop(
+                    b, b.getInt64(0), b.getInt64(width), 1,
+                    [&](llvm::Value* r) {
+                      llvm::Value* inside = b.CreateICmpSLT(r, count);
+                      llvm::Value* clamped = b.CreateSelect(inside, r, b.CreateNSWSub(count, b.getInt64(1)));
+                      llvm::Value* row = b.CreateNSWAdd(i0, clamped);
+                      llvm::Value* v = load(b, x, b.CreateNSWAdd(src, b.CreateNSWMul(row, row_stride)));
+                      b.CreateAlignedStore(b.CreateSelect(inside, v, zero), b.CreateInBoundsGEP(element, dst_row, r),
+                                           align);
+                    },
+                    "pack.edge");
+              },
+              "pack.edge.k", /*vectorize=*/false);
+        });
+  };
+}
+
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first): C[0:mr, 0:nr] (row stride ldc) = (first ? +0 : C)
 // + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order.
 llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmTiling& t, bool b_times_a, bool fma,
@@ -168,6 +176,9 @@ llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmT
   auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64, b.getInt1Ty()}, false);
   llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  // One copy per module, compiled once: a call per tile is nothing next to its kc x mr x nr/vector_width FMAs.
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  fn->addFnAttr(kSharedFunctionAttribute);
   SetFunctionTargetAttributes(*fn, target);
   for (unsigned i = 0; i < 3; ++i) fn->addParamAttr(i, llvm::Attribute::NoAlias);
   llvm::Value* ap = fn->getArg(0);
@@ -268,26 +279,48 @@ GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target) {
   return t;
 }
 
-llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, const GemmSpec& spec,
-                                 const TargetInfo& target) {
-  llvm::Type* element = spec.element;
-  GemmTiling t = ChooseGemmTiling(static_cast<int>(element->getPrimitiveSizeInBits()), target);
-  const int64_t kc_max = std::min(t.kc, spec.k);
-  const int64_t nc_max = std::min(t.nc, RoundUp(spec.n, t.nr));
-  const int64_t mc_max = std::min(t.mc, RoundUp(spec.m, t.mr));
-  llvm::Function* kernel = GetKernel(module, element, t, spec.b_times_a, spec.fma, target);
+namespace {
 
+// The cache blocks of one GEMM function (its packing buffers' sizes) and the values its loops read.
+struct GemmBody {
+  llvm::Type* element = nullptr;
+  GemmTiling t;
+  int64_t kc_max = 0, nc_max = 0, mc_max = 0;
+  llvm::Value* k_total = nullptr;  // the contraction's length
+  llvm::Value* c_m = nullptr;      // C's row stride
+  GemmPacker pack_a, pack_b;
+  llvm::Function* kernel = nullptr;
+};
+
+llvm::Function* CreateGemmFunction(llvm::Module& module, const std::string& name, int shape_arguments,
+                                   const TargetInfo& target) {
   llvm::LLVMContext& ctx = module.getContext();
-  llvm::IRBuilder<> b(ctx);
-  llvm::Type* ptr = b.getPtrTy();
-  llvm::Type* i64t = b.getInt64Ty();
-  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64t, i64t, i64t, i64t, i64t}, false);
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  std::vector<llvm::Type*> params = {ptr, ptr, ptr, i64, i64, i64, i64, i64};
+  params.insert(params.end(), static_cast<size_t>(shape_arguments), i64);
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
   llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+  const char* names[] = {"a", "b", "c", "batch", "m_begin", "m_end", "n_begin", "n_end"};
+  for (unsigned i = 0; i < 8; ++i) fn->getArg(i)->setName(names[i]);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   // The packing buffers are static allocas (up to 1 MiB): inlined into its caller, each GEMM's buffers would occupy
   // the caller's frame for the whole program, once per dot.
   fn->addFnAttr(llvm::Attribute::NoInline);
   SetFunctionTargetAttributes(*fn, target);
+  return fn;
+}
+
+// The blocked loops of `fn` (CreateGemmFunction), from its entry block on.
+void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
+  llvm::Type* element = g.element;
+  const GemmTiling& t = g.t;
+  const int64_t kc_max = g.kc_max, nc_max = g.nc_max, mc_max = g.mc_max;
+  llvm::Value* k_total = g.k_total;
+  llvm::Value* c_m = g.c_m;
+  const GemmPacker& pack_a = g.pack_a;
+  const GemmPacker& pack_b = g.pack_b;
+  llvm::Function* kernel = g.kernel;
   llvm::Value* a = fn->getArg(0);
   llvm::Value* bm = fn->getArg(1);
   llvm::Value* c = fn->getArg(2);
@@ -296,7 +329,6 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   llvm::Value* m_end = fn->getArg(5);
   llvm::Value* n_begin = fn->getArg(6);
   llvm::Value* n_end = fn->getArg(7);
-  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
   auto buffer = [&](int64_t elements, const char* what) {
     llvm::AllocaInst* alloca = b.CreateAlloca(element, b.getInt64(elements), what);
     alloca->setAlignment(llvm::Align(64));
@@ -306,21 +338,18 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   llvm::Value* a_pack = buffer(mc_max * kc_max, "a.pack");
   llvm::Value* tile = buffer(t.mr * t.nr, "tile");
   auto i64 = [&](int64_t v) { return b.getInt64(v); };
-  auto mul = [&](llvm::Value* x, int64_t s) { return b.CreateNSWMul(x, i64(s)); };
   auto add = [&](llvm::Value* x, llvm::Value* y) { return b.CreateNSWAdd(x, y); };
   auto at = [&](llvm::Value* base, llvm::Value* offset) { return b.CreateInBoundsGEP(element, base, offset); };
   llvm::Align align(element->getPrimitiveSizeInBits() / 8);
 
-  GemmPacker pack_a = spec.pack_a ? spec.pack_a : StridedGemmPacker(element, spec.a_m, spec.a_k);
-  GemmPacker pack_b = spec.pack_b ? spec.pack_b : StridedGemmPacker(element, spec.b_n, spec.b_k);
   GemmLoop(
       b, n_begin, n_end, nc_max,
       [&](llvm::Value* jc) {
         llvm::Value* nc = Min(b, i64(nc_max), b.CreateNSWSub(n_end, jc));
         GemmLoop(
-            b, i64(0), i64(spec.k), kc_max,
+            b, i64(0), k_total, kc_max,
             [&](llvm::Value* pc) {
-              llvm::Value* kc = Min(b, i64(kc_max), b.CreateNSWSub(i64(spec.k), pc));
+              llvm::Value* kc = Min(b, i64(kc_max), b.CreateNSWSub(k_total, pc));
               llvm::Value* first = b.CreateICmpEQ(pc, i64(0));
               // B[pc:pc+kc, jc:jc+nc] -> panels of nr columns, k-major within a panel, zero past column nc.
               GemmLoop(
@@ -353,13 +382,13 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
                               [&](llvm::Value* ir) {
                                 llvm::Value* mr = Min(b, i64(t.mr), b.CreateNSWSub(mc, ir));
                                 llvm::Value* ap = at(a_pack, b.CreateNSWMul(ir, i64(kc_max)));
-                                llvm::Value* cp = at(c, add(mul(add(ic, ir), spec.c_m), add(jc, jr)));
+                                llvm::Value* cp = at(c, add(b.CreateNSWMul(add(ic, ir), c_m), add(jc, jr)));
                                 llvm::Value* full =
                                     b.CreateAnd(b.CreateICmpEQ(mr, i64(t.mr)), b.CreateICmpEQ(nr, i64(t.nr)));
                                 GemmIf(
                                     b, full,
                                     [&] {
-                                      b.CreateCall(kernel, {ap, bp, cp, i64(spec.c_m), kc, first});
+                                      b.CreateCall(kernel, {ap, bp, cp, c_m, kc, first});
                                     },
                                     [&] {
                                       // Edge tile: the kernel works on the scratch tile; only the valid mr x nr part
@@ -371,8 +400,9 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
                                               GemmLoop(
                                                   b, i64(0), nr, 1,
                                                   [&](llvm::Value* col) {
-                                                    llvm::Value* in_c = at(cp, add(mul(r, spec.c_m), col));
-                                                    llvm::Value* in_tile = at(tile, add(mul(r, t.nr), col));
+                                                    llvm::Value* in_c = at(cp, add(b.CreateNSWMul(r, c_m), col));
+                                                    llvm::Value* in_tile =
+                                                        at(tile, add(b.CreateNSWMul(r, i64(t.nr)), col));
                                                     llvm::Value* from = to_tile ? in_c : in_tile;
                                                     llvm::Value* to = to_tile ? in_tile : in_c;
                                                     b.CreateAlignedStore(b.CreateAlignedLoad(element, from, align), to,
@@ -398,7 +428,108 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
       },
       "block.n");
   b.CreateRetVoid();
+}
+
+const char* LoadName(GemmOperandLoad load) {
+  switch (load) {
+    case GemmOperandLoad::kNative:
+      return "native";
+    case GemmOperandLoad::kWidenBf16:
+      return "bf16";
+    case GemmOperandLoad::kWidenF16:
+      return "f16";
+    case GemmOperandLoad::kRoundBf16:
+      return "rbf16";
+  }
+  return "";
+}
+
+GemmLoad LoadOf(GemmOperandLoad load, llvm::Type* element) {
+  switch (load) {
+    case GemmOperandLoad::kNative:
+      return NativeGemmLoad(element);
+    case GemmOperandLoad::kWidenBf16:
+    case GemmOperandLoad::kWidenF16:
+      return WidenedGemmLoad(load == GemmOperandLoad::kWidenF16);
+    case GemmOperandLoad::kRoundBf16:
+      return Bf16RoundedGemmLoad();
+  }
+  return NativeGemmLoad(element);
+}
+
+constexpr int kShapeArguments = 6;  // k, a_m, a_k, b_k, b_n, c_m
+
+// One function per element type, numerics, load and set of unit strides; see EmitGemmFunction.
+llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec, const TargetInfo& target) {
+  auto unit = [](int64_t stride) { return stride == 1 ? '1' : 's'; };
+  std::string name = fmt::format("xlac.gemm.{}.{}.{}.a{}{}.b{}{}", spec.element->isFloatTy() ? "f32" : "f64",
+                                 spec.fma         ? "fma"
+                                 : spec.b_times_a ? "exact.ba"
+                                                  : "exact",
+                                 LoadName(spec.load), unit(spec.a_m), unit(spec.a_k), unit(spec.b_k), unit(spec.b_n));
+  if (llvm::Function* existing = module.getFunction(name)) return existing;
+  GemmTiling t = ChooseGemmTiling(static_cast<int>(spec.element->getPrimitiveSizeInBits()), target);
+  llvm::Function* kernel = GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target);
+  llvm::Function* fn = CreateGemmFunction(module, name, kShapeArguments, target);
+  fn->addFnAttr(kSharedFunctionAttribute);
+  llvm::IRBuilder<> b(module.getContext());
+  b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
+  auto stride = [&](int64_t value, unsigned arg, const char* what) -> llvm::Value* {
+    fn->getArg(arg)->setName(what);
+    return value == 1 ? static_cast<llvm::Value*>(b.getInt64(1)) : fn->getArg(arg);
+  };
+  llvm::Value* a_m = stride(spec.a_m, 9, "a_m");
+  llvm::Value* a_k = stride(spec.a_k, 10, "a_k");
+  llvm::Value* b_k = stride(spec.b_k, 11, "b_k");
+  llvm::Value* b_n = stride(spec.b_n, 12, "b_n");
+  fn->getArg(8)->setName("k");
+  fn->getArg(13)->setName("c_m");
+  GemmBody g;
+  g.element = spec.element;
+  g.t = t;
+  g.kc_max = g.t.kc;
+  g.nc_max = g.t.nc;
+  g.mc_max = g.t.mc;
+  g.k_total = fn->getArg(8);
+  g.c_m = fn->getArg(13);
+  GemmLoad load = LoadOf(spec.load, spec.element);
+  g.pack_a = StridedGemmPacker(spec.element, a_m, a_k, load);
+  g.pack_b = StridedGemmPacker(spec.element, b_n, b_k, load);
+  g.kernel = kernel;
+  EmitGemmBody(b, fn, g);
   return fn;
+}
+
+}  // namespace
+
+llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, const GemmSpec& spec,
+                                 const TargetInfo& target) {
+  if (!spec.pack_a && !spec.pack_b) return GetSharedGemmFunction(module, spec, target);
+  assert(spec.pack_a && spec.pack_b && "custom packing for both operands or neither");
+  GemmTiling t = ChooseGemmTiling(static_cast<int>(spec.element->getPrimitiveSizeInBits()), target);
+  llvm::Function* kernel = GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target);
+  llvm::Function* fn = CreateGemmFunction(module, name, 0, target);
+  llvm::IRBuilder<> b(module.getContext());
+  b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
+  GemmBody g;
+  g.element = spec.element;
+  g.t = t;
+  g.kc_max = std::min(g.t.kc, spec.k);
+  g.nc_max = std::min(g.t.nc, RoundUp(spec.n, g.t.nr));
+  g.mc_max = std::min(g.t.mc, RoundUp(spec.m, g.t.mr));
+  g.k_total = b.getInt64(spec.k);
+  g.c_m = b.getInt64(spec.c_m);
+  g.pack_a = spec.pack_a;
+  g.pack_b = spec.pack_b;
+  g.kernel = kernel;
+  EmitGemmBody(b, fn, g);
+  return fn;
+}
+
+std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpec& spec, const llvm::Function& gemm) {
+  if (gemm.arg_size() == 8) return {};
+  return {b.getInt64(spec.k),   b.getInt64(spec.a_m), b.getInt64(spec.a_k),
+          b.getInt64(spec.b_k), b.getInt64(spec.b_n), b.getInt64(spec.c_m)};
 }
 
 }  // namespace xlac::codegen::internal

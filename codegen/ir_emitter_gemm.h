@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "codegen/target.h"
 #include "llvm/IR/IRBuilder.h"
@@ -35,9 +36,9 @@ GemmLoad WidenedGemmLoad(bool f16);
 llvm::Value* EmitRoundToBf16(llvm::IRBuilder<>& b, llvm::Value* f);
 // An f32 element rounded to bf16 as it is loaded: the operands of a dot under TPU numerics at DEFAULT precision.
 GemmLoad Bf16RoundedGemmLoad();
-// The packer of a strided matrix X (rows x k, element strides row_stride and k_stride), loading through `load`
-// (native loads when empty). The default packer of GemmSpec.
-GemmPacker StridedGemmPacker(llvm::Type* element, int64_t row_stride, int64_t k_stride, GemmLoad load = {});
+// How the elements of a strided operand are read (GemmSpec::load): as stored, bf16/f16 widened to f32, or f32
+// rounded to bf16.
+enum class GemmOperandLoad { kNative, kWidenBf16, kWidenF16, kRoundBf16 };
 
 struct GemmSpec {
   llvm::Type* element = nullptr;  // float or double
@@ -51,8 +52,10 @@ struct GemmSpec {
   // still sums in k order but its products are not rounded. Both modes round k times per element, so both satisfy
   // |C - exact| <= gamma_k sum |a||b|, gamma_k = k u / (1 - k u), u the element type's unit roundoff.
   bool fma = false;
+  // How strided operands are read.
+  GemmOperandLoad load = GemmOperandLoad::kNative;
   // Operands that are not strided matrices (convolution's implicit im2col) bring their own packing; the strides
-  // above are then unused.
+  // above and `load` are then unused.
   GemmPacker pack_a, pack_b;
 };
 
@@ -64,17 +67,30 @@ struct GemmTiling {
 };
 GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target);
 
-// Defines `void name(ptr a, ptr b, ptr c, i64 batch, i64 m_begin, i64 m_end, i64 n_begin, i64 n_end)` computing the
-// rows [m_begin, m_end) and columns [n_begin, n_end) of `spec`'s C (shapes and strides are constants in its body;
-// IrEmitter::EmitGemmCalls splits C across threads by these ranges); `batch` only reaches the packers. Ranges start
+// The GEMM function of `spec`: `void (ptr a, ptr b, ptr c, i64 batch, i64 m_begin, i64 m_end, i64 n_begin,
+// i64 n_end, ...)` computing the rows [m_begin, m_end) and columns [n_begin, n_end) of `spec`'s C
+// (IrEmitter::EmitGemmCalls splits C across threads by these ranges); `batch` only reaches the packers. Ranges start
 // at multiples of the register tile (or cover the whole extent), so every C element sees the same k blocks in the
 // same order whatever the split.
+//
+// Strided operands (no pack_a/pack_b) get a shape-generic function shared by every dot of the module with the same
+// element type, numerics, load and unit strides: it takes `i64 k, i64 a_m, i64 a_k, i64 b_k, i64 b_n, i64 c_m`
+// after n_end (GemmShapeArguments), so a program with a hundred dots compiles a few GEMMs, not a hundred. Strides of
+// 1 are constants in its body (the packers' copies vectorize); the others are arguments. Its blocking is the same as
+// a specialized function's (the k blocks and their order depend on k alone), so results are bit for bit the same.
+// Custom packers (convolutions) get a function of their own named `name`, shapes and strides constant in its body.
 llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, const GemmSpec& spec,
                                  const TargetInfo& target);
+// The trailing arguments of a call of the GEMM function of `spec` (empty for a specialized function).
+std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpec& spec, const llvm::Function& gemm);
+// The string function attribute that marks a function called from many kernels of a module (shared GEMMs): the
+// module splitter (codegen/split_compile.h) does not tie its callers together through it.
+inline constexpr const char* kSharedFunctionAttribute = "xlac-shared";
 
-// for (iv = start; iv < end; iv += step) body(iv), in the builder's current function.
+// for (iv = start; iv < end; iv += step) body(iv), in the builder's current function; `vectorize` false keeps LLVM
+// from vectorizing (and versioning) a loop that is rare or short.
 void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
-              const std::function<void(llvm::Value*)>& body, const char* name);
+              const std::function<void(llvm::Value*)>& body, const char* name, bool vectorize = true);
 // if (cond) then_body() else else_body().
 void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then_body,
             const std::function<void()>& else_body);

@@ -159,8 +159,9 @@ class IrEmitter {
                                  const std::function<void(const Index&)>& body);
   // Calls `gemm` (EmitGemmFunction of `spec`) for `problems` independent GEMMs, operands(p) giving problem p's
   // arguments: problems in parallel when there are enough, otherwise each problem's C split into row or column
-  // ranges of whole register tiles. Every C element is computed by one thread exactly as in one call.
-  absl::Status EmitGemmCalls(llvm::Function* gemm, const GemmSpec& spec, int64_t problems,
+  // ranges of whole register tiles. Every C element is computed by one thread exactly as in one call. `name` names
+  // the parallel loops (the GEMM function may be shared by several dots).
+  absl::Status EmitGemmCalls(llvm::Function* gemm, const GemmSpec& spec, std::string_view name, int64_t problems,
                              const std::function<GemmOperands(llvm::Value* problem)>& operands);
 
   // ---- scalar semantics (ir_emitter_elementwise.cc) ----

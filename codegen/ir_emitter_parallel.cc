@@ -293,14 +293,14 @@ absl::Status IrEmitter::ParallelShapeLoop(const Shape& shape, std::string_view n
                           name, body);
 }
 
-absl::Status IrEmitter::EmitGemmCalls(llvm::Function* gemm, const GemmSpec& spec, int64_t problems,
-                                      const std::function<GemmOperands(llvm::Value*)>& operands) {
+absl::Status IrEmitter::EmitGemmCalls(llvm::Function* gemm, const GemmSpec& spec, std::string_view name,
+                                      int64_t problems, const std::function<GemmOperands(llvm::Value*)>& operands) {
   auto call = [&](const GemmOperands& p, llvm::Value* m0, llvm::Value* m1, llvm::Value* n0, llvm::Value* n1) {
-    b_.CreateCall(gemm, {p.a, p.b, p.c, p.batch, m0, m1, n0, n1});
+    std::vector<llvm::Value*> args = {p.a, p.b, p.c, p.batch, m0, m1, n0, n1};
+    for (llvm::Value* v : GemmShapeArguments(b_, spec, *gemm)) args.push_back(v);
+    b_.CreateCall(gemm, args);
   };
   int64_t work = problems * spec.m * spec.n * spec.k;
-  std::string name = gemm->getName().str();
-  if (name.rfind("xlac.", 0) == 0) name = name.substr(5);
   if (!CanParallelize(work / kGemmWorkDivisor)) {
     ForLoop(0, problems, [&](llvm::Value* p) { call(operands(p), I64(0), I64(spec.m), I64(0), I64(spec.n)); });
     return absl::OkStatus();

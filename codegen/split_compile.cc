@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "codegen/ir_emitter_gemm.h"
 #include "fmt/format.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -26,7 +27,7 @@ namespace xlac::codegen {
 namespace {
 
 // A part smaller than this is not worth its fixed costs (a context, a pass pipeline, an object file).
-constexpr int64_t kMinPartInstructions = 1000;
+constexpr int64_t kMinPartInstructions = 500;
 constexpr int kMaxParts = 8;
 // Constants up to this size are copied into every part that reads them, so LLVM still folds their loads.
 constexpr uint64_t kCopiedConstantBytes = 256;
@@ -129,7 +130,9 @@ std::vector<ModulePart> SplitModule(llvm::Module& module, int parts, std::vector
     if (!functions[i]->hasLocalLinkage()) continue;
     for (const llvm::GlobalValue* gv : references[functions[i]]) {
       auto found = index_of.find(gv);
-      if (found != index_of.end() && functions[found->second]->hasLocalLinkage()) {
+      // A shared function (a shape-generic GEMM) called from many kernels would tie them all into one part.
+      if (found != index_of.end() && functions[found->second]->hasLocalLinkage() &&
+          !functions[found->second]->hasFnAttribute(internal::kSharedFunctionAttribute)) {
         clusters.Union(static_cast<int>(i), found->second);
       }
     }

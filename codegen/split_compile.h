@@ -3,9 +3,10 @@
 // The emitted module is a list of functions that call each other little (codegen/ir_emitter_outline.cc: the entry
 // calls one function per kernel). SplitModule cuts it into parts, each in its own LLVMContext so threads can work on
 // them at once:
-// - functions that reference each other (a kernel, its parallel loops, their GEMMs) stay in one part, so LLVM's
-//   interprocedural passes see them as before; only the module's external functions (the entry) are cut from what
-//   they call;
+// - functions that reference each other (a kernel, its parallel loops, their convolution GEMMs) stay in one part, so
+//   LLVM's interprocedural passes see them as before; only the module's external functions (the entry) and shared
+//   functions (the shape-generic GEMMs many kernels call, marked with internal::kSharedFunctionAttribute) are cut
+//   from their callers;
 // - functions LLVM will inline (internal, not noinline, only ever called directly: the GEMM micro-kernels) and small
 //   constants are copied into every part that uses them;
 // - whatever one part uses of another's becomes an external hidden symbol (`promoted`), internal again once the
