@@ -1,6 +1,6 @@
 // Fusion instructions. A fusion is partitioned as a unit: its fused computation is partitioned, op by op with the
-// ordinary handlers, into a scratch computation (the fused parameters take the operands' shardings, the fused root
-// the fusion's), and the scratch program is then copied into the caller re-fused. Without a collective the whole
+// ordinary handlers, into a scratch computation (the fused parameters take the operands' shardings, every fused op
+// its own), and the scratch program is then copied into the caller re-fused. Without a collective the whole
 // per-core program becomes one fusion of the original kind, so a loop fusion stays one loop over the shards. A
 // collective cannot run inside a kernel: then the program is cut at the collectives (and at the few ops no fusion
 // holds) and every collective-free stretch of two or more ops becomes a fusion of its own, kept only when codegen
