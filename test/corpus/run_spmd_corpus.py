@@ -20,6 +20,9 @@ plus 2 eps), the one rule every default-mode comparison uses. --max-ulp N / --at
 tolerance to xla-run instead (the fixed rule this sweep used before: 16 ULP or 1e-3 relative to max(1, |reference|)). Modules with host I/O or rng (per-device data), or with arrays of more than 8M elements (too slow for the reference
 interpreter), are not comparable; modules codegen cannot compile are
 `jit-unsupported`; both leave the denominator.
+--prefuse XLA_OPT runs every module through `XLA_OPT --passes=sharding-propagation,fusion` first (the fusion pass
+fuses ops of equal shardings), so that the partitioner partitions fusion instructions; a fusion computed whole on
+every core counts as an error.
 Gate: pass (incl. unsharded) >= --gate of runnable modules (default 0.9), and no crash. `--report FILE` writes the
 Markdown table (docs/spmd_conformance.md is generated that way). Exit: 0 gate holds, 1 not, 77 corpus absent.
 """
@@ -32,6 +35,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 OUTCOMES = ["pass", "unsharded", "mismatch", "error", "crash", "jit-unsupported", "not-runnable"]
@@ -83,9 +87,31 @@ def largest_array(text):
     return largest
 
 
-def classify(xla_run, path, devices, backend, max_ulp, atol, timeout):
+def fuse(xla_opt, path, tmpdir, timeout):
+    """The module after propagation and fusion (--prefuse), written to tmpdir: (path, None) or (None, why)."""
+    code, out, err = run([xla_opt, path, "--passes=sharding-propagation,fusion"], timeout)
+    if code != 0:
+        return None, (err.strip().splitlines() or [f"xla-opt --passes=fusion exit {code}"])[0][:200]
+    fused = os.path.join(tmpdir, os.path.basename(path) + ".fused.hlo")
+    with open(fused, "w") as f:
+        f.write(out)
+    return fused, None
+
+
+def classify(xla_run, path, devices, backend, max_ulp, atol, timeout, prefuse=None):
     with open(path, errors="replace") as f:
         text = f.read()
+    if prefuse is not None:
+        xla_opt, tmpdir = prefuse
+        fused, why = fuse(xla_opt, path, tmpdir, timeout)
+        if fused is None:
+            return ("crash" if why.startswith("xla-opt --passes=fusion exit") else "error"), why
+        outcome, why = classify(xla_run, fused, devices, backend, max_ulp, atol, timeout)
+        if outcome == "pass":
+            with open(fused, errors="replace") as f:
+                if " fusion(" in f.read():
+                    outcome, why = "pass", "fused"
+        return outcome, why
     if HOST_IO.search(text):
         return "not-runnable", "host I/O or rng: per-device data"
     if largest_array(text) > MAX_ELEMENTS:
@@ -103,6 +129,9 @@ def classify(xla_run, path, devices, backend, max_ulp, atol, timeout):
             return "not-runnable", (ref_err.strip().splitlines() or ["crash"])[0][:200]
     if code is None:
         return "crash", "timeout"
+    whole = next((l for l in err.splitlines() if "fusion is computed on the whole array" in l), None)
+    if code == 0 and whole:
+        return "error", whole[:200]
     if code not in (0, 1):
         return "crash", f"exit {code}: " + (err.strip().splitlines() or [""])[-1][:200]
     partitioned = out.startswith("spmd:")
@@ -131,6 +160,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report")
     ap.add_argument("--filter", default="", help="only files whose path contains this")
+    ap.add_argument("--prefuse", metavar="XLA_OPT",
+                    help="run each module through `XLA_OPT --passes=sharding-propagation,fusion` first: the "
+                         "partitioner then partitions fusion instructions (one computed whole is an error)")
     args = ap.parse_args()
 
     manifest = os.path.join(args.corpus, "hlo", "manifest.tsv")
@@ -157,11 +189,14 @@ def main():
 
     start = time.time()
     results = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+    with tempfile.TemporaryDirectory(prefix="spmd_corpus_") as tmpdir, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        prefuse = (args.prefuse, tmpdir) if args.prefuse else None
         futures = {pool.submit(classify, args.xla_run, os.path.join(args.corpus, f), d, args.backend, args.max_ulp,
-                               args.atol, args.timeout): (f, d) for f, d in cases}
+                               args.atol, args.timeout, prefuse): (f, d) for f, d in cases}
         for fut in concurrent.futures.as_completed(futures):
             results[futures[fut]] = fut.result()
+    fused = sum(1 for outcome, why in results.values() if outcome == "pass" and why == "fused")
 
     by_dir = collections.defaultdict(collections.Counter)
     for (f, _), (outcome, _) in results.items():
@@ -187,6 +222,9 @@ def main():
         lines.append(f"| {d} | " + " | ".join(str(by_dir[d][o]) for o in OUTCOMES) + " |")
     lines.append("| **total** | " + " | ".join(f"**{total[o]}**" for o in OUTCOMES) + " |")
     lines += ["", f"Pass rate over runnable modules: {passed}/{runnable} = {rate:.1%} (gate {args.gate:.0%}).", ""]
+    if args.prefuse:
+        lines += [f"Every module went through the fusion pass first (--prefuse); {fused} of the passing modules had "
+                  "fusions for the partitioner to partition.", ""]
     def reason(why):
         # The diagnostic's message without the file name and location (stable across machines).
         why = why.split(" error: ", 1)[-1] if " error: " in why else why
@@ -212,7 +250,8 @@ def main():
         print(f"{o}: {f} ({d} devices): {why}")
     print(f"spmd corpus: {len(cases)} modules in {time.time() - start:.0f}s; " +
           ", ".join(f"{o} {total[o]}" for o in OUTCOMES))
-    print(f"pass rate {passed}/{runnable} = {rate:.1%} (gate {args.gate:.0%})")
+    print(f"pass rate {passed}/{runnable} = {rate:.1%} (gate {args.gate:.0%})" +
+          (f"; {fused} passing modules had fusions" if args.prefuse else ""))
     ok = total["crash"] == 0 and rate >= args.gate
     return 0 if ok else 1
 
