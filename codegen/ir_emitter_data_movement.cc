@@ -275,6 +275,27 @@ absl::StatusOr<bool> IrEmitter::EmitTiledRelayout(const Instruction& inst, const
                                                   const std::vector<int64_t>& in_dim_of) {
   constexpr int64_t kRelayoutTile = 32;
   const std::vector<int64_t>& dims = out.shape.dimensions;
+  // In a kernel of the entry (where the device context is at hand), the runtime's relayout does the same tiled
+  // walk with nothing to compile: a CNN's training step has a hundred of these copies, each a few thousand
+  // instructions of unrolled loops and gathers when emitted here.
+  const int64_t bytes = ByteWidth(out.shape.element_type);
+  if (function_ == entry_function_ && !row_ && in_dim_of.size() == dims.size() &&
+      ByteWidth(in.shape.element_type) == bytes &&
+      (bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16)) {
+    std::vector<int64_t> src_strides(dims.size());
+    for (size_t d = 0; d < dims.size(); ++d) src_strides[d] = in.strides[in_dim_of[d]];
+    llvm::Type* ptr = b_.getPtrTy();
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::FunctionCallee relayout = llvm_module_.getOrInsertFunction(
+        "xlac_rt_relayout", llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr, ptr, i64, i64, ptr, ptr, ptr}, false));
+    llvm::Value* dev = options_.parallel ? static_cast<llvm::Value*>(entry_function_->getArg(1))
+                                         : llvm::ConstantPointerNull::get(b_.getPtrTy());
+    b_.CreateCall(relayout, {dev, in.base, out.base, I64(bytes), I64(static_cast<int64_t>(dims.size())),
+                             ConstantI64Array(dims, inst.name() + ".dims"),
+                             ConstantI64Array(src_strides, inst.name() + ".src_strides"),
+                             ConstantI64Array(out.strides, inst.name() + ".dst_strides")});
+    return true;
+  }
   auto minor = [](const Shape& shape) -> int64_t {
     std::vector<int64_t> order = MajorToMinor(shape);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {

@@ -202,8 +202,9 @@ class IrEmitter {
   absl::Status EmitElementwise(const Instruction& inst);   // ir_emitter_elementwise.cc
   absl::Status EmitDataMovement(const Instruction& inst);  // ir_emitter_data_movement.cc
   // out[index] = in[index permuted by in_dim_of] (out dimension i is in dimension in_dim_of[i]) in tiles over the
-  // two arrays' most minor dimensions, when they differ and are long enough to be worth it; false (nothing emitted)
-  // otherwise. ir_emitter_data_movement.cc.
+  // two arrays' most minor dimensions: a call of the runtime's xlac_rt_relayout in a kernel of the entry; elsewhere
+  // (nested computations, row groups) emitted loops when the dimensions differ and are long enough to be worth it.
+  // false (nothing emitted) otherwise. ir_emitter_data_movement.cc.
   absl::StatusOr<bool> EmitTiledRelayout(const Instruction& inst, const IrArray& in, const IrArray& out,
                                          const std::vector<int64_t>& in_dim_of);
   absl::Status EmitReduce(const Instruction& inst);       // ir_emitter_reduce.cc

@@ -247,6 +247,17 @@ int64_t xlac_rt_device_threads(XlacRtDevice* dev);
 void xlac_rt_device_parallel_for(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
                                  void* ctx);
 
+/* ---- data movement ---- */
+
+/* Copies a `rank`-dimensional array of `dims` from one layout into another: for every index i, the element at
+ * sum(i[d] * src_strides[d]) elements into src goes to sum(i[d] * dst_strides[d]) elements into dst. element_bytes is
+ * 1, 2, 4, 8 or 16 (other values copy nothing and return -1; 0 otherwise); src and dst do not overlap. Tiles of the
+ * two dimensions that are most minor in src and in dst move through L1 together; large copies run on the device's
+ * threads (dev may be NULL: on the calling thread). Compiled code calls it for copies and transposes that change
+ * the layout, so they cost no compile time. */
+int32_t xlac_rt_relayout(XlacRtDevice* dev, const void* src, void* dst, int64_t element_bytes, int64_t rank,
+                         const int64_t* dims, const int64_t* src_strides, const int64_t* dst_strides);
+
 /* ---- custom calls ---- */
 
 /* Returns 0 on success. On failure, it should call xlac_rt_set_error(dev, ...) with a message; otherwise the runtime

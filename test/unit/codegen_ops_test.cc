@@ -52,6 +52,46 @@ ENTRY e {
   }
 }
 
+// The relayouts of an NCHW training step (layout assignment streams convolution operands): minor dimensions of 14
+// on one side, large enough to run on the device's threads; and a transpose inside a while body (a nested
+// computation), which keeps the emitted loops.
+TEST(CodegenDataMovement, RuntimeRelayouts) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  a = f32[4,96,14,14] parameter(0)
+  c = f32[4,96,14,14]{1,3,2,0} copy(a)
+  d = f32[4,96,14,14]{0,3,2,1} copy(a)
+  t = f32[14,4,96,14] transpose(a), dimensions={2,0,1,3}
+  ROOT out = (f32[4,96,14,14]{1,3,2,0}, f32[4,96,14,14]{0,3,2,1}, f32[14,4,96,14]) tuple(c, d, t)
+})");
+  ExpectMatchesInterpreter(R"(
+HloModule m
+cond {
+  p = (s32[], f32[6,40,20]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[6,40,20]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[6,40,20] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  t = f32[6,20,40] transpose(x), dimensions={0,2,1}
+  r = f32[6,40,20] reshape(t)
+  ROOT out = (s32[], f32[6,40,20]) tuple(j, r)
+}
+ENTRY e {
+  x = f32[6,40,20] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[6,40,20]) tuple(zero, x)
+  w = (s32[], f32[6,40,20]) while(init), condition=cond, body=body
+  ROOT y = f32[6,40,20] get-tuple-element(w), index=1
+})");
+}
+
 TEST(CodegenDataMovement, IotaAndBitcastConvert) {
   for (const std::string& t : kNumericTypes) {
     ExpectMatchesInterpreter(WithType(R"(

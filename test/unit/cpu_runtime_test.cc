@@ -802,4 +802,84 @@ TEST(CpuRuntime, BadGroupArguments) {
   EXPECT_EQ(xlac_rt_group_run(g.get(), nullptr, nullptr, &status), XLAC_RT_ERROR_INVALID_ARGUMENT);
 }
 
+// Dense element strides of `dims` with `minor_to_major` as the layout.
+std::vector<int64_t> DenseStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& minor_to_major) {
+  std::vector<int64_t> strides(dims.size());
+  int64_t stride = 1;
+  for (int64_t d : minor_to_major) {
+    strides[static_cast<size_t>(d)] = stride;
+    stride *= dims[static_cast<size_t>(d)];
+  }
+  return strides;
+}
+
+// xlac_rt_relayout against the definition, element by element: random ranks, sizes (edge tiles, size-1 dimensions)
+// and layouts on both sides, every element width, byte patterns unique per element.
+TEST(CpuRuntime, RelayoutMovesEveryElementToItsNewPlace) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t rank = 1 + static_cast<int64_t>(rng() % 5);
+    const int64_t bytes = int64_t{1} << (rng() % 5);
+    std::vector<int64_t> dims(static_cast<size_t>(rank));
+    int64_t elements = 1;
+    for (int64_t& d : dims) {
+      d = 1 + static_cast<int64_t>(rng() % (rank <= 2 ? 70 : 13));
+      elements *= d;
+    }
+    std::vector<int64_t> src_order(dims.size()), dst_order(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) src_order[i] = dst_order[i] = static_cast<int64_t>(i);
+    std::shuffle(src_order.begin(), src_order.end(), rng);
+    std::shuffle(dst_order.begin(), dst_order.end(), rng);
+    std::vector<int64_t> src_strides = DenseStrides(dims, src_order), dst_strides = DenseStrides(dims, dst_order);
+    std::vector<uint8_t> src(static_cast<size_t>(elements * bytes)), dst(src.size(), 0), expected(src.size(), 0);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(rng());
+    std::vector<int64_t> index(dims.size(), 0);
+    for (int64_t n = 0; n < elements; ++n) {
+      int64_t from = 0, to = 0;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        from += index[d] * src_strides[d];
+        to += index[d] * dst_strides[d];
+      }
+      std::memcpy(&expected[static_cast<size_t>(to * bytes)], &src[static_cast<size_t>(from * bytes)],
+                  static_cast<size_t>(bytes));
+      for (size_t d = dims.size(); d-- > 0;) {
+        if (++index[d] < dims[d]) break;
+        index[d] = 0;
+      }
+    }
+    ASSERT_EQ(xlac_rt_relayout(nullptr, src.data(), dst.data(), bytes, rank, dims.data(), src_strides.data(),
+                               dst_strides.data()),
+              0);
+    ASSERT_EQ(dst, expected) << "trial " << trial << " rank " << rank << " bytes " << bytes;
+  }
+  int64_t dims[] = {2}, strides[] = {1};
+  uint8_t a[6] = {}, b[6] = {};
+  EXPECT_EQ(xlac_rt_relayout(nullptr, a, b, 3, 1, dims, strides, strides), -1);
+}
+
+// A large transpose on a device with a pool: split across its threads, the same bytes as on one thread.
+TEST(CpuRuntime, RelayoutRunsOnTheDeviceThreads) {
+  XlacRtThreadPool* pool = xlac_rt_thread_pool_create(4);
+  GroupPtr g = MakeGroup(1);
+  xlac_rt_group_set_thread_pool(g.get(), pool);
+  std::vector<int64_t> dims = {8, 96, 14, 14};
+  std::vector<int64_t> src_strides = DenseStrides(dims, {3, 2, 1, 0}), dst_strides = DenseStrides(dims, {1, 3, 2, 0});
+  const size_t elements = 8 * 96 * 14 * 14;
+  std::vector<float> src(elements), parallel(elements), serial(elements);
+  for (size_t i = 0; i < elements; ++i) src[i] = static_cast<float>(i);
+  RunAll(g.get(), [&](XlacRtDevice* dev, int64_t) {
+    EXPECT_EQ(xlac_rt_relayout(dev, src.data(), parallel.data(), 4, 4, dims.data(), src_strides.data(),
+                               dst_strides.data()),
+              0);
+  });
+  ASSERT_EQ(xlac_rt_relayout(nullptr, src.data(), serial.data(), 4, 4, dims.data(), src_strides.data(),
+                             dst_strides.data()),
+            0);
+  EXPECT_EQ(parallel, serial);
+  // Element (n, c, h, w) lands at c + 96 * (w + 14 * (h + 14 * n)).
+  EXPECT_EQ(serial[5 + 96 * (3 + 14 * (2 + 14 * 1))], src[((1 * 96 + 5) * 14 + 2) * 14 + 3]);
+  xlac_rt_group_set_thread_pool(g.get(), nullptr);
+  xlac_rt_thread_pool_destroy(pool);
+}
+
 }  // namespace
