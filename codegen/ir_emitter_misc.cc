@@ -2,6 +2,7 @@
 // batch-norm-{training,inference,grad}, which compute in double in the interpreter's exact order
 // (runtime/interpreter/linalg.cc EvalBatchNorm) and round once on store.
 #include <algorithm>
+#include <array>
 #include <functional>
 
 #include "codegen/ir_emitter_internal.h"
@@ -109,35 +110,119 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
   double count = static_cast<double>(features == 0 ? 0 : total / features);
   llvm::Type* f64 = b_.getDoubleTy();
   auto dconst = [&](double v) { return llvm::ConstantFP::get(f64, v); };
-  auto load = [&](const IrArray& a, const Index& idx) -> llvm::Value* {
-    llvm::Value* v = LoadCompute(a, idx);
+  auto widen = [&](const IrArray& a, llvm::Value* v) -> llvm::Value* {
     if (v->getType()->isDoubleTy()) return v;
     if (v->getType()->isFloatTy()) return b_.CreateFPExt(v, f64);
     return IsSignedIntegralType(a.shape.element_type) ? b_.CreateSIToFP(v, f64) : b_.CreateUIToFP(v, f64);
   };
-  auto store = [&](const IrArray& a, const Index& idx, llvm::Value* v) {
+  auto narrow = [&](const IrArray& a, llvm::Value* v) {
     PrimitiveType type = a.shape.element_type;
     if (type == PrimitiveType::kF32) v = b_.CreateFPTrunc(v, b_.getFloatTy());
     if (type == PrimitiveType::kBF16 || type == PrimitiveType::kF16) v = FloatRoundedToOdd(v);
-    StoreCompute(a, idx, v);
+    return v;
   };
+  // The per-feature operands and results (scale, offset, mean, variance and their gradients), at feature f.
+  auto load_f = [&](const IrArray& a, llvm::Value* f) { return widen(a, LoadCompute(a, {f})); };
+  auto store_f = [&](const IrArray& a, llvm::Value* f, llvm::Value* v) { StoreCompute(a, {f}, narrow(a, v)); };
+  // The arrays of x's shape (x, dy, the normalized output or x's gradient) at one element: `At` gives the element's
+  // offset in an array's layout.
+  using At = std::function<llvm::Value*(const IrArray&)>;
+  auto flat = [&](const IrArray& a) {
+    IrArray view = a;
+    view.shape.dimensions = {total};
+    view.strides = {1};
+    return view;
+  };
+  auto load = [&](const IrArray& a, const At& at) { return widen(a, LoadCompute(flat(a), {at(a)})); };
+  auto store = [&](const IrArray& a, const At& at, llvm::Value* v) { StoreCompute(flat(a), {at(a)}, narrow(a, v)); };
   // One feature's elements: the other dimensions in row-major order, so a per-feature sum sees its elements in the
   // interpreter's order (it sums over the whole array in row-major order, one accumulator per feature). Features are
   // independent and run in parallel; a feature's sums live in registers.
+  //
+  // When, in every array of x's shape, the dimensions before the feature dimension and those after it are each
+  // contiguous (NCHW and NHWC both are), a feature's elements are `outer` runs of `inner`, and the parallel loop reads
+  // those counts and the arrays' three strides as values of the kernel (frozen constants) instead of constants: the
+  // loop bodies of every batch norm of one kind and element type are then the same function, which LLVM merges
+  // before optimizing it (a CNN has dozens of batch norms of different sizes).
+  std::vector<const IrArray*> big;
+  IrArray x = ArrayFor(inst.operand(0));
+  big.push_back(&x);
+  // Stride of the dimensions [lo, hi) except `feature` walked as one run, or -1 when they are not contiguous.
+  auto run_stride = [&](const IrArray& a, int64_t lo, int64_t hi) -> int64_t {
+    int64_t stride = 0, expected = -1;
+    for (int64_t d = hi; d-- > lo;) {
+      if (d == feature || dims[d] == 1) continue;
+      if (expected < 0) {
+        stride = a.strides[d];
+        expected = stride;
+      } else if (a.strides[d] != expected) {
+        return -1;
+      }
+      expected *= dims[d];
+    }
+    return stride;
+  };
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (d < feature) outer *= dims[d];
+    if (d > feature) inner *= dims[d];
+  }
+  std::vector<std::pair<const IrArray*, std::array<llvm::Value*, 3>>> runs;
+  auto runs_fit = [&](const std::vector<const IrArray*>& arrays) {
+    for (const IrArray* a : arrays) {
+      if (run_stride(*a, 0, feature) < 0 || run_stride(*a, feature + 1, static_cast<int64_t>(dims.size())) < 0) {
+        return false;
+      }
+    }
+    return true;
+  };
   std::vector<int64_t> other_dims = dims;
   other_dims[feature] = 1;
   std::vector<int64_t> order = Identity(dims.size());
-  auto over_feature = [&](llvm::Value* f, const std::function<void(const Index&)>& body) {
+  auto over_feature = [&](llvm::Value* f, const std::function<void(const At&)>& body) {
+    if (!runs.empty()) {
+      llvm::Value* outer_v = runs.front().second[0];
+      llvm::Value* inner_v = runs.front().second[1];
+      ForRange(I64(0), outer_v, [&](llvm::Value* o) {
+        ForRange(I64(0), inner_v, [&](llvm::Value* i) {
+          body([&](const IrArray& a) -> llvm::Value* {
+            for (size_t r = 1; r < runs.size(); ++r) {
+              if (runs[r].first != &a) continue;
+              const std::array<llvm::Value*, 3>& s = runs[r].second;
+              return b_.CreateNSWAdd(b_.CreateNSWAdd(b_.CreateNSWMul(o, s[0]), b_.CreateNSWMul(i, s[1])),
+                                     b_.CreateNSWMul(f, s[2]));
+            }
+            return I64(0);  // not reached: every array of x's shape has its strides
+          });
+        });
+      });
+      return;
+    }
     LoopNest(other_dims, order, [&](const Index& at) {
       Index idx = at;
       idx[feature] = f;
-      body(idx);
+      body([&](const IrArray& a) { return LinearIndex(a, idx); });
     });
   };
+  // Frozen: IRBuilder folds no freeze, so these stay values of the kernel that the parallel loop captures.
+  auto opaque = [&](llvm::Value* v) { return b_.CreateFreeze(v); };
+  llvm::Value* count_v = dconst(count);
+  llvm::Value* eps_v = dconst(eps);
   auto per_feature = [&](const std::function<void(llvm::Value*)>& body) -> absl::Status {
     if (!CanParallelize(total)) {
       ForLoop(0, features, body);
       return absl::OkStatus();
+    }
+    if (runs_fit(big)) {
+      runs.push_back({nullptr, {opaque(I64(outer)), opaque(I64(inner)), nullptr}});
+      for (const IrArray* a : big) {
+        runs.push_back({a,
+                        {opaque(I64(run_stride(*a, 0, feature))),
+                         opaque(I64(run_stride(*a, feature + 1, static_cast<int64_t>(dims.size())))),
+                         opaque(I64(a->strides[feature]))}});
+      }
+      count_v = opaque(count_v);
+      eps_v = opaque(eps_v);
     }
     return ParallelFor(features, "batchnorm." + inst.name(), [&](llvm::Value* begin, llvm::Value* end) {
       ForRange(begin, end, body);
@@ -145,24 +230,23 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
     });
   };
   // A double sum over one feature's elements, from +0.
-  auto sum = [&](llvm::Value* f, const std::function<llvm::Value*(const Index&)>& term) -> llvm::Value* {
+  auto sum = [&](llvm::Value* f, const std::function<llvm::Value*(const At&)>& term) -> llvm::Value* {
     llvm::BasicBlock& entry_block = b_.GetInsertBlock()->getParent()->getEntryBlock();
     llvm::IRBuilder<> entry(&entry_block, entry_block.begin());
     llvm::AllocaInst* acc = entry.CreateAlloca(f64, nullptr, "bn.acc");
     b_.CreateStore(dconst(0), acc);
-    over_feature(f, [&](const Index& idx) { b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f64, acc), term(idx)), acc); });
+    over_feature(f, [&](const At& at) { b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(f64, acc), term(at)), acc); });
     return b_.CreateLoad(f64, acc);
   };
-  IrArray x = ArrayFor(inst.operand(0));
   // (x - mean) / sqrt(var + eps) * scale + offset, per element, in that order.
   auto normalize = [&](llvm::Value* f, const IrArray& out, llvm::Value* mean, llvm::Value* var, const IrArray& scale,
                        const IrArray& offset) {
-    llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFAdd(var, dconst(eps)));
-    llvm::Value* g = load(scale, {f});
-    llvm::Value* o = load(offset, {f});
-    over_feature(f, [&](const Index& idx) {
-      llvm::Value* r = b_.CreateFMul(b_.CreateFDiv(b_.CreateFSub(load(x, idx), mean), sd), g);
-      store(out, idx, b_.CreateFAdd(r, o));
+    llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, b_.CreateFAdd(var, eps_v));
+    llvm::Value* g = load_f(scale, f);
+    llvm::Value* o = load_f(offset, f);
+    over_feature(f, [&](const At& at) {
+      llvm::Value* r = b_.CreateFMul(b_.CreateFDiv(b_.CreateFSub(load(x, at), mean), sd), g);
+      store(out, at, b_.CreateFAdd(r, o));
     });
   };
   switch (op) {
@@ -170,16 +254,17 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
       if (inst.operand_count() != 3 || !inst.shape().IsTuple()) return Unimplemented(inst, "malformed batch norm");
       IrArray scale = ArrayFor(inst.operand(1)), offset = ArrayFor(inst.operand(2));
       IrArray out = ArrayFor(&inst, {0}), mean_out = ArrayFor(&inst, {1}), var_out = ArrayFor(&inst, {2});
+      big.push_back(&out);
       return per_feature([&](llvm::Value* f) {
-        llvm::Value* mean = b_.CreateFDiv(sum(f, [&](const Index& idx) { return load(x, idx); }), dconst(count));
+        llvm::Value* mean = b_.CreateFDiv(sum(f, [&](const At& at) { return load(x, at); }), count_v);
         llvm::Value* var = b_.CreateFDiv(sum(f,
-                                             [&](const Index& idx) {
-                                               llvm::Value* c = b_.CreateFSub(load(x, idx), mean);
+                                             [&](const At& at) {
+                                               llvm::Value* c = b_.CreateFSub(load(x, at), mean);
                                                return b_.CreateFMul(c, c);
                                              }),
-                                         dconst(count));
-        store(mean_out, {f}, mean);
-        store(var_out, {f}, var);
+                                         count_v);
+        store_f(mean_out, f, mean);
+        store_f(var_out, f, var);
         normalize(f, out, mean, var, scale, offset);
       });
     }
@@ -188,30 +273,33 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
       IrArray scale = ArrayFor(inst.operand(1)), offset = ArrayFor(inst.operand(2));
       IrArray mean = ArrayFor(inst.operand(3)), var = ArrayFor(inst.operand(4));
       IrArray out = ArrayFor(&inst);
-      return per_feature([&](llvm::Value* f) { normalize(f, out, load(mean, {f}), load(var, {f}), scale, offset); });
+      big.push_back(&out);
+      return per_feature([&](llvm::Value* f) { normalize(f, out, load_f(mean, f), load_f(var, f), scale, offset); });
     }
     case Opcode::kBatchNormGrad: {
       if (inst.operand_count() != 5 || !inst.shape().IsTuple()) return Unimplemented(inst, "malformed batch norm");
       IrArray scale = ArrayFor(inst.operand(1)), mean = ArrayFor(inst.operand(2));
       IrArray var = ArrayFor(inst.operand(3)), dy = ArrayFor(inst.operand(4));
       IrArray gx = ArrayFor(&inst, {0}), gscale = ArrayFor(&inst, {1}), goffset = ArrayFor(&inst, {2});
+      big.push_back(&dy);
+      big.push_back(&gx);
       return per_feature([&](llvm::Value* f) {
-        llvm::Value* m = load(mean, {f});
-        llvm::Value* sum_dy = sum(f, [&](const Index& idx) { return load(dy, idx); });
+        llvm::Value* m = load_f(mean, f);
+        llvm::Value* sum_dy = sum(f, [&](const At& at) { return load(dy, at); });
         llvm::Value* sum_dy_xc =
-            sum(f, [&](const Index& idx) { return b_.CreateFMul(load(dy, idx), b_.CreateFSub(load(x, idx), m)); });
-        llvm::Value* ve = b_.CreateFAdd(load(var, {f}), dconst(eps));
+            sum(f, [&](const At& at) { return b_.CreateFMul(load(dy, at), b_.CreateFSub(load(x, at), m)); });
+        llvm::Value* ve = b_.CreateFAdd(load_f(var, f), eps_v);
         llvm::Value* sd = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, ve);
         llvm::Value* inv = b_.CreateFDiv(dconst(1), sd);
-        llvm::Value* lhs = b_.CreateFDiv(b_.CreateFMul(load(scale, {f}), inv), dconst(count));
-        over_feature(f, [&](const Index& idx) {
-          llvm::Value* xc = b_.CreateFSub(load(x, idx), m);
-          llvm::Value* inner = b_.CreateFSub(b_.CreateFMul(dconst(count), load(dy, idx)), sum_dy);
-          inner = b_.CreateFSub(inner, b_.CreateFDiv(b_.CreateFMul(xc, sum_dy_xc), ve));
-          store(gx, idx, b_.CreateFMul(lhs, inner));
+        llvm::Value* lhs = b_.CreateFDiv(b_.CreateFMul(load_f(scale, f), inv), count_v);
+        over_feature(f, [&](const At& at) {
+          llvm::Value* xc = b_.CreateFSub(load(x, at), m);
+          llvm::Value* inner_term = b_.CreateFSub(b_.CreateFMul(count_v, load(dy, at)), sum_dy);
+          inner_term = b_.CreateFSub(inner_term, b_.CreateFDiv(b_.CreateFMul(xc, sum_dy_xc), ve));
+          store(gx, at, b_.CreateFMul(lhs, inner_term));
         });
-        store(gscale, {f}, b_.CreateFDiv(sum_dy_xc, sd));
-        store(goffset, {f}, sum_dy);
+        store_f(gscale, f, b_.CreateFDiv(sum_dy_xc, sd));
+        store_f(goffset, f, sum_dy);
       });
     }
     default:

@@ -3,6 +3,7 @@
 // the interpreter.
 #include <cmath>
 #include <limits>
+#include <regex>
 
 #include "codegen_test_util.h"
 
@@ -132,6 +133,37 @@ ENTRY e {
   infer = f32[6,24,20,30]{1,3,2,0} batch-norm-inference(x, scale, offset, mean, var), epsilon=0.01, feature_index=1
   ROOT t = ((f32[6,24,20,30], f32[24], f32[24]), (f32[6,24,20,30], f32[24], f32[24]), f32[6,24,20,30]{1,3,2,0}) tuple(tr, gr, infer)
 })");
+}
+
+// Batch norms of different sizes share one parallel loop (its sizes and strides are values of the kernel, so LLVM
+// merges the loops before optimizing them); a layout whose spatial dimensions are not contiguous keeps the loop nest
+// of its own.
+TEST(CodegenBatchNorm, SizesShareOneLoop) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[6,24,20,30] parameter(0)
+  s = f32[24] parameter(1)
+  o = f32[24] parameter(2)
+  y = f32[8,32,16,16] parameter(3)
+  t = f32[32] parameter(4)
+  p = f32[32] parameter(5)
+  z = f32[6,24,20,30]{2,1,3,0} parameter(6)
+  a = (f32[6,24,20,30], f32[24], f32[24]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1
+  b = (f32[8,32,16,16], f32[32], f32[32]) batch-norm-training(y, t, p), epsilon=0.001, feature_index=1
+  c = (f32[6,24,20,30]{2,1,3,0}, f32[24], f32[24]) batch-norm-training(z, s, o), epsilon=0.001, feature_index=1
+  ROOT r = ((f32[6,24,20,30], f32[24], f32[24]), (f32[8,32,16,16], f32[32], f32[32]), (f32[6,24,20,30]{2,1,3,0}, f32[24], f32[24])) tuple(a, b, c)
+})";
+  std::unique_ptr<Module> module = ParseAndVerify(text);
+  ASSERT_NE(module, nullptr);
+  JitOptions options;
+  options.keep_llvm_ir = true;
+  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  const std::string& ir = (*exe)->llvm_ir();
+  std::regex define("define [^@]*@xlac\\.par\\.batchnorm");
+  EXPECT_EQ(std::distance(std::sregex_iterator(ir.begin(), ir.end(), define), std::sregex_iterator()), 2) << ir;
+  ExpectMatchesInterpreter(text);
 }
 
 Literal Sizes(std::vector<int64_t> dims, std::vector<int32_t> values) {
