@@ -84,7 +84,9 @@ void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_
   if (!vectorize) {
     llvm::Metadata* off[] = {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
                              llvm::ConstantAsMetadata::get(b.getFalse())};
-    llvm::MDNode* self = llvm::MDNode::getDistinct(ctx, {nullptr, llvm::MDNode::get(ctx, off)});
+    llvm::Metadata* no_unroll[] = {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")};
+    llvm::MDNode* self =
+        llvm::MDNode::getDistinct(ctx, {nullptr, llvm::MDNode::get(ctx, off), llvm::MDNode::get(ctx, no_unroll)});
     self->replaceOperandWith(0, self);
     latch->setMetadata(llvm::LLVMContext::MD_loop, self);
   }
@@ -153,7 +155,7 @@ GemmPacker StridedGemmPacker(llvm::Type* element, llvm::Value* row_stride, llvm:
                       b.CreateAlignedStore(b.CreateSelect(inside, v, zero), b.CreateInBoundsGEP(element, dst_row, r),
                                            align);
                     },
-                    "pack.edge");
+                    "pack.edge", /*vectorize=*/false);
               },
               "pack.edge.k", /*vectorize=*/false);
         });
@@ -408,9 +410,9 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                                                     b.CreateAlignedStore(b.CreateAlignedLoad(element, from, align), to,
                                                                          align);
                                                   },
-                                                  "tile.col");
+                                                  "tile.col", /*vectorize=*/false);
                                             },
-                                            "tile.row");
+                                            "tile.row", /*vectorize=*/false);
                                       };
                                       GemmIf(
                                           b, first, [] {}, [&] { copy(true); });

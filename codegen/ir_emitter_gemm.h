@@ -88,7 +88,7 @@ std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpe
 inline constexpr const char* kSharedFunctionAttribute = "xlac-shared";
 
 // for (iv = start; iv < end; iv += step) body(iv), in the builder's current function; `vectorize` false keeps LLVM
-// from vectorizing (and versioning) a loop that is rare or short.
+// from vectorizing, versioning or unrolling a loop that is rare or short (edge tiles and panels).
 void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
               const std::function<void(llvm::Value*)>& body, const char* name, bool vectorize = true);
 // if (cond) then_body() else else_body().
