@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
@@ -81,16 +82,20 @@ void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_
   llvm::Value* next = b.CreateNSWAdd(iv, b.getInt64(step));
   iv->addIncoming(next, b.GetInsertBlock());
   llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
-  if (!vectorize) {
-    llvm::Metadata* off[] = {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
-                             llvm::ConstantAsMetadata::get(b.getFalse())};
-    llvm::Metadata* no_unroll[] = {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")};
-    llvm::MDNode* self =
-        llvm::MDNode::getDistinct(ctx, {nullptr, llvm::MDNode::get(ctx, off), llvm::MDNode::get(ctx, no_unroll)});
-    self->replaceOperandWith(0, self);
-    latch->setMetadata(llvm::LLVMContext::MD_loop, self);
-  }
+  if (!vectorize) KeepLoopScalar(*latch, /*unroll=*/false);
   b.SetInsertPoint(exit);
+}
+
+void KeepLoopScalar(llvm::BranchInst& latch, bool unroll) {
+  llvm::LLVMContext& ctx = latch.getContext();
+  llvm::SmallVector<llvm::Metadata*, 3> operands = {nullptr};
+  llvm::Metadata* off[] = {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                           llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(ctx))};
+  operands.push_back(llvm::MDNode::get(ctx, off));
+  if (!unroll) operands.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")}));
+  llvm::MDNode* self = llvm::MDNode::getDistinct(ctx, operands);
+  self->replaceOperandWith(0, self);
+  latch.setMetadata(llvm::LLVMContext::MD_loop, self);
 }
 
 void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then_body,

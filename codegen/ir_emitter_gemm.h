@@ -91,6 +91,9 @@ inline constexpr const char* kSharedFunctionAttribute = "xlac-shared";
 // from vectorizing, versioning or unrolling a loop that is rare or short (edge tiles and panels).
 void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
               const std::function<void(llvm::Value*)>& body, const char* name, bool vectorize = true);
+// Loop metadata on `latch` (a loop's back edge) that keeps LLVM from vectorizing the loop, and from unrolling it
+// unless `unroll`.
+void KeepLoopScalar(llvm::BranchInst& latch, bool unroll);
 // if (cond) then_body() else else_body().
 void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then_body,
             const std::function<void()>& else_body);

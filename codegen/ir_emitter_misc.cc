@@ -167,28 +167,20 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
     if (d < feature) outer *= dims[d];
     if (d > feature) inner *= dims[d];
   }
-  std::vector<std::pair<const IrArray*, std::array<llvm::Value*, 3>>> runs;
-  auto runs_fit = [&](const std::vector<const IrArray*>& arrays) {
-    for (const IrArray* a : arrays) {
-      if (run_stride(*a, 0, feature) < 0 || run_stride(*a, feature + 1, static_cast<int64_t>(dims.size())) < 0) {
-        return false;
-      }
-    }
-    return true;
-  };
+  // Set when the parallel loop walks the runs: their lengths, and each array's run and feature strides.
+  llvm::Value* outer_v = nullptr;
+  llvm::Value* inner_v = nullptr;
+  std::vector<std::pair<const IrArray*, std::array<llvm::Value*, 3>>> run_strides;
   std::vector<int64_t> other_dims = dims;
   other_dims[feature] = 1;
   std::vector<int64_t> order = Identity(dims.size());
   auto over_feature = [&](llvm::Value* f, const std::function<void(const At&)>& body) {
-    if (!runs.empty()) {
-      llvm::Value* outer_v = runs.front().second[0];
-      llvm::Value* inner_v = runs.front().second[1];
+    if (outer_v != nullptr) {
       ForRange(I64(0), outer_v, [&](llvm::Value* o) {
         ForRange(I64(0), inner_v, [&](llvm::Value* i) {
           body([&](const IrArray& a) -> llvm::Value* {
-            for (size_t r = 1; r < runs.size(); ++r) {
-              if (runs[r].first != &a) continue;
-              const std::array<llvm::Value*, 3>& s = runs[r].second;
+            for (const auto& [array, s] : run_strides) {
+              if (array != &a) continue;
               return b_.CreateNSWAdd(b_.CreateNSWAdd(b_.CreateNSWMul(o, s[0]), b_.CreateNSWMul(i, s[1])),
                                      b_.CreateNSWMul(f, s[2]));
             }
@@ -213,13 +205,17 @@ absl::Status IrEmitter::EmitBatchNorm(const Instruction& inst) {
       ForLoop(0, features, body);
       return absl::OkStatus();
     }
-    if (runs_fit(big)) {
-      runs.push_back({nullptr, {opaque(I64(outer)), opaque(I64(inner)), nullptr}});
-      for (const IrArray* a : big) {
-        runs.push_back({a,
-                        {opaque(I64(run_stride(*a, 0, feature))),
-                         opaque(I64(run_stride(*a, feature + 1, static_cast<int64_t>(dims.size())))),
-                         opaque(I64(a->strides[feature]))}});
+    std::vector<std::array<int64_t, 3>> strides;
+    for (const IrArray* a : big) {
+      strides.push_back({run_stride(*a, 0, feature), run_stride(*a, feature + 1, static_cast<int64_t>(dims.size())),
+                         a->strides[feature]});
+    }
+    if (std::all_of(strides.begin(), strides.end(), [](const auto& s) { return s[0] >= 0 && s[1] >= 0; })) {
+      outer_v = opaque(I64(outer));
+      inner_v = opaque(I64(inner));
+      for (size_t i = 0; i < big.size(); ++i) {
+        run_strides.push_back(
+            {big[i], {opaque(I64(strides[i][0])), opaque(I64(strides[i][1])), opaque(I64(strides[i][2]))}});
       }
       count_v = opaque(count_v);
       eps_v = opaque(eps_v);

@@ -49,13 +49,7 @@ void IrEmitter::ForRange(llvm::Value* start, llvm::Value* end, const std::functi
   llvm::Value* next = b_.CreateNSWAdd(iv, I64(1));
   iv->addIncoming(next, b_.GetInsertBlock());
   llvm::BranchInst* latch = b_.CreateCondBr(b_.CreateICmpSLT(next, end), loop, exit);
-  if (!vectorize) {
-    llvm::Metadata* off[] = {llvm::MDString::get(ctx(), "llvm.loop.vectorize.enable"),
-                             llvm::ConstantAsMetadata::get(b_.getFalse())};
-    llvm::MDNode* self = llvm::MDNode::getDistinct(ctx(), {nullptr, llvm::MDNode::get(ctx(), off)});
-    self->replaceOperandWith(0, self);
-    latch->setMetadata(llvm::LLVMContext::MD_loop, self);
-  }
+  if (!vectorize) KeepLoopScalar(*latch, /*unroll=*/true);
   b_.SetInsertPoint(exit);
 }
 

@@ -4,8 +4,6 @@
 // optimizes them (codegen/optimize.cc), and a large module is optimized and compiled in parts on several threads
 // (codegen/split_compile.h). None of it changes a result, and the AOT object is the same bytes for any number of
 // compile threads.
-#include <regex>
-
 #include "codegen/aot.h"
 #include "codegen_test_util.h"
 #include "fmt/format.h"
@@ -34,11 +32,6 @@ std::string Mlp(int layers, int width, bool distinct_widths) {
     in = out;
   }
   return fmt::format("HloModule mlp\nENTRY e {{\n{}{}  ROOT r = f32[16,{}] copy({})\n}}\n", params, body, in, x);
-}
-
-int CountDefinitions(const std::string& ir, const std::string& prefix) {
-  std::regex define("define [^@]*@" + prefix);
-  return static_cast<int>(std::distance(std::sregex_iterator(ir.begin(), ir.end(), define), std::sregex_iterator()));
 }
 
 std::vector<Literal> RandomArgs(const Module& module) {

@@ -3,7 +3,6 @@
 // the interpreter.
 #include <cmath>
 #include <limits>
-#include <regex>
 
 #include "codegen_test_util.h"
 
@@ -161,8 +160,7 @@ ENTRY e {
   absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   const std::string& ir = (*exe)->llvm_ir();
-  std::regex define("define [^@]*@xlac\\.par\\.batchnorm");
-  EXPECT_EQ(std::distance(std::sregex_iterator(ir.begin(), ir.end(), define), std::sregex_iterator()), 2) << ir;
+  EXPECT_EQ(CountDefinitions(ir, "xlac\\.par\\.batchnorm"), 2) << ir;
   ExpectMatchesInterpreter(text);
 }
 

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -105,6 +107,12 @@ inline std::string DescribeDifference(const Literal& expected, const Literal& ac
     }
   }
   return "";
+}
+
+// How many functions of `ir` (LLVM IR text) have a name starting with `prefix` (a regular expression).
+inline int CountDefinitions(const std::string& ir, const std::string& prefix) {
+  std::regex define("define [^@]*@" + prefix);
+  return static_cast<int>(std::distance(std::sregex_iterator(ir.begin(), ir.end(), define), std::sregex_iterator()));
 }
 
 // Compiles `text` with the JIT in both numerics modes and checks it against the interpreter: exact mode bit for bit,
