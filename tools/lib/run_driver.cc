@@ -55,6 +55,7 @@
 #include "tools/lib/run_memory.h"
 #include "tools/lib/run_outputs.h"
 #include "tools/lib/run_shards.h"
+#include "tools/lib/run_stderr.h"
 #include "tools/lib/spmd_driver.h"
 
 namespace xlac {
@@ -994,6 +995,11 @@ int RunMain(int argc, char** argv) {
   std::vector<std::string> with_env = WithXlacFlags(argv_args, std::getenv("XLAC_FLAGS"));
   std::vector<std::string_view> args(with_env.begin(), with_env.end());
   std::ios::sync_with_stdio(false);
+  // Whole diagnostic lines in one write each (mpirun interleaves pieces with its own messages); never freed, so
+  // std::cerr stays usable until the last static destructor has flushed it.
+  static LineAtomicBuffer* stderr_lines = new LineAtomicBuffer(STDERR_FILENO);
+  std::cerr.rdbuf(stderr_lines);
+  std::cerr.unsetf(std::ios::unitbuf);
   return RunMainImpl(args, std::cout, std::cerr, /*exit_when_done=*/!kFullTeardown);
 }
 
