@@ -58,7 +58,8 @@ TEST(RunStderr, LinesEndingInOnePutAreWrittenTogether) {
     std::ostream err(&buffer);
     err << "a\nb\nc";
     EXPECT_EQ(pipe.Drain(), "a\nb\n");
-    err << "\n" << "tail";
+    err << "\n"
+        << "tail";
   }
   // The destructor writes what is left.
   EXPECT_EQ(pipe.Drain(), "c\ntail");
