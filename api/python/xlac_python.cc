@@ -418,6 +418,7 @@ class InterpreterProgram {
 };
 
 }  // namespace
+void RegisterSpmd(py::module_& m);  // xlac_spmd_python.cc: xlac.spmd's bindings
 }  // namespace xlac
 
 PYBIND11_MODULE(_xlac, m) {
@@ -492,4 +493,5 @@ PYBIND11_MODULE(_xlac, m) {
       .def_property_readonly("num_devices", &InterpreterProgram::num_devices)
       .def_property_readonly("partitioned", &InterpreterProgram::partitioned)
       .def("run", &InterpreterProgram::Run, py::arg("inputs"), py::arg("outputs"));
+  RegisterSpmd(m);
 }

@@ -35,10 +35,13 @@ __all__ = [
     "clear_metrics",
     "compile",
     "interpret",
+    "load",
+    "metrics",
     "metrics_report",
     "numpy_dtype",
     "process_count",
     "process_index",
+    "spmd",
     "start_trace",
     "stop_trace",
     "trace",
@@ -195,10 +198,12 @@ class Executable:
     released while the program runs; one executable runs one call at a time (concurrent calls wait their turn).
     """
 
-    def __init__(self, impl):
+    def __init__(self, impl, source=None):
         self._impl = impl
         self._parameters = _infos(impl.parameters)
         self._results = _infos(impl.results)
+        self._source = source  # compile()'s text and the options propagation depends on
+        self._propagated = None
 
     @property
     def parameters(self):
@@ -250,6 +255,45 @@ class Executable:
     def local_device_count(self):
         """The devices this process runs: num_devices / process_count (num_devices counts all processes')."""
         return self._impl.local_device_count
+
+    def sharding_of(self, value=None, *, parameter=None, result=None):
+        """The HLO sharding text a parameter or result has after sharding propagation, as the partitioned program
+        splits / assembles it ("{replicated}" when the program is not partitioned).
+
+        `exe.sharding_of(parameter=0)`, `exe.sharding_of(result="row_sum")`, or one positional key: a Value of an
+        xlac.spmd.Program, a parameter index, or a name looked up among the parameters, then the results. Results
+        are the elements of the root tuple (the one array result is result 0), as xlac.spmd.Program.results.
+        """
+        if sum(k is not None for k in (value, parameter, result)) != 1:
+            raise TypeError("sharding_of takes one of: a value, parameter=, result=")
+        if self._source is None:
+            raise RuntimeError("this executable does not know its module text")
+        if self._propagated is None:
+            src = self._source
+            self._propagated = _xlac._spmd_propagate(
+                src["text"], num_partitions=src["num_partitions"], num_replicas=src["num_replicas"],
+                partition=src["partition"], custom_call_identity=src["custom_call_identity"],
+                source_name=src["source_name"])
+        parameters, results = self._propagated
+        kind, key = ("parameter", parameter) if parameter is not None else ("result", result)
+        if value is not None:
+            if hasattr(value, "kind") and hasattr(value, "index"):  # an xlac.spmd.Value
+                kind, key = value.kind, value.index
+            elif isinstance(value, str):
+                program = spmd.Program(self._source["text"], self._source["source_name"])
+                names = [v.name for v in program.parameters]
+                kind = "parameter" if value.lstrip("%") in names else "result"
+                key = value
+            else:
+                kind, key = "parameter", value
+        if isinstance(key, str):
+            program = spmd.Program(self._source["text"], self._source["source_name"])
+            key = (program.result if kind == "result" else program.parameter)(key).index
+        key = operator.index(key)
+        table = results if kind == "result" else parameters
+        if not 0 <= key < len(table):
+            raise IndexError(f"{kind} {key} is out of range (the program has {len(table)} {kind}s)")
+        return table[key]
 
     def __call__(self, *args):
         out = _run(self._impl, self._parameters, self._results, self._impl.root_is_tuple, args)
@@ -393,7 +437,15 @@ def compile(  # noqa: A001 - xlac.compile is the API's name
         custom_call_libs=_library_paths(custom_call_libs),
         custom_call_sources=_source_paths(custom_call_sources),
     )
-    return Executable(impl)
+    source = {
+        "text": _text(text),
+        "num_partitions": _nonnegative("num_partitions", num_partitions),
+        "num_replicas": _nonnegative("num_replicas", num_replicas),
+        "partition": bool(partition),
+        "custom_call_identity": _target_names(custom_call_identity),
+        "source_name": str(source_name),
+    }
+    return Executable(impl, source)
 
 
 def process_index():
@@ -510,3 +562,9 @@ def interpret(
         custom_call_sources=_source_paths(custom_call_sources),
     )
     return _run(program, _infos(program.parameters), _infos(program.results), program.root_is_tuple, args)
+
+
+# The sharding API (PyTorch/XLA's names: xlac.spmd.Mesh, mark_sharding, ...) and torch_xla's metrics functions.
+from xlac import metrics, spmd  # noqa: E402  (they use the names above)
+
+load = spmd.load

@@ -1,0 +1,471 @@
+"""PyTorch/XLA's SPMD API on xlac programs (docs/python.md, "From PyTorch/XLA").
+
+    import numpy as np, xlac, xlac.spmd as xs
+    program = xlac.load(open("examples/mlp.hlo").read())
+    mesh = xs.Mesh(np.arange(8), (4, 2), ("data", "model"))
+    xs.mark_sharding(program.parameter("x"), mesh, (0, None))       # rows over axis 0, columns replicated
+    xs.mark_sharding(program.parameter("w"), mesh, (None, "model"))  # columns over "model"
+    exe = program.compile()                                          # 8 partitions: the mesh's devices
+    print(program.text())                                            # the annotated HLO, to save
+
+Meshes, partition specs and their error texts are the C++ API's (include/xlac/spmd.h).
+"""
+
+import collections
+import numbers
+import operator
+
+import numpy as np
+
+import xlac
+from xlac import _xlac
+
+__all__ = [
+    "HybridMesh",
+    "Mesh",
+    "Program",
+    "Value",
+    "clear_sharding",
+    "data_parallel",
+    "fsdp",
+    "get_global_mesh",
+    "load",
+    "mark_sharding",
+    "megatron_mlp",
+    "set_global_mesh",
+    "sharding_table",
+    "visualize_sharding",
+]
+
+
+class Mesh:
+    """A logical mesh of devices, as torch_xla.distributed.spmd.Mesh(device_ids, mesh_shape, axis_names).
+
+    device_ids: the partition ids of the compiled program laid out row-major over mesh_shape, a permutation of
+    0..N-1 (N = prod(mesh_shape) becomes the program's num_partitions). axis_names: one distinct name per axis, or
+    None. Invalid meshes raise ValueError.
+    """
+
+    def __init__(self, device_ids, mesh_shape, axis_names=None):
+        ids = [operator.index(d) for d in np.asarray(device_ids).ravel().tolist()]
+        shape = [operator.index(s) for s in mesh_shape]
+        names = _axis_names(axis_names)
+        self._init(_xlac._spmd_mesh(ids, shape, names))
+
+    def _init(self, mesh):
+        ids, shape, names, dcn = mesh
+        self.device_ids = np.array(ids, dtype=np.int64)
+        self.mesh_shape = tuple(shape)
+        self.axis_names = tuple(names) if names else None
+        self._dcn_shape = tuple(dcn)
+
+    def size(self):
+        """The number of devices."""
+        return len(self.device_ids)
+
+    def shape(self):
+        """OrderedDict of axis name (or index, for an unnamed mesh) -> size, as torch_xla's Mesh.shape()."""
+        keys = self.axis_names if self.axis_names is not None else range(len(self.mesh_shape))
+        return collections.OrderedDict(zip(keys, self.mesh_shape))
+
+    def get_logical_mesh(self):
+        """The device ids as a numpy array of mesh_shape."""
+        return self.device_ids.reshape(self.mesh_shape)
+
+    def get_axis_name_idx(self, name):
+        """The index of the axis called `name` (None when there is none)."""
+        if self.axis_names is None or name not in self.axis_names:
+            return None
+        return self.axis_names.index(name)
+
+    @property
+    def dcn_slices(self):
+        """The DCN slices the mesh spans: prod(dcn_mesh_shape) for a HybridMesh, 1 otherwise (xla-run --dcn-mesh)."""
+        return int(np.prod(self._dcn_shape, dtype=np.int64))
+
+    def _parts(self):
+        return list(map(int, self.device_ids)), list(self.mesh_shape), list(self.axis_names or ())
+
+    def __eq__(self, other):
+        return isinstance(other, Mesh) and self._parts() == other._parts()
+
+    def __hash__(self):
+        return hash((tuple(self._parts()[0]), self.mesh_shape, self.axis_names))
+
+    def __repr__(self):
+        return f"Mesh(device_ids={self._parts()[0]}, mesh_shape={self.mesh_shape}, axis_names={self.axis_names})"
+
+
+class HybridMesh(Mesh):
+    """torch_xla's HybridMesh(ici_mesh_shape=, dcn_mesh_shape=, axis_names=): a mesh over DCN slices.
+
+    Axis i has ici_mesh_shape[i] * dcn_mesh_shape[i] devices, the DCN coordinate major (numpy.block of one ICI mesh
+    per slice, as torch_xla builds it). Slice s of the prod(dcn_mesh_shape) slices holds devices [s*n, (s+1)*n) for
+    n = prod(ici_mesh_shape): xla-run --dcn-mesh=K's slices. Within a slice the ICI mesh is row-major (torch_xla
+    orders TPU v4 chips by their physical torus; emulated cores have none).
+    """
+
+    def __init__(self, *, ici_mesh_shape, dcn_mesh_shape=None, axis_names=None):
+        ici = [operator.index(s) for s in ici_mesh_shape]
+        dcn = [] if dcn_mesh_shape is None else [operator.index(s) for s in dcn_mesh_shape]
+        self._init(_xlac._spmd_hybrid_mesh(ici, dcn, _axis_names(axis_names)))
+        self.ici_mesh_shape = tuple(ici)
+        self.dcn_mesh_shape = self._dcn_shape
+
+    def __repr__(self):
+        return (f"HybridMesh(ici_mesh_shape={self.ici_mesh_shape}, dcn_mesh_shape={self.dcn_mesh_shape}, "
+                f"axis_names={self.axis_names})")
+
+
+def _axis_names(axis_names):
+    if axis_names is None:
+        return []
+    if isinstance(axis_names, str):
+        raise TypeError(f"axis_names takes a sequence of names, got the string {axis_names!r}")
+    names = list(axis_names)
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"axis names are strings, got {n!r}")
+    return names
+
+
+_global_mesh = None
+
+
+def set_global_mesh(mesh):
+    """The mesh mark_sharding and the plans use when given none (torch_xla's xs.set_global_mesh)."""
+    global _global_mesh
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"set_global_mesh takes a Mesh, got {type(mesh).__name__}")
+    _global_mesh = mesh
+
+
+def get_global_mesh():
+    """The mesh set_global_mesh() set, or None."""
+    return _global_mesh
+
+
+def _mesh(mesh, what):
+    if mesh is None:
+        mesh = _global_mesh
+        if mesh is None:
+            raise ValueError(f"{what}: no mesh given and no global mesh set (xlac.spmd.set_global_mesh)")
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"{what}: expected a Mesh, got {type(mesh).__name__}")
+    return mesh
+
+
+def _spec(partition_spec):
+    """A partition spec as lists of axis indices / names per dimension (None -> [])."""
+    if partition_spec is None:
+        return []
+    if isinstance(partition_spec, (str, numbers.Integral)):
+        raise TypeError(f"a partition spec is a tuple with one entry per dimension, got {partition_spec!r}")
+    out = []
+    for entry in partition_spec:
+        if entry is None:
+            out.append([])
+        elif isinstance(entry, (str, numbers.Integral)) and not isinstance(entry, bool):
+            out.append([entry if isinstance(entry, str) else int(entry)])
+        elif isinstance(entry, (tuple, list)):
+            axes = []
+            for a in entry:
+                if not isinstance(a, (str, numbers.Integral)) or isinstance(a, bool):
+                    raise TypeError(f"partition spec entries are None, mesh axis indices or names, or tuples of "
+                                    f"them; got {a!r} in {entry!r}")
+                axes.append(a if isinstance(a, str) else int(a))
+            out.append(axes)
+        else:
+            raise TypeError(f"partition spec entries are None, mesh axis indices or names, or tuples of them; "
+                            f"got {entry!r}")
+    return out
+
+
+class Value:
+    """A parameter or result of a Program: `program.parameter(0)`, `program.result("row_sum")`.
+
+    index, name, shape, dtype, element_type; `sharding` is its HLO sharding text ("" when it has none).
+    """
+
+    def __init__(self, program, kind, index):
+        self.program = program
+        self.kind = kind
+        self.index = index
+
+    def _row(self):
+        return (self.program._impl.results if self.kind == "result" else self.program._impl.parameters)[self.index]
+
+    @property
+    def name(self):
+        return self._row()[1]
+
+    @property
+    def element_type(self):
+        return self._row()[2]
+
+    @property
+    def shape(self):
+        return tuple(self._row()[3])
+
+    @property
+    def dtype(self):
+        return None if self.element_type == "tuple" else xlac.numpy_dtype(self.element_type)
+
+    @property
+    def sharding(self):
+        return self._row()[4]
+
+    def set_sharding(self, sharding):
+        """Sets the HLO sharding text ("{devices=[2,1]0,1}", "{replicated}", ...); "" or None clears it."""
+        self.program._impl.set_sharding(self.kind == "result", self.index, sharding or "")
+        return self
+
+    def __repr__(self):
+        shape = ",".join(map(str, self.shape))
+        sharding = f", sharding={self.sharding}" if self.sharding else ""
+        return f"<{self.kind} {self.index} {self.name}: {self.element_type}[{shape}]{sharding}>"
+
+
+class Program:
+    """A module whose parameters and results can be annotated with shardings, compiled, and printed (xlac.load).
+
+    `parameters` / `results` list them as Values (a tuple result gives one Value per element of the root tuple);
+    `parameter(i or name)` / `result(i or name)` pick one. `text()` is the annotated module as HLO text
+    (StableHLO input prints as HLO); `compile(**options)` is xlac.compile(text(), num_partitions=the mesh's device
+    count, **options).
+    """
+
+    def __init__(self, text, source_name="<text>"):
+        self.source_name = str(source_name)
+        self._impl = _xlac._SpmdProgram(xlac._text(text), self.source_name)
+
+    @property
+    def parameters(self):
+        return [Value(self, "parameter", i) for i in range(len(self._impl.parameters))]
+
+    @property
+    def results(self):
+        return [Value(self, "result", i) for i in range(len(self._impl.results))]
+
+    def _pick(self, kind, key):
+        if isinstance(key, Value):
+            if key.program is not self or key.kind != kind:
+                raise ValueError(f"{key!r} is not a {kind} of this program")
+            return key
+        if isinstance(key, str):
+            index = (self._impl.result_index if kind == "result" else self._impl.parameter_index)(key)
+        else:
+            index = operator.index(key)
+            count = len(self._impl.results if kind == "result" else self._impl.parameters)
+            if not 0 <= index < count:
+                raise IndexError(f"{kind} {index} is out of range (the program has {count} {kind}s)")
+        return Value(self, kind, index)
+
+    def parameter(self, key):
+        """Parameter `key`: an index or a name (the HLO instruction name, with or without '%')."""
+        return self._pick("parameter", key)
+
+    def result(self, key):
+        """Result `key`: an index into the root tuple (0 for an array result) or a name (the root tuple's operand)."""
+        return self._pick("result", key)
+
+    @property
+    def num_partitions(self):
+        """The device count of the last mesh used by mark_sharding, else the module's num_partitions."""
+        return self._impl.num_partitions
+
+    def text(self):
+        """The annotated module as HLO text, num_partitions in its header: save it, or pass it to xla-run."""
+        return self._impl.text()
+
+    def compile(self, **options):
+        """xlac.compile(self.text(), num_partitions=self.num_partitions, **options); the executable's
+        sharding_of(...) gives every parameter's and result's sharding after propagation."""
+        n = options.pop("num_partitions", 0) or self.num_partitions
+        if n != self.num_partitions and self.num_partitions > 1:
+            raise ValueError(f"compile: num_partitions={n} but the shardings were marked on a mesh of "
+                             f"{self.num_partitions} devices")
+        options.setdefault("source_name", self.source_name)
+        return xlac.compile(self.text(), num_partitions=n, **options)
+
+    def interpret(self, *args, **options):
+        """xlac.interpret(self.text(), *args, num_partitions=self.num_partitions, **options)."""
+        options.setdefault("num_partitions", self.num_partitions)
+        options.setdefault("source_name", self.source_name)
+        return xlac.interpret(self.text(), *args, **options)
+
+    def __repr__(self):
+        params = ", ".join(repr(p) for p in self.parameters)
+        return f"<xlac.spmd.Program ({params}), {len(self._impl.results)} results>"
+
+
+def load(text, source_name="<text>"):
+    """Loads HLO or StableHLO text as a Program to annotate (raises xlac.CompileError when it does not parse)."""
+    return Program(text, source_name)
+
+
+def _value(value, what):
+    if not isinstance(value, Value):
+        raise TypeError(f"{what} takes a program's parameter or result (program.parameter(i) / program.result(i)), "
+                        f"got {type(value).__name__}")
+    return value
+
+
+def mark_sharding(value, mesh, partition_spec):
+    """Annotates a parameter or result with the sharding of `partition_spec` over `mesh` (None: the global mesh).
+
+    As torch_xla's xs.mark_sharding(t, mesh, partition_spec): one entry per dimension (fewer: the trailing ones are
+    replicated), each None (replicated), a mesh axis index or name, or a tuple of them (the dimension is split over
+    those axes, the first major). Mesh axes no entry names replicate the value (last_tile_dim_replicate). Invalid
+    specs raise ValueError naming the value, the dimension and the mesh axis. Returns the value.
+    """
+    value = _value(value, "mark_sharding")
+    mesh = _mesh(mesh, "mark_sharding")
+    ids, shape, names = mesh._parts()
+    value.program._impl.mark(value.kind == "result", value.index, ids, shape, names, _spec(partition_spec))
+    return value
+
+
+def clear_sharding(value):
+    """Removes a parameter's or result's sharding (torch_xla's xs.clear_sharding). Returns the value."""
+    return _value(value, "clear_sharding").set_sharding("")
+
+
+def sharding_table(shape, sharding):
+    """visualize_sharding's table as a string."""
+    if isinstance(sharding, Value):
+        shape, sharding = sharding.shape if shape is None else shape, sharding.sharding or "{replicated}"
+    return _xlac._spmd_visualize([operator.index(d) for d in shape], str(sharding))
+
+
+def visualize_sharding(shape, sharding):
+    """Prints which device holds which block of an array of `shape` with the HLO sharding text `sharding` (as JAX's
+    jax.debug.visualize_array_sharding): rank 1 and 2 as a table whose header row and first column give the index
+    ranges of the blocks and whose cells list the devices holding them; other ranks one line per block."""
+    print(sharding_table(shape, sharding), end="")
+
+
+# ------------------------------------------------------------------------------------------------ plans
+
+
+def _axis_size(mesh, axis, what):
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    size = 1
+    for a in axes:
+        if isinstance(a, str):
+            index = mesh.get_axis_name_idx(a)
+            if index is None:
+                known = ", ".join(repr(n) for n in mesh.axis_names) if mesh.axis_names else "none: the mesh is unnamed"
+                raise ValueError(f"{what}: the mesh has no axis named {a!r} (axes: {known})")
+        else:
+            index = operator.index(a)
+            if not 0 <= index < len(mesh.mesh_shape):
+                raise ValueError(f"{what}: mesh axis {index} is out of range (the mesh has {len(mesh.mesh_shape)} axes)")
+        size *= mesh.mesh_shape[index]
+    return size
+
+
+def _picked(program, kind, keys):
+    if keys is None:
+        return []
+    if isinstance(keys, (str, numbers.Integral, Value)):
+        keys = [keys]
+    return [(program.result if kind == "result" else program.parameter)(k).index for k in keys]
+
+
+def _clear_entry(program):
+    for v in program.parameters + program.results:
+        v.set_sharding("")
+
+
+def _batch_spec(value, axis):
+    return (axis,) + (None,) * (len(value.shape) - 1) if value.shape else ()
+
+
+def fsdp(program, mesh=None, axis="fsdp", *, batch_parameters=(0,), batch_results=()):
+    """FSDPv2 (torch_xla's SpmdFullyShardedDataParallel) as one call: every parameter of rank >= 1 not listed in
+    batch_parameters is sharded over `axis` on its largest dimension that the axis size divides (the first of equal
+    ones; none divides: replicated); batch_parameters (indices or names, default parameter 0) and batch_results are
+    sharded on dimension 0 over `axis`; other results and rank-0 parameters are replicated. Existing annotations of
+    the parameters and results are replaced. Returns the program.
+
+    Collectives: each sharded weight is all-gathered where an op needs it whole (or the op's partial results are
+    all-reduced / reduce-scattered when it contracts over the sharded dimension): per step about one all-gather of
+    every weight, which is FSDP's trade of memory for communication (see docs/python.md for mlp.hlo's report).
+    """
+    mesh = _mesh(mesh, "fsdp")
+    size = _axis_size(mesh, axis, "fsdp")
+    batch = set(_picked(program, "parameter", batch_parameters))
+    batch_out = set(_picked(program, "result", batch_results))
+    _clear_entry(program)
+    for p in program.parameters:
+        if not p.shape or p.element_type == "tuple":
+            continue
+        if p.index in batch:
+            mark_sharding(p, mesh, _batch_spec(p, axis))
+            continue
+        dims = [d for d in range(len(p.shape)) if p.shape[d] % size == 0 and p.shape[d] >= size]
+        if not dims:
+            p.set_sharding("{replicated}")
+            continue
+        best = max(dims, key=lambda d: (p.shape[d], -d))
+        spec = [None] * len(p.shape)
+        spec[best] = axis
+        mark_sharding(p, mesh, tuple(spec))
+    for r in program.results:
+        if r.index in batch_out and r.shape:
+            mark_sharding(r, mesh, _batch_spec(r, axis))
+    return program
+
+
+def data_parallel(program, mesh=None, axis="data", *, batch_parameters=(0,), batch_results=()):
+    """Data parallelism as one call: the batch_parameters (indices or names; default parameter 0, the input) and
+    batch_results are sharded on dimension 0 over `axis` (a name, an index, or a tuple of them), every other
+    parameter (the weights) is replicated ({replicated}); other results are replicated. Existing annotations of the
+    parameters and results are replaced. Returns the program.
+
+    Collectives: none in a forward pass whose results are batch-sharded; a replicated result that depends on the
+    batch (a loss, a reduction over the batch) costs one all-reduce (or all-gather); in a training step each weight
+    gradient is one all-reduce over `axis`.
+    """
+    mesh = _mesh(mesh, "data_parallel")
+    _axis_size(mesh, axis, "data_parallel")
+    batch = set(_picked(program, "parameter", batch_parameters))
+    batch_out = set(_picked(program, "result", batch_results))
+    _clear_entry(program)
+    for p in program.parameters:
+        if p.index in batch and p.shape:
+            mark_sharding(p, mesh, _batch_spec(p, axis))
+        elif p.element_type != "tuple":
+            p.set_sharding("{replicated}")
+    for r in program.results:
+        if r.index in batch_out and r.shape:
+            mark_sharding(r, mesh, _batch_spec(r, axis))
+    return program
+
+
+def megatron_mlp(program, mesh=None, pairs=(), axis="model"):
+    """Megatron-LM's tensor-parallel MLP as one call: for each (w1, w2) in `pairs` (parameter indices or names), w1
+    is column-sharded (its last dimension over `axis`) and w2 row-sharded (its first dimension over `axis`). Other
+    parameters keep their annotations, so it composes with data_parallel over another mesh axis (call that first).
+    Returns the program.
+
+    Collectives: x @ w1 needs none (each device computes its columns of the hidden activation, which stays sharded
+    through elementwise ops); h @ w2 contracts the sharded dimension: one all-reduce of the output per pair (a
+    reduce-scatter when the output is wanted sharded).
+    """
+    mesh = _mesh(mesh, "megatron_mlp")
+    _axis_size(mesh, axis, "megatron_mlp")
+    pairs = list(pairs)
+    if not pairs:
+        raise ValueError("megatron_mlp: pairs=[(w1, w2), ...] names no weights")
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"megatron_mlp: each pair is (w1, w2), got {pair!r}")
+        w1, w2 = program.parameter(pair[0]), program.parameter(pair[1])
+        for w in (w1, w2):
+            if not w.shape:
+                raise ValueError(f"megatron_mlp: {w!r} has rank 0; Megatron shards matrices")
+        mark_sharding(w1, mesh, (None,) * (len(w1.shape) - 1) + (axis,))
+        mark_sharding(w2, mesh, (axis,) + (None,) * (len(w2.shape) - 1))
+    return program
