@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -513,6 +512,8 @@ absl::Status Program::Set(bool result, int64_t index, std::string_view text) {
     std::vector<Sharding> leaves(n, Sharding::Replicated());
     if (r->sharding() && r->sharding()->IsTuple() && r->sharding()->tuple_elements.size() == n) {
       leaves = r->sharding()->tuple_elements;
+    } else if (r->sharding() && !r->sharding()->IsTuple()) {
+      leaves.assign(n, *r->sharding());  // one sharding for every leaf
     }
     leaves[static_cast<size_t>(index)] = sharding ? *sharding : Sharding::Replicated();
     bool any = false;

@@ -6,6 +6,9 @@
     out = exe(x, w1, w2)                  # numpy in, numpy out
     ref = xlac.interpret(text, x, w1, w2)  # the reference interpreter, same conventions
 
+Sharding as in PyTorch/XLA (xlac.spmd): program = xlac.load(text), then xlac.spmd.mark_sharding(program.parameter(0),
+mesh, (0, None)) and program.compile(). torch_xla's metrics functions: xlac.metrics.
+
 Results: a module whose entry computation returns an array gives that array; one that returns a tuple gives a list
 with one array per leaf of the flattened tuple. bf16 and the f8/f6/f4 types use ml_dtypes' numpy types when ml_dtypes
 is importable, and raw bit patterns otherwise (uint16 for bf16, uint8 for the 8-bit and smaller floats).

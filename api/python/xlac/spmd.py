@@ -238,6 +238,7 @@ class Program:
     def __init__(self, text, source_name="<text>"):
         self.source_name = str(source_name)
         self._impl = _xlac._SpmdProgram(xlac._text(text), self.source_name)
+        self._mesh_devices = 0  # the last mesh mark_sharding used
 
     @property
     def parameters(self):
@@ -282,9 +283,9 @@ class Program:
         """xlac.compile(self.text(), num_partitions=self.num_partitions, **options); the executable's
         sharding_of(...) gives every parameter's and result's sharding after propagation."""
         n = options.pop("num_partitions", 0) or self.num_partitions
-        if n != self.num_partitions and self.num_partitions > 1:
+        if self._mesh_devices and n != self._mesh_devices:
             raise ValueError(f"compile: num_partitions={n} but the shardings were marked on a mesh of "
-                             f"{self.num_partitions} devices")
+                             f"{self._mesh_devices} devices")
         options.setdefault("source_name", self.source_name)
         return xlac.compile(self.text(), num_partitions=n, **options)
 
@@ -323,6 +324,7 @@ def mark_sharding(value, mesh, partition_spec):
     mesh = _mesh(mesh, "mark_sharding")
     ids, shape, names = mesh._parts()
     value.program._impl.mark(value.kind == "result", value.index, ids, shape, names, _spec(partition_spec))
+    value.program._mesh_devices = mesh.size()
     return value
 
 
@@ -389,9 +391,9 @@ def fsdp(program, mesh=None, axis="fsdp", *, batch_parameters=(0,), batch_result
     sharded on dimension 0 over `axis`; other results and rank-0 parameters are replicated. Existing annotations of
     the parameters and results are replaced. Returns the program.
 
-    Collectives: each sharded weight is all-gathered where an op needs it whole (or the op's partial results are
-    all-reduced / reduce-scattered when it contracts over the sharded dimension): per step about one all-gather of
-    every weight, which is FSDP's trade of memory for communication (see docs/python.md for mlp.hlo's report).
+    Collectives: whatever the partitioner needs to bring each op's operands together: an all-gather of a weight
+    (or, when it is smaller, of the activation) where an op needs it whole, an all-reduce (or reduce-scatter) of
+    partial sums where an op contracts a sharded dimension. docs/python.md lists the reports for its examples.
     """
     mesh = _mesh(mesh, "fsdp")
     size = _axis_size(mesh, axis, "fsdp")
