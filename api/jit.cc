@@ -14,6 +14,7 @@
 #include "codegen/jit.h"
 #include "codegen/pipeline.h"
 #include "codegen/profile.h"
+#include "compiler/compiler.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
@@ -115,47 +116,6 @@ codegen::InfeedHandler WrapInfeedHandler(InfeedHandler handler) {
     if (!status.ok()) return status;
     return result;
   };
-}
-
-// Sharding propagation and partitioner errors start with "line:col: " when they point at an instruction: render
-// them as located diagnostics against the source, like parse errors, keeping the status code.
-absl::Status LocatedStatus(const absl::Status& status, const SourceFile& file) {
-  std::string text(status.message());
-  std::string_view message = text;
-  SourceLoc loc;
-  size_t colon = message.find(':');
-  size_t second = colon == std::string_view::npos ? colon : message.find(':', colon + 1);
-  if (second != std::string_view::npos && second + 1 < message.size() && message[second + 1] == ' ') {
-    int32_t line = 0, col = 0;
-    auto [p1, e1] = std::from_chars(message.data(), message.data() + colon, line);
-    auto [p2, e2] = std::from_chars(message.data() + colon + 1, message.data() + second, col);
-    if (e1 == std::errc() && e2 == std::errc() && p1 == message.data() + colon && p2 == message.data() + second) {
-      loc = SourceLoc{line, col};
-      message = message.substr(second + 2);
-    }
-  }
-  DiagnosticEngine diags;
-  diags.Error(loc, std::string(message));
-  return absl::Status(status.code(), diags.Render(file));
-}
-
-// The SPMD pipeline xla-run runs (sharding-propagation, spmd-partitioner), then verification, on `module` in place.
-// The partitioner's collectives name global device ids for every replica, so it needs the device counts the
-// program runs with.
-absl::Status PartitionModule(Module& module, int64_t num_replicas, int64_t num_partitions, const SourceFile& file,
-                             SpmdReport& report) {
-  if (num_replicas > 0) module.mutable_config().replica_count = num_replicas;
-  module.mutable_config().num_partitions = num_partitions;
-  absl::StatusOr<bool> changed = RunShardingPropagation(module);
-  if (!changed.ok()) return LocatedStatus(changed.status(), file);
-  changed = RunSpmdPartitioner(module, SpmdOptions{}, &report);
-  if (!changed.ok()) return LocatedStatus(changed.status(), file);
-  DiagnosticEngine diags;
-  if (!VerifyModule(module, diags)) {
-    diags.Error(SourceLoc{}, "internal error: the partitioned module does not verify");
-    return absl::InternalError(diags.Render(file));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -293,28 +253,38 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
                      codegen::CacheOptions{options.cache_dir, options.cache_readonly, options.cache_max_bytes}, log));
   }
   SourceFile file(options.source_name, module_text);
-  DiagnosticEngine diags;
-  const int64_t parse_begin = CompileObserver::NowNs();
-  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
-  if (module == nullptr ||
-      !ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) ||
-      !VerifyModule(*module, diags) ||
-      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags) ||
-      (kernels.has_value() && !BindCustomKernels(*module, kernels->kernels, diags, nullptr, &file).ok())) {
-    if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
-    return absl::InvalidArgumentError(diags.Render(file));
-  }
+  CompilerOptions compiler;
+  compiler.num_partitions = options.num_partitions;
+  compiler.num_replicas = options.num_replicas;
+  compiler.custom_call_identity = options.custom_call_identity;
   auto impl = std::make_unique<Impl>();
   impl->metrics = options.metrics;
   impl->tracer = options.tracer;
   const bool tracing = options.tracer != nullptr && options.tracer->active();
-  if (options.metrics != nullptr || tracing || !options.dump_to.empty()) {
-    XLAC_ASSIGN_OR_RETURN(
-        impl->observer,
+  const bool observing = options.metrics != nullptr || tracing || !options.dump_to.empty();
+  absl::Status observer_status;
+  DiagnosticEngine diags;
+  const int64_t parse_begin = CompileObserver::NowNs();
+  std::unique_ptr<Module> module = LoadModule(file, compiler, diags, [&](const Module& parsed) {
+    if (!observing) return;
+    absl::StatusOr<std::unique_ptr<CompileObserver>> created =
         CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, options.dump_module_id},
-                                module->name(), [](const Module& m) { return PrintModule(m); }));
+                                parsed.name(), [](const Module& m) { return PrintModule(m); });
+    if (!created.ok()) {
+      observer_status = created.status();
+      return;
+    }
+    impl->observer = *std::move(created);
+    impl->observer->DumpModule(parsed, "as_parsed.txt");
+  });
+  if (!observer_status.ok()) return observer_status;
+  if (module == nullptr ||
+      (kernels.has_value() && !BindCustomKernels(*module, kernels->kernels, diags, nullptr, &file).ok())) {
+    if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
+    return absl::InvalidArgumentError(diags.Render(file));
+  }
+  if (impl->observer != nullptr) {
     impl->observer->RecordPhase("parse and verify", "frontend", parse_begin, CompileObserver::NowNs());
-    impl->observer->DumpModule(*module, "as_parsed.txt");
   }
 
   // A TPU target's slice sets the device count unless the options do.
@@ -356,9 +326,11 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
     impl->result_shape = entry->root()->shape();
     impl->result_shape.ClearLayout();
     std::optional<ScopedPhase> phase(std::in_place, impl->observer.get(), "spmd partition", "frontend");
-    absl::Status status = PartitionModule(*module, options.num_replicas, num_partitions, file, impl->spmd);
+    compiler.num_partitions = num_partitions;
+    DiagnosticEngine spmd_diags;
+    absl::StatusOr<bool> partitioned = PartitionModule(*module, compiler, impl->spmd, spmd_diags);
     phase.reset();
-    if (!status.ok()) return status;
+    if (!partitioned.ok()) return absl::Status(partitioned.status().code(), spmd_diags.Render(file));
     impl->partitioned = true;
     impl->num_partitions = num_partitions;
   }

@@ -28,14 +28,20 @@ void GiveOutputFusionsTheirOwnComputation(Module& module) {
 
 }  // namespace
 
+const std::vector<std::string>& CodegenPreparePipeline() {
+  static const std::vector<std::string> kSteps = {"async-to-sync",      "fusion-inliner", "scan-expander",
+                                                  "call-inliner",       "flatten-call-graph", "layout-copies",
+                                                  "dce",                "copy-insertion"};
+  return kSteps;
+}
+
 absl::Status PrepareForCodegen(Module& module, CompileObserver* observer, bool verify_each) {
   PassManagerOptions manager_options;
   manager_options.observer = observer;
   manager_options.verify_each = verify_each;
   manager_options.pipeline_name = "codegen-prepare";
   PassManager manager(std::move(manager_options));
-  absl::Status added = manager.AddPasses({"async-to-sync", "fusion-inliner", "scan-expander", "call-inliner",
-                                          "flatten-call-graph", "layout-copies", "dce", "copy-insertion"});
+  absl::Status added = manager.AddPasses(CodegenPreparePipeline());
   if (!added.ok()) return added;
   DiagnosticEngine diags;
   absl::StatusOr<bool> changed = manager.Run(module, diags);

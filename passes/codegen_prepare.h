@@ -9,6 +9,9 @@
 // which is a compiler bug; the verifier's first message is included).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "ir/module.h"
 #include "passes/compile_observer.h"
@@ -16,6 +19,9 @@
 namespace xlac {
 
 // `observer` (may be null) times and dumps each step.
+// The pass names PrepareForCodegen runs, in order.
+const std::vector<std::string>& CodegenPreparePipeline();
+
 absl::Status PrepareForCodegen(Module& module, CompileObserver* observer = nullptr, bool verify_each = true);
 
 }  // namespace xlac

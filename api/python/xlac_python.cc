@@ -1,7 +1,7 @@
 // The extension module xlac._xlac behind the Python package (api/python/xlac/__init__.py, docs/python.md).
 //
 // It stays thin: the public JIT API (include/xlac/jit.h) compiles and runs, the reference interpreter goes through the
-// same library functions xla-run uses (ParseModuleAnyFormat, VerifyModule, PartitionModule, interp::Evaluate). Both
+// same library functions xla-run uses (LoadModule, PartitionModule of compiler/compiler.h, interp::Evaluate). Both
 // present one interface to the Python layer, which owns argument checking and numpy dtypes: `parameters` /
 // `results` as (element type, dims) pairs and `run(inputs, outputs)` on C-contiguous arrays whose byte sizes this
 // file checks again, so a mistake in the Python layer raises instead of reading or writing out of bounds.
@@ -18,19 +18,16 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "compiler/compiler.h"
+#include "compiler/custom_call_libs.h"
+#include "compiler/kernel_sources.h"
 #include "frontend/module_input.h"
-#include "ir/device_counts.h"
 #include "ir/diagnostics.h"
 #include "ir/literal.h"
 #include "ir/module.h"
-#include "passes/annotation_custom_calls.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/spmd/spmd_partitioner.h"
-#include "passes/verifier.h"
 #include "runtime/interpreter/interpreter.h"
-#include "tools/lib/custom_call_libs.h"
-#include "tools/lib/kernel_sources.h"
-#include "tools/lib/spmd_driver.h"
 #include "xlac/jit.h"
 
 namespace py = pybind11;
@@ -294,23 +291,21 @@ class InterpreterProgram {
   // reports only text, so unsupported shardings are InvalidArgument here too).
   absl::Status Prepare(const std::string& source_name) {
     SourceFile file(source_name, text_);
+    CompilerOptions compiler;
+    compiler.num_partitions = options_.num_partitions;
+    compiler.num_replicas = options_.num_replicas;
+    compiler.custom_call_identity = options_.custom_call_identity;
     DiagnosticEngine diags;
-    module_ = ParseModuleAnyFormat(file, diags);
-    if (module_ == nullptr ||
-        !ResolveDeviceCounts(*module_, DeviceCountOptions{options_.num_partitions, options_.num_replicas}, diags) ||
-        !VerifyModule(*module_, diags) ||
-        !RewriteAnnotationCustomCalls(*module_, AnnotationCallOptions{options_.custom_call_identity}, diags)) {
-      if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
-      return absl::InvalidArgumentError(diags.Render(file));
-    }
+    module_ = LoadModule(file, compiler, diags);
+    if (module_ == nullptr) return absl::InvalidArgumentError(diags.Render(file));
     const Computation* entry = module_->entry_computation();
     if (entry == nullptr)
       return absl::InvalidArgumentError(source_name + ": error: the module has no entry computation");
     // C++ kernels: compiled as compile() compiles them, and JIT-compiled for the interpreter, which runs them.
     if (!options_.custom_call_sources.empty()) {
       std::ostringstream err;
-      kernels_ = CompileToolKernels(ToolKernelOptions{options_.custom_call_sources, "host", /*with_runner=*/true}, err);
-      if (kernels_ == nullptr || !BindToolKernels(*kernels_, *module_, file, err)) {
+      kernels_ = CompileCustomCallKernels(CustomCallKernelOptions{options_.custom_call_sources, "host", /*with_runner=*/true}, err);
+      if (kernels_ == nullptr || !BindCustomCallKernels(*kernels_, *module_, file, err)) {
         return absl::InvalidArgumentError(err.str());
       }
     }
@@ -334,10 +329,10 @@ class InterpreterProgram {
     result_shape_.ClearLayout();
     FlattenShape(result_shape_, results_);
     if (options_.partition) {
-      std::ostringstream err;
-      if (!PartitionModule(*module_, options_.num_partitions, options_.num_replicas, file, spmd_, partitioned_, err)) {
-        return absl::InvalidArgumentError(err.str());
-      }
+      DiagnosticEngine spmd_diags;
+      absl::StatusOr<bool> partitioned = PartitionModule(*module_, compiler, spmd_, spmd_diags);
+      if (!partitioned.ok()) return absl::InvalidArgumentError(spmd_diags.Render(file));
+      partitioned_ = *partitioned;
     }
     const ModuleConfig& config = module_->config();
     num_partitions_ = options_.num_partitions > 0 ? options_.num_partitions : config.num_partitions;
@@ -413,7 +408,7 @@ class InterpreterProgram {
   int64_t num_partitions_ = 1;
   int64_t num_devices_ = 1;
   ffi::CustomCallFn custom_call_handler_;  // custom_call_libs' handlers; empty without libraries
-  std::unique_ptr<ToolKernels> kernels_;   // custom_call_sources' kernels; null without sources
+  std::unique_ptr<CustomCallKernels> kernels_;   // custom_call_sources' kernels; null without sources
   std::mutex mu_;
 };
 

@@ -25,6 +25,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"time-passes", &OptOptions::time_passes, true},
     {"explain-sharding", &OptOptions::explain_sharding, true},
     {"list-passes", &OptOptions::list_passes, true},
+    {"list-pipeline", &OptOptions::list_pipeline, true},
     {"help", &OptOptions::help, true},
     {"h", &OptOptions::help, true},
 };
@@ -148,6 +149,7 @@ OPTIONS:
   --explain-sharding      After each module, print '%name: {sharding} <- origin' per instruction: where
                           sharding-propagation (which must be in --passes) got its sharding
   --list-passes           List the available passes and exit
+  --list-pipeline         List the default compile pipeline xlac, xla-run and the APIs run, and exit
   -o <file>               Write the output to <file>, only if everything succeeded
   --help                  Print this help and exit
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <sstream>
 
+#include "compiler/compiler.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
 #include "ir/diagnostics.h"
@@ -260,6 +261,16 @@ int OptMain(std::span<const std::string_view> args, std::istream& in, std::ostre
     for (const PassInfo& pass : RegisteredPasses()) width = std::max(width, pass.name.size());
     for (const PassInfo& pass : RegisteredPasses()) {
       out << pass.name << std::string(width + 2 - pass.name.size(), ' ') << pass.description << "\n";
+    }
+    return 0;
+  }
+  if (options->list_pipeline) {
+    // What xlac, xla-run, the JIT API and Python run (compiler/compiler.h), in the default numerics mode.
+    OptimizationOptions optimization;
+    std::string stage;
+    for (const PipelineStep& step : DefaultPipeline(optimization)) {
+      if (step.stage != stage) out << "# " << (stage = step.stage) << "\n";
+      out << step.name << "\n";
     }
     return 0;
   }

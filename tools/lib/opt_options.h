@@ -31,6 +31,7 @@ struct OptOptions {
   // in `passes`).
   bool explain_sharding = false;
   bool list_passes = false;
+  bool list_pipeline = false;  // --list-pipeline: the default compile pipeline, one step a line
   bool help = false;
 };
 

@@ -28,6 +28,9 @@
 #include "codegen/parallel_programs.h"
 #include "codegen/pipeline.h"
 #include "codegen/profile.h"
+#include "compiler/compiler.h"
+#include "compiler/custom_call_libs.h"
+#include "compiler/kernel_sources.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/module_input.h"
@@ -47,8 +50,6 @@
 #include "runtime/harness/npy.h"
 #include "ir/device_counts.h"
 #include "runtime/interpreter/interpreter.h"
-#include "tools/lib/kernel_sources.h"
-#include "tools/lib/custom_call_libs.h"
 #include "tools/lib/observe_flags.h"
 #include "tools/lib/run_compare.h"
 #include "tools/lib/run_deadline.h"
@@ -56,7 +57,6 @@
 #include "tools/lib/run_outputs.h"
 #include "tools/lib/run_shards.h"
 #include "tools/lib/run_stderr.h"
-#include "tools/lib/spmd_driver.h"
 
 namespace xlac {
 namespace {
@@ -483,12 +483,12 @@ int RunModule(const RunOptions& options, std::string_view input_name, std::strin
   if (options.custom_call_sources.empty()) return RunModuleWithKernels(options, input_name, text, out, err, mpi);
   // The kernels are compiled before the program is read: a C++ error stops the run before anything else happens.
   // The interpreter runs them only when it runs at all: JIT-compiling them for it is skipped otherwise.
-  ToolKernelOptions kernel_options{options.custom_call_sources, "host",
+  CustomCallKernelOptions kernel_options{options.custom_call_sources, "host",
                                    options.backend == "interpreter" || !options.check_against.empty()};
   kernel_options.cache = {options.cache_dir, options.cache_readonly, options.cache_max_bytes};
   std::string cache_log;
   kernel_options.cache_log = &cache_log;
-  std::unique_ptr<ToolKernels> kernels = CompileToolKernels(kernel_options, err);
+  std::unique_ptr<CustomCallKernels> kernels = CompileCustomCallKernels(kernel_options, err);
   if (options.explain_cache) err << cache_log;
   if (kernels == nullptr) return 1;
   RunOptions with_kernels = options;
@@ -510,37 +510,38 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
                                  input_name, options.timeout_seconds));
   }
   SourceFile file(std::string(input_name), text);
+  CompilerOptions compiler;
+  compiler.num_partitions = options.num_partitions;
+  compiler.num_replicas = options.num_replicas;
+  compiler.custom_call_identity = options.custom_call_identity;
   DiagnosticEngine diags;
-  const int64_t parse_begin = CompileObserver::NowNs();
-  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
-  const int64_t parse_end = CompileObserver::NowNs();
-  if (module == nullptr) {
-    if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
-    err << diags.Render(file);
-    return 1;
-  }
   // --metrics, --trace and --dump-to observe the compilation; without them nothing is timed or written.
   std::unique_ptr<CompileObserver> observer;
-  if (options.metrics || !options.trace_file.empty() || !options.dump_to.empty()) {
+  absl::Status observer_status;
+  std::optional<ScopedPhase> verify_phase;
+  const int64_t parse_begin = CompileObserver::NowNs();
+  std::unique_ptr<Module> module = LoadModule(file, compiler, diags, [&](const Module& parsed) {
+    const int64_t parse_end = CompileObserver::NowNs();
+    if (!options.metrics && options.trace_file.empty() && options.dump_to.empty()) return;
     absl::StatusOr<std::unique_ptr<CompileObserver>> created =
-        CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, 1}, module->name(),
+        CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, 1}, parsed.name(),
                                 [](const Module& m) { return PrintModule(m); });
     if (!created.ok()) {
-      err << input_name << ": error: " << created.status().message() << "\n";
-      return 1;
+      observer_status = created.status();
+      return;
     }
     observer = *std::move(created);
     observer->RecordPhase("parse", "frontend", parse_begin, parse_end);
     // before_optimizations is what the compiler gets (the partitioned program when sharded): keep the input too.
-    observer->DumpModule(*module, "as_parsed.txt");
-  }
-  std::optional<ScopedPhase> verify_phase(std::in_place, observer.get(), "verify", "frontend");
-  const bool verified =
-      ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) &&
-      VerifyModule(*module, diags);
+    observer->DumpModule(parsed, "as_parsed.txt");
+    verify_phase.emplace(observer.get(), "verify", "frontend");
+  });
   verify_phase.reset();
-  if (!verified) {
-    if (!diags.has_errors()) diags.Error(SourceLoc{}, "module failed verification");
+  if (!observer_status.ok()) {
+    err << input_name << ": error: " << observer_status.message() << "\n";
+    return 1;
+  }
+  if (module == nullptr) {
     err << diags.Render(file);
     return 1;
   }
@@ -560,15 +561,8 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     err << input_name << ": error: " << fits.message() << "\n";
     return 1;
   }
-  // Annotation-only custom-calls (and --custom-call-identity's) become copies before the module is split, so the
-  // partitioned program, the JIT and --check-against's interpreter all run the same rewrite.
-  if (DiagnosticEngine rewrite_diags;
-      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, rewrite_diags)) {
-    err << rewrite_diags.Render(file);
-    return 1;
-  }
   // Custom calls that --custom-call-src kernels implement become elementwise ops, before the module is split.
-  if (options.kernels != nullptr && !BindToolKernels(*options.kernels, *module, file, err)) return 1;
+  if (options.kernels != nullptr && !BindCustomCallKernels(*options.kernels, *module, file, err)) return 1;
   // The compiled program runs nothing else for a custom call than a kernel, a check, an XLA FFI handler or a target
   // it knows: with kernel files given, any other target is reported as a kernel they lack.
   if (options.kernels != nullptr && options.backend == "jit" &&
@@ -596,16 +590,13 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   SpmdReport spmd_report;
   if (!options.no_partition) {
     partitioned_module = module->Clone();
-    bool partitioned = false;
-    // Every MPI process partitions the same module: only process 0 shows the warnings (all show errors).
-    std::ostringstream quiet;
+    DiagnosticEngine spmd_diags;
     ScopedPhase phase(observer.get(), "spmd partition", "frontend");
-    if (!PartitionModule(*partitioned_module, options.num_partitions, options.num_replicas, file, spmd_report,
-                         partitioned, first_process ? err : quiet)) {
-      err << quiet.str();
-      return 1;
-    }
-    if (!partitioned) partitioned_module.reset();
+    absl::StatusOr<bool> partitioned = PartitionModule(*partitioned_module, compiler, spmd_report, spmd_diags);
+    // Every MPI process partitions the same module: only process 0 shows the warnings (all show errors).
+    if (!partitioned.ok() || first_process) err << spmd_diags.Render(file);
+    if (!partitioned.ok()) return 1;
+    if (!*partitioned) partitioned_module.reset();
   }
   const Module& run_module = partitioned_module ? *partitioned_module : *module;
   const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module->config().num_partitions;

@@ -17,7 +17,7 @@ namespace ffi {
 class HandlerLibraries;  // runtime/ffi/ffi_library.h
 }
 
-struct ToolKernels;  // tools/lib/kernel_sources.h
+struct CustomCallKernels;  // compiler/kernel_sources.h
 
 inline constexpr int64_t kNoMemoryLimit = -1;  // --memory-limit=none
 
@@ -54,7 +54,7 @@ struct RunOptions {
   // program's CPU (docs/custom_calls.md).
   std::vector<std::string> custom_call_sources;
   // Not a flag: RunModule compiles --custom-call-src once and hands the kernels down with its copy of the options.
-  const ToolKernels* kernels = nullptr;
+  const CustomCallKernels* kernels = nullptr;
   // --input-shards=DIR: each device reads its shards of a partitioned program's parameters (run_shards.h).
   std::string input_shards;
   // --dcn-mesh=K: the devices form K DCN slices of consecutive ids (passes/spmd/dcn_attribution.h); --spmd-report
@@ -66,7 +66,7 @@ struct RunOptions {
   // (docs/custom_calls.md), tried in order before the tools' own handlers.
   std::vector<std::string> custom_call_libs;
   // Not a flag: the loaded --custom-call-lib libraries (RunMain loads them; other callers of RunModule with
-  // custom_call_libs load them with LoadCustomCallLibs, tools/lib/custom_call_libs.h). Not owned.
+  // custom_call_libs load them with LoadCustomCallLibs, compiler/custom_call_libs.h). Not owned.
   const ffi::HandlerLibraries* ffi_libs = nullptr;
   std::string output_dir;      // empty: write no .npy files
   std::optional<bool> print;   // --print / --no-print; unset: print when no output_dir is given

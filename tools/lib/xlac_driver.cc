@@ -13,25 +13,22 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/aot.h"
 #include "codegen/compilation_cache.h"
 #include "codegen/pipeline.h"
+#include "compiler/compiler.h"
+#include "compiler/custom_call_libs.h"
+#include "compiler/kernel_sources.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
-#include "frontend/module_input.h"
-#include "absl/strings/str_cat.h"
 #include "ir/diagnostics.h"
-#include "ir/device_counts.h"
 #include "ir/status_macros.h"
 #include "passes/annotation_custom_calls.h"
-#include "tools/lib/custom_call_libs.h"
-#include "tools/lib/kernel_sources.h"
 #include "passes/spmd/tiling.h"
 #include "passes/tpu_cost_model.h"
 #include "passes/tpu_memory.h"
-#include "passes/verifier.h"
 #include "tools/lib/observe_flags.h"
-#include "tools/lib/spmd_driver.h"
 
 namespace xlac {
 namespace {
@@ -337,27 +334,21 @@ int64_t CountCollectives(const Module& module) {
 int RunXlac(const XlacOptions& options, std::string_view input_name, std::string_view input, std::string& output,
             std::ostream& err) {
   // C++ kernels first: a Clang error stops before the module is read.
-  ToolKernelOptions kernel_options{options.custom_call_sources, options.target_cpu};
+  CustomCallKernelOptions kernel_options{options.custom_call_sources, options.target_cpu};
   kernel_options.cache = {options.cache_dir, options.cache_readonly, options.cache_max_bytes};
-  std::unique_ptr<ToolKernels> kernels = CompileToolKernels(kernel_options, err);
+  std::unique_ptr<CustomCallKernels> kernels = CompileCustomCallKernels(kernel_options, err);
   if (kernels == nullptr) return 1;
   SourceFile file(std::string(input_name), input);
+  CompilerOptions compiler;
+  compiler.num_partitions = options.num_partitions;
+  compiler.custom_call_identity = options.custom_call_identity;
   DiagnosticEngine diags;
-  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
-  if (module == nullptr || !ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, 0}, diags) ||
-      !VerifyModule(*module, diags)) {
-    if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to read the module");
+  std::unique_ptr<Module> module = LoadModule(file, compiler, diags);
+  if (module == nullptr) {
     err << diags.Render(file);
     return 1;
   }
   if (!diags.diagnostics().empty()) err << diags.Render(file);  // warnings and notes
-  if (options.num_partitions > 0) module->mutable_config().num_partitions = options.num_partitions;
-  // Annotation-only custom-calls (and --custom-call-identity's) become copies before partitioning.
-  if (DiagnosticEngine rewrite_diags;
-      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, rewrite_diags)) {
-    err << rewrite_diags.Render(file);
-    return 1;
-  }
   // --custom-call-lib: the compiled code calls whatever handler its host installs, so xlac only checks that the
   // libraries have a handler for every typed-FFI custom call.
   if (!options.custom_call_libs.empty()) {
@@ -365,15 +356,16 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     if (!LoadCustomCallLibs("xlac", options.custom_call_libs, libs, err)) return 1;
     if (!CheckCustomCallLibs(*module, libs.get(), file, err)) return 1;
   }
-  if (!options.custom_call_sources.empty() && !BindToolKernels(*kernels, *module, file, err)) return 1;
+  if (!options.custom_call_sources.empty() && !BindCustomCallKernels(*kernels, *module, file, err)) return 1;
   std::unique_ptr<Module> global = module->Clone();
   SpmdReport spmd_report;
-  bool partitioned = false;
-  if (!PartitionModule(*module, options.num_partitions, /*num_replicas=*/0, file, spmd_report, partitioned, err))
-    return 1;
+  DiagnosticEngine spmd_diags;
+  absl::StatusOr<bool> partitioned = PartitionModule(*module, compiler, spmd_report, spmd_diags);
+  if (!spmd_diags.diagnostics().empty()) err << spmd_diags.Render(file);
+  if (!partitioned.ok()) return 1;
   if (options.emit == XlacEmit::kSpmdReport) {
     const ModuleConfig& config = module->config();
-    if (!partitioned) {
+    if (!*partitioned) {
       const int64_t collectives = CountCollectives(*module);
       const int64_t p = config.num_partitions, r = config.replica_count;
       std::string devices = r > 1 ? fmt::format("{} partition{} x {} replicas ({} devices)", p, p == 1 ? "" : "s", r,
@@ -451,7 +443,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     }
     case XlacEmit::kHeader: {
       absl::StatusOr<std::string> header =
-          EmitHeader(*module, compile, input_name, partitioned ? &spmd_report : nullptr, global.get());
+          EmitHeader(*module, compile, input_name, *partitioned ? &spmd_report : nullptr, global.get());
       if (!header.ok()) return fail(header.status());
       output = *std::move(header);
       return 0;

@@ -1,5 +1,6 @@
-// C++ custom-call kernels for the tools (--custom-call-src, docs/custom_calls.md): compile the sources with Clang
-// for the program's target, bind the program's custom calls to them, and keep what the JIT and the interpreter need.
+// C++ custom-call kernels for the front doors (--custom-call-src of xlac, xla-run and Python; docs/custom_calls.md):
+// compile the sources with Clang for the program's target, bind the program's custom calls to them, and keep what
+// the JIT and the interpreter need.
 #pragma once
 
 #include <functional>
@@ -16,7 +17,7 @@
 
 namespace xlac {
 
-struct ToolKernels {
+struct CustomCallKernels {
   codegen::KernelLibrary library;
   std::shared_ptr<const std::string> bitcode;     // codegen::CompileOptions::kernel_bitcode
   std::unique_ptr<codegen::KernelRunner> runner;  // for the interpreter; null unless asked for
@@ -24,7 +25,7 @@ struct ToolKernels {
   const interp::ElementwiseKernels* elementwise() const { return runner ? &runner->elementwise() : nullptr; }
 };
 
-struct ToolKernelOptions {
+struct CustomCallKernelOptions {
   std::vector<std::string> sources;  // --custom-call-src, in order
   std::string target_cpu = "host";   // the program's CPU: the kernels are compiled for the same one
   bool with_runner = false;          // also JIT the kernels for the interpreter
@@ -35,17 +36,17 @@ struct ToolKernelOptions {
 
 // Compiles the sources (and, with_runner, JITs them for the interpreter). On error writes Clang's
 // `file:line:col: error: ...` diagnostics to `err` and returns null.
-std::unique_ptr<ToolKernels> CompileToolKernels(const ToolKernelOptions& options, std::ostream& err);
+std::unique_ptr<CustomCallKernels> CompileCustomCallKernels(const CustomCallKernelOptions& options, std::ostream& err);
 
 // Binds `module`'s custom calls to the kernels (passes/custom_kernels.h). On a mismatch writes the error at the call
 // (against `file`) with a note at the kernel's declaration to `err` and returns false.
-bool BindToolKernels(const ToolKernels& kernels, Module& module, const SourceFile& file, std::ostream& err);
+bool BindCustomCallKernels(const CustomCallKernels& kernels, Module& module, const SourceFile& file, std::ostream& err);
 
 // After binding: every custom call that no kernel implements and `handled` does not accept either (the tool's
 // other handlers: checks, XLA FFI libraries, built-in targets) is an error at the call naming the kernels the files
 // do implement, written to `err`; returns false if there was one. Called only with --custom-call-src given, where
 // an unimplemented target most likely means a kernel is missing or misnamed.
-bool ReportMissingKernels(const ToolKernels& kernels, const Module& module, const SourceFile& file,
+bool ReportMissingKernels(const CustomCallKernels& kernels, const Module& module, const SourceFile& file,
                           const std::function<bool(std::string_view target)>& handled, std::ostream& err);
 
 }  // namespace xlac

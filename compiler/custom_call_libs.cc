@@ -1,4 +1,4 @@
-#include "tools/lib/custom_call_libs.h"
+#include "compiler/custom_call_libs.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-// --custom-call-lib for the tools (xla-run, xlac) and the Python package: loading XLA FFI handler libraries
+// --custom-call-lib for the front doors (xla-run, xlac, the Python package): loading XLA FFI handler libraries
 // (runtime/ffi/ffi_library.h), checking that every typed-FFI custom call of a module has a handler, and putting the
 // libraries in front of an executor's own custom-call handler. docs/custom_calls.md describes the flag.
 #pragma once

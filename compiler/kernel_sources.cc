@@ -1,4 +1,4 @@
-#include "tools/lib/kernel_sources.h"
+#include "compiler/kernel_sources.h"
 
 #include "codegen/target.h"
 #include "fmt/format.h"
@@ -7,8 +7,8 @@
 
 namespace xlac {
 
-std::unique_ptr<ToolKernels> CompileToolKernels(const ToolKernelOptions& options, std::ostream& err) {
-  auto kernels = std::make_unique<ToolKernels>();
+std::unique_ptr<CustomCallKernels> CompileCustomCallKernels(const CustomCallKernelOptions& options, std::ostream& err) {
+  auto kernels = std::make_unique<CustomCallKernels>();
   if (options.sources.empty()) return kernels;
   absl::StatusOr<codegen::TargetInfo> target = codegen::ResolveTarget(codegen::TargetOptions{options.target_cpu});
   if (!target.ok()) {
@@ -38,7 +38,8 @@ std::unique_ptr<ToolKernels> CompileToolKernels(const ToolKernelOptions& options
   return kernels;
 }
 
-bool BindToolKernels(const ToolKernels& kernels, Module& module, const SourceFile& file, std::ostream& err) {
+bool BindCustomCallKernels(const CustomCallKernels& kernels, Module& module, const SourceFile& file,
+                           std::ostream& err) {
   DiagnosticEngine diags;
   absl::StatusOr<bool> bound = BindCustomKernels(module, kernels.library.kernels, diags, nullptr, &file);
   if (bound.ok()) return true;
@@ -47,7 +48,7 @@ bool BindToolKernels(const ToolKernels& kernels, Module& module, const SourceFil
   return false;
 }
 
-bool ReportMissingKernels(const ToolKernels& kernels, const Module& module, const SourceFile& file,
+bool ReportMissingKernels(const CustomCallKernels& kernels, const Module& module, const SourceFile& file,
                           const std::function<bool(std::string_view target)>& handled, std::ostream& err) {
   std::string implemented;
   for (const KernelSignature& kernel : kernels.library.kernels) {
