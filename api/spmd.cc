@@ -596,6 +596,147 @@ absl::StatusOr<std::unique_ptr<Executable>> Program::Compile(CompileOptions opti
   return Executable::Compile(Text(), options);
 }
 
+// ---------------------------------------------------------------------------------------------------- Plans
+
+namespace {
+
+// The product of the sizes of `axis`, or InvalidArgument naming the plan.
+absl::StatusOr<int64_t> AxisSize(const Mesh& mesh, const std::vector<MeshAxis>& axis, const char* plan) {
+  if (axis.empty()) return Invalid(absl::StrCat(plan, ": no mesh axis given"));
+  const std::vector<std::string>& names = mesh.axis_names();
+  int64_t size = 1;
+  for (const MeshAxis& a : axis) {
+    int64_t index = a.index;
+    if (!a.name.empty()) {
+      auto it = std::find(names.begin(), names.end(), a.name);
+      if (it == names.end()) {
+        std::vector<std::string> quoted;
+        for (const std::string& n : names) quoted.push_back(Quoted(n));
+        return Invalid(absl::StrCat(
+            plan, ": the mesh has no axis named ", Quoted(a.name), " (",
+            names.empty() ? "the mesh's axes have no names; use axis indices" : "axes: " + absl::StrJoin(quoted, ", "),
+            ")"));
+      }
+      index = it - names.begin();
+    } else if (index < 0 || index >= static_cast<int64_t>(mesh.shape().size())) {
+      return Invalid(absl::StrCat(plan, ": mesh axis ", index, " is out of range (the mesh has ", mesh.shape().size(),
+                                  mesh.shape().size() == 1 ? " axis)" : " axes)"));
+    }
+    size *= mesh.shape()[static_cast<size_t>(index)];
+  }
+  return size;
+}
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// `axis` on dimension `dim` of a rank-`rank` array.
+PartitionSpec SpecOn(int64_t rank, int64_t dim, const std::vector<MeshAxis>& axis) {
+  PartitionSpec spec(static_cast<size_t>(rank));
+  spec[static_cast<size_t>(dim)] = axis;
+  return spec;
+}
+
+absl::Status CheckIndices(const Program& program, const std::vector<int64_t>& params,
+                          const std::vector<int64_t>& results) {
+  for (int64_t i : params) {
+    if (i < 0 || i >= static_cast<int64_t>(program.parameters().size())) {
+      return absl::OutOfRangeError(absl::StrCat("parameter ", i, " is out of range (the program has ",
+                                                program.parameters().size(), " parameters)"));
+    }
+  }
+  for (int64_t i : results) {
+    if (i < 0 || i >= static_cast<int64_t>(program.results().size())) {
+      return absl::OutOfRangeError(
+          absl::StrCat("result ", i, " is out of range (the program has ", program.results().size(), " results)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Clears every entry sharding, then gives the batch parameters and results `axis` on dimension 0 and every other
+// array parameter of rank >= 1 what `weight` returns ("" leaves it unannotated).
+template <typename WeightFn>
+absl::Status BatchPlan(Program& program, const Mesh& mesh, const std::vector<MeshAxis>& axis,
+                       const std::vector<int64_t>& batch_parameters, const std::vector<int64_t>& batch_results,
+                       WeightFn weight) {
+  absl::Status status = CheckIndices(program, batch_parameters, batch_results);
+  if (!status.ok()) return status;
+  for (size_t i = 0; i < program.parameters().size(); ++i) {
+    if (!(status = program.SetParameterSharding(static_cast<int64_t>(i), "")).ok()) return status;
+  }
+  for (size_t i = 0; i < program.results().size(); ++i) {
+    if (!(status = program.SetResultSharding(static_cast<int64_t>(i), "")).ok()) return status;
+  }
+  for (const ValueInfo& p : std::vector<ValueInfo>(program.parameters())) {
+    if (p.array.element_type == "tuple") continue;
+    const int64_t rank = static_cast<int64_t>(p.array.dims.size());
+    if (Contains(batch_parameters, p.index) && rank > 0) {
+      status = program.MarkParameter(p.index, mesh, SpecOn(rank, 0, axis));
+    } else {
+      status = weight(p);
+    }
+    if (!status.ok()) return status;
+  }
+  for (const ValueInfo& r : std::vector<ValueInfo>(program.results())) {
+    if (Contains(batch_results, r.index) && r.array.element_type != "tuple" && !r.array.dims.empty()) {
+      status = program.MarkResult(r.index, mesh, SpecOn(static_cast<int64_t>(r.array.dims.size()), 0, axis));
+      if (!status.ok()) return status;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status DataParallel(Program& program, const Mesh& mesh, const std::vector<MeshAxis>& axis,
+                          const std::vector<int64_t>& batch_parameters, const std::vector<int64_t>& batch_results) {
+  absl::StatusOr<int64_t> size = AxisSize(mesh, axis, "data_parallel");
+  if (!size.ok()) return size.status();
+  return BatchPlan(program, mesh, axis, batch_parameters, batch_results,
+                   [&](const ValueInfo& p) { return program.SetParameterSharding(p.index, "{replicated}"); });
+}
+
+absl::Status Fsdp(Program& program, const Mesh& mesh, const std::vector<MeshAxis>& axis,
+                  const std::vector<int64_t>& batch_parameters, const std::vector<int64_t>& batch_results) {
+  absl::StatusOr<int64_t> size = AxisSize(mesh, axis, "fsdp");
+  if (!size.ok()) return size.status();
+  return BatchPlan(program, mesh, axis, batch_parameters, batch_results, [&](const ValueInfo& p) {
+    const std::vector<int64_t>& dims = p.array.dims;
+    if (dims.empty()) return absl::OkStatus();
+    int64_t best = -1;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] >= *size && dims[d] % *size == 0 && (best < 0 || dims[d] > dims[static_cast<size_t>(best)])) {
+        best = static_cast<int64_t>(d);
+      }
+    }
+    if (best < 0) return program.SetParameterSharding(p.index, "{replicated}");
+    return program.MarkParameter(p.index, mesh, SpecOn(static_cast<int64_t>(dims.size()), best, axis));
+  });
+}
+
+absl::Status MegatronMlp(Program& program, const Mesh& mesh, const std::vector<std::pair<int64_t, int64_t>>& pairs,
+                         const std::vector<MeshAxis>& axis) {
+  absl::StatusOr<int64_t> size = AxisSize(mesh, axis, "megatron_mlp");
+  if (!size.ok()) return size.status();
+  if (pairs.empty()) return Invalid("megatron_mlp: pairs=[(w1, w2), ...] names no weights");
+  for (const auto& [w1, w2] : pairs) {
+    absl::Status status = CheckIndices(program, {w1, w2}, {});
+    if (!status.ok()) return status;
+    for (int64_t w : {w1, w2}) {
+      const ValueInfo& v = program.parameters()[static_cast<size_t>(w)];
+      if (v.array.element_type == "tuple" || v.array.dims.empty()) {
+        return Invalid(absl::StrCat("megatron_mlp: parameter ", w, " (", v.name, ": ", ShapeText(v.array),
+                                    ") is not a matrix; Megatron shards matrices"));
+      }
+    }
+    const int64_t rank1 = static_cast<int64_t>(program.parameters()[static_cast<size_t>(w1)].array.dims.size());
+    const int64_t rank2 = static_cast<int64_t>(program.parameters()[static_cast<size_t>(w2)].array.dims.size());
+    if (!(status = program.MarkParameter(w1, mesh, SpecOn(rank1, rank1 - 1, axis))).ok()) return status;
+    if (!(status = program.MarkParameter(w2, mesh, SpecOn(rank2, 0, axis))).ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
 // ---------------------------------------------------------------------------------------------------- Propagation
 
 absl::StatusOr<PropagatedShardings> PropagateShardings(std::string_view text, const CompileOptions& options) {

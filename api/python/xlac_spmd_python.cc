@@ -51,19 +51,24 @@ spmd::Mesh MeshOf(std::vector<int64_t> device_ids, std::vector<int64_t> shape, s
   return Take(spmd::Mesh::Create(std::move(device_ids), std::move(shape), std::move(names)));
 }
 
+// Mesh axes from Python: ints (indices) and strs (names).
+std::vector<spmd::MeshAxis> AxesOf(const py::list& axes) {
+  std::vector<spmd::MeshAxis> out;
+  for (py::handle a : axes) {
+    if (py::isinstance<py::str>(a)) {
+      out.emplace_back(a.cast<std::string>());
+    } else {
+      out.emplace_back(a.cast<int64_t>());
+    }
+  }
+  return out;
+}
+
 // A spec entry list from Python: each entry a list of ints (axis indices) and strs (axis names).
 spmd::PartitionSpec SpecOf(const py::list& spec) {
   spmd::PartitionSpec out;
   for (py::handle entry : spec) {
-    std::vector<spmd::MeshAxis> axes;
-    for (py::handle a : py::reinterpret_borrow<py::list>(entry)) {
-      if (py::isinstance<py::str>(a)) {
-        axes.emplace_back(a.cast<std::string>());
-      } else {
-        axes.emplace_back(a.cast<int64_t>());
-      }
-    }
-    out.push_back(std::move(axes));
+    out.push_back(AxesOf(py::reinterpret_borrow<py::list>(entry)));
   }
   return out;
 }
@@ -144,7 +149,28 @@ void RegisterSpmd(py::module_& m) {
              spmd::PartitionSpec s = SpecOf(spec);
              Check(result ? p.MarkResult(index, mesh, s) : p.MarkParameter(index, mesh, s));
            })
-      .def("text", &spmd::Program::Text);
+      .def("text", &spmd::Program::Text)
+      // The plans: `axis` a list of axis indices / names, parameters and results as indices.
+      .def("data_parallel",
+           [](spmd::Program& p, std::vector<int64_t> device_ids, std::vector<int64_t> shape,
+              std::vector<std::string> names, const py::list& axis, const std::vector<int64_t>& batch_parameters,
+              const std::vector<int64_t>& batch_results) {
+             spmd::Mesh mesh = MeshOf(std::move(device_ids), std::move(shape), std::move(names));
+             Check(spmd::DataParallel(p, mesh, AxesOf(axis), batch_parameters, batch_results));
+           })
+      .def("fsdp",
+           [](spmd::Program& p, std::vector<int64_t> device_ids, std::vector<int64_t> shape,
+              std::vector<std::string> names, const py::list& axis, const std::vector<int64_t>& batch_parameters,
+              const std::vector<int64_t>& batch_results) {
+             spmd::Mesh mesh = MeshOf(std::move(device_ids), std::move(shape), std::move(names));
+             Check(spmd::Fsdp(p, mesh, AxesOf(axis), batch_parameters, batch_results));
+           })
+      .def("megatron_mlp", [](spmd::Program& p, std::vector<int64_t> device_ids, std::vector<int64_t> shape,
+                              std::vector<std::string> names, const py::list& axis,
+                              const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+        spmd::Mesh mesh = MeshOf(std::move(device_ids), std::move(shape), std::move(names));
+        Check(spmd::MegatronMlp(p, mesh, pairs, AxesOf(axis)));
+      });
 }
 
 }  // namespace xlac

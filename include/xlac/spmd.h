@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -128,6 +129,25 @@ class Program {
   absl::Status Set(bool result, int64_t index, std::string_view sharding);
   std::unique_ptr<Impl> impl_;
 };
+
+// One-call plans (docs/python.md, "Sharding programs"). `axis` is one mesh axis or several (a dimension split over
+// them, the first major); an axis the mesh lacks is InvalidArgument ("fsdp: the mesh has no axis named 'fsdp' (axes:
+// 'data')"). Parameters and results are indices; the plans replace the entry shardings they are about.
+//
+// DataParallel: the batch parameters and batch results on dimension 0 over `axis`, every other parameter (the
+// weights) {replicated}, the other results unannotated (replicated).
+absl::Status DataParallel(Program& program, const Mesh& mesh, const std::vector<MeshAxis>& axis = {"data"},
+                          const std::vector<int64_t>& batch_parameters = {0},
+                          const std::vector<int64_t>& batch_results = {});
+// FSDPv2: the batch parameters and results on dimension 0 over `axis`; every other parameter of rank >= 1 over
+// `axis` on its largest dimension the axes' size divides (the first of equal ones; none: {replicated}); rank-0 and
+// tuple parameters and the other results unannotated.
+absl::Status Fsdp(Program& program, const Mesh& mesh, const std::vector<MeshAxis>& axis = {"fsdp"},
+                  const std::vector<int64_t>& batch_parameters = {0}, const std::vector<int64_t>& batch_results = {});
+// Megatron-LM's MLP: for each (w1, w2), w1's last dimension and w2's first over `axis` (column- then row-sharded);
+// nothing else changes.
+absl::Status MegatronMlp(Program& program, const Mesh& mesh, const std::vector<std::pair<int64_t, int64_t>>& pairs,
+                         const std::vector<MeshAxis>& axis = {"model"});
 
 // The shardings sharding propagation gives the entry parameters and results of `text` when it is compiled with
 // these device counts (what CompileOptions' partitioning runs): HLO sharding text per parameter and per result

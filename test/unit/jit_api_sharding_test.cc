@@ -1,5 +1,6 @@
 // The sharding API (include/xlac/spmd.h): meshes, hybrid meshes' device order, partition specs -> HLO shardings
-// and their error texts, annotated programs compiled against the unpartitioned run, propagation, the block table.
+// and their error texts, annotated programs compiled against the unpartitioned run, propagation, the plans, the
+// block table.
 // (Named jit_api_* so that test/CMakeLists.txt links it with xlac_jit, where the API lives.)
 #include <cstdint>
 #include <string>
@@ -177,6 +178,49 @@ TEST(SpmdApi, MarkedProgramCompilesPartitionedAndMatches) {
   options.num_partitions = 4;
   EXPECT_EQ(Message(program->Compile(options).status()),
             "compile: num_partitions=4 but the shardings were marked on a mesh of 8 devices");
+}
+
+constexpr const char* kMlp2 = R"(HloModule mlp2
+ENTRY e {
+  x = f32[16,32] parameter(0)
+  w1 = f32[32,64] parameter(1)
+  w2 = f32[64,32] parameter(2)
+  h = f32[16,64] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  zeros = f32[16,64] broadcast(zero), dimensions={}
+  r = f32[16,64] maximum(h, zeros)
+  ROOT y = f32[16,32] dot(r, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+
+std::vector<std::string> Shardings(const Program& program) {
+  std::vector<std::string> out;
+  for (const xlac::spmd::ValueInfo& v : program.parameters()) out.push_back(v.sharding);
+  return out;
+}
+
+TEST(SpmdApi, Plans) {
+  absl::StatusOr<Program> program = Program::Load(kMlp2);
+  ASSERT_TRUE(program.ok()) << program.status();
+  Mesh fsdp = Make(Iota(8), {8}, {"fsdp"});
+  ASSERT_TRUE(xlac::spmd::Fsdp(*program, fsdp).ok());
+  EXPECT_EQ(Shardings(*program),
+            (std::vector<std::string>{"{devices=[8,1]<=[8]}", "{devices=[1,8]<=[8]}", "{devices=[8,1]<=[8]}"}));
+  ASSERT_TRUE(xlac::spmd::DataParallel(*program, Make(Iota(4), {4}, {"data"}), {"data"}, {0}, {0}).ok());
+  EXPECT_EQ(Shardings(*program), (std::vector<std::string>{"{devices=[4,1]<=[4]}", "{replicated}", "{replicated}"}));
+  EXPECT_EQ(program->results()[0].sharding, "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(Message(xlac::spmd::Fsdp(*program, Make(Iota(4), {4}, {"data"}))),
+            "fsdp: the mesh has no axis named 'fsdp' (axes: 'data')");
+
+  absl::StatusOr<Program> megatron = Program::Load(kMlp2);
+  ASSERT_TRUE(megatron.ok()) << megatron.status();
+  ASSERT_TRUE(xlac::spmd::MegatronMlp(*megatron, Make(Iota(4), {4}, {"model"}), {{1, 2}}).ok());
+  EXPECT_EQ(Shardings(*megatron), (std::vector<std::string>{"", "{devices=[1,4]<=[4]}", "{devices=[4,1]<=[4]}"}));
+  absl::StatusOr<std::unique_ptr<xlac::Executable>> exe = megatron->Compile();
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  const std::string report = (*exe)->spmd_report();
+  EXPECT_NE(report.find("1 collective inserted"), std::string::npos) << report;
+  EXPECT_NE(report.find("all-reduce"), std::string::npos) << report;
 }
 
 TEST(SpmdApi, VisualizesBlocks) {

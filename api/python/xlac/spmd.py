@@ -350,21 +350,13 @@ def visualize_sharding(shape, sharding):
 # ------------------------------------------------------------------------------------------------ plans
 
 
-def _axis_size(mesh, axis, what):
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    size = 1
+def _axes(axis):
+    """A plan's `axis` (a name, an index, or a tuple of them) as a list."""
+    axes = list(axis) if isinstance(axis, (tuple, list)) else [axis]
     for a in axes:
-        if isinstance(a, str):
-            index = mesh.get_axis_name_idx(a)
-            if index is None:
-                known = ", ".join(repr(n) for n in mesh.axis_names) if mesh.axis_names else "none: the mesh is unnamed"
-                raise ValueError(f"{what}: the mesh has no axis named {a!r} (axes: {known})")
-        else:
-            index = operator.index(a)
-            if not 0 <= index < len(mesh.mesh_shape):
-                raise ValueError(f"{what}: mesh axis {index} is out of range (the mesh has {len(mesh.mesh_shape)} axes)")
-        size *= mesh.mesh_shape[index]
-    return size
+        if not isinstance(a, (str, numbers.Integral)) or isinstance(a, bool):
+            raise TypeError(f"axis takes mesh axis names or indices, or a tuple of them; got {axis!r}")
+    return [a if isinstance(a, str) else int(a) for a in axes]
 
 
 def _picked(program, kind, keys):
@@ -373,15 +365,6 @@ def _picked(program, kind, keys):
     if isinstance(keys, (str, numbers.Integral, Value)):
         keys = [keys]
     return [(program.result if kind == "result" else program.parameter)(k).index for k in keys]
-
-
-def _clear_entry(program):
-    for v in program.parameters + program.results:
-        v.set_sharding("")
-
-
-def _batch_spec(value, axis):
-    return (axis,) + (None,) * (len(value.shape) - 1) if value.shape else ()
 
 
 def fsdp(program, mesh=None, axis="fsdp", *, batch_parameters=(0,), batch_results=()):
@@ -396,27 +379,9 @@ def fsdp(program, mesh=None, axis="fsdp", *, batch_parameters=(0,), batch_result
     partial sums where an op contracts a sharded dimension. docs/python.md lists the reports for its examples.
     """
     mesh = _mesh(mesh, "fsdp")
-    size = _axis_size(mesh, axis, "fsdp")
-    batch = set(_picked(program, "parameter", batch_parameters))
-    batch_out = set(_picked(program, "result", batch_results))
-    _clear_entry(program)
-    for p in program.parameters:
-        if not p.shape or p.element_type == "tuple":
-            continue
-        if p.index in batch:
-            mark_sharding(p, mesh, _batch_spec(p, axis))
-            continue
-        dims = [d for d in range(len(p.shape)) if p.shape[d] % size == 0 and p.shape[d] >= size]
-        if not dims:
-            p.set_sharding("{replicated}")
-            continue
-        best = max(dims, key=lambda d: (p.shape[d], -d))
-        spec = [None] * len(p.shape)
-        spec[best] = axis
-        mark_sharding(p, mesh, tuple(spec))
-    for r in program.results:
-        if r.index in batch_out and r.shape:
-            mark_sharding(r, mesh, _batch_spec(r, axis))
+    program._impl.fsdp(*mesh._parts(), _axes(axis), _picked(program, "parameter", batch_parameters),
+                       _picked(program, "result", batch_results))
+    program._mesh_devices = mesh.size()
     return program
 
 
@@ -431,18 +396,9 @@ def data_parallel(program, mesh=None, axis="data", *, batch_parameters=(0,), bat
     gradient is one all-reduce over `axis`.
     """
     mesh = _mesh(mesh, "data_parallel")
-    _axis_size(mesh, axis, "data_parallel")
-    batch = set(_picked(program, "parameter", batch_parameters))
-    batch_out = set(_picked(program, "result", batch_results))
-    _clear_entry(program)
-    for p in program.parameters:
-        if p.index in batch and p.shape:
-            mark_sharding(p, mesh, _batch_spec(p, axis))
-        elif p.element_type != "tuple":
-            p.set_sharding("{replicated}")
-    for r in program.results:
-        if r.index in batch_out and r.shape:
-            mark_sharding(r, mesh, _batch_spec(r, axis))
+    program._impl.data_parallel(*mesh._parts(), _axes(axis), _picked(program, "parameter", batch_parameters),
+                                _picked(program, "result", batch_results))
+    program._mesh_devices = mesh.size()
     return program
 
 
@@ -457,17 +413,11 @@ def megatron_mlp(program, mesh=None, pairs=(), axis="model"):
     reduce-scatter when the output is wanted sharded).
     """
     mesh = _mesh(mesh, "megatron_mlp")
-    _axis_size(mesh, axis, "megatron_mlp")
-    pairs = list(pairs)
-    if not pairs:
-        raise ValueError("megatron_mlp: pairs=[(w1, w2), ...] names no weights")
+    resolved = []
     for pair in pairs:
-        if len(pair) != 2:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValueError(f"megatron_mlp: each pair is (w1, w2), got {pair!r}")
-        w1, w2 = program.parameter(pair[0]), program.parameter(pair[1])
-        for w in (w1, w2):
-            if not w.shape:
-                raise ValueError(f"megatron_mlp: {w!r} has rank 0; Megatron shards matrices")
-        mark_sharding(w1, mesh, (None,) * (len(w1.shape) - 1) + (axis,))
-        mark_sharding(w2, mesh, (axis,) + (None,) * (len(w2.shape) - 1))
+        resolved.append(tuple(program.parameter(w).index for w in pair))
+    program._impl.megatron_mlp(*mesh._parts(), _axes(axis), resolved)
+    program._mesh_devices = mesh.size()
     return program
