@@ -1,8 +1,8 @@
 // The sharding API (include/xlac/spmd.h) for the Python package's xlac.spmd (api/python/xlac/spmd.py,
 // docs/python.md "From PyTorch/XLA"). Meshes cross as (device_ids, mesh_shape, axis_names) and partition specs as
 // lists of lists of axis indices / names, already normalized by spmd.py; every rule and error text is the C++ API's.
-// Errors: invalid meshes, specs and shardings raise ValueError, out-of-range indices IndexError, modules that do
-// not parse or verify xlac.CompileError.
+// Errors: invalid meshes, specs and shardings raise ValueError, out-of-range indices IndexError, what the API does
+// not support NotImplementedError, modules that do not parse or verify xlac.CompileError.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -28,7 +28,10 @@ namespace {
     throw py::error_already_set();
   }
   if (absl::IsOutOfRange(status)) throw py::index_error(message);
-  if (absl::IsUnimplemented(status)) throw py::type_error(message);
+  if (absl::IsUnimplemented(status)) {
+    PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+    throw py::error_already_set();
+  }
   throw py::value_error(message);
 }
 

@@ -288,6 +288,7 @@ def test_hybrid_mesh_program(mlp_text):
 def test_stablehlo_prints_hlo():
     program = xlac.load(STABLEHLO)
     assert [p.shape for p in program.parameters] == [(8, 4), (4, 6)]
+    assert [p.name for p in program.parameters] == ["Arg_0.1", "Arg_1.2"]  # XLA's names for StableHLO arguments
     mesh = xs.Mesh(np.arange(4), (2, 2), ("a", "b"))
     xs.mark_sharding(program.parameter(0), mesh, ("a", None))
     xs.mark_sharding(program.parameter(1), mesh, (None, "b"))
@@ -334,6 +335,8 @@ def test_visualize_sharding(capsys):
     assert xs.sharding_table((4, 4), "{replicated}").endswith("every device holds the whole array\n")
     assert xs.sharding_table((2, 2, 2), "{devices=[2,1,1]<=[2]}").splitlines()[1:] == [
         "[0:1, 0:2, 0:2]: devices 0", "[1:2, 0:2, 0:2]: devices 1"]
+    with pytest.raises(NotImplementedError):
+        xs.visualize_sharding((4, 4), "{devices=[2,1,2]<=[4] last_tile_dims={manual}}")
     with pytest.raises(ValueError) as e:
         xs.visualize_sharding((8,), "{devices=[2,2]<=[4]}")
     assert str(e.value) == "visualize_sharding: the sharding {devices=[2,2]<=[4]} tiles 2 dimensions but the shape (8,) has 1"
