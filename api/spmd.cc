@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/compiler.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/hlo/sharding_text.h"
 #include "frontend/module_input.h"
@@ -21,8 +22,6 @@
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "ir/sharding.h"
-#include "passes/annotation_custom_calls.h"
-#include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/verifier.h"
 
@@ -740,43 +739,41 @@ absl::Status MegatronMlp(Program& program, const Mesh& mesh, const std::vector<s
 // ---------------------------------------------------------------------------------------------------- Propagation
 
 absl::StatusOr<PropagatedShardings> PropagateShardings(std::string_view text, const CompileOptions& options) {
+  // The compile pipeline's own load and partition steps (compiler/compiler.h), as Executable::Compile runs them:
+  // the shardings are those the partitioned program splits its arguments and assembles its results by.
   SourceFile file(options.source_name, text);
   DiagnosticEngine diags;
-  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
-  if (module == nullptr ||
-      !ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) ||
-      !VerifyModule(*module, diags) ||
-      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags)) {
+  CompilerOptions compiler;
+  compiler.num_partitions = options.num_partitions;
+  compiler.num_replicas = options.num_replicas;
+  compiler.custom_call_identity = options.custom_call_identity;
+  std::unique_ptr<Module> module = LoadModule(file, compiler, diags);
+  if (module == nullptr) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "the module does not parse or verify");
     return Invalid(diags.Render(file));
   }
   const Computation* entry = module->entry_computation();
   if (entry == nullptr) return Invalid(options.source_name + ": error: the module has no entry computation");
-  const Instruction* root = entry->root();
-  const size_t num_results = root->shape().IsTuple() ? root->shape().tuple_shapes.size() : 1;
+  const Shape& root_shape = entry->root()->shape();
+  const size_t num_results = root_shape.IsTuple() ? root_shape.tuple_shapes.size() : 1;
   PropagatedShardings out;
+  out.parameters.assign(entry->parameters().size(), "{replicated}");
+  out.results.assign(num_results, "{replicated}");
   const int64_t partitions = options.num_partitions > 0 ? options.num_partitions : module->config().num_partitions;
-  if (!options.partition || partitions <= 1 || !NeedsPartitioning(*module)) {
-    out.parameters.assign(entry->parameters().size(), "{replicated}");
-    out.results.assign(num_results, "{replicated}");
-    return out;
+  if (!options.partition || partitions <= 1 || !NeedsPartitioning(*module)) return out;
+  compiler.num_partitions = partitions;
+  SpmdReport report;
+  DiagnosticEngine spmd_diags;
+  absl::StatusOr<bool> partitioned = PartitionModule(*module, compiler, report, spmd_diags);
+  if (!partitioned.ok()) return absl::Status(partitioned.status().code(), spmd_diags.Render(file));
+  if (!*partitioned) return out;
+  for (size_t i = 0; i < out.parameters.size() && i < report.parameter_shardings.size(); ++i) {
+    out.parameters[i] = ShardingToString(report.parameter_shardings[i], false);
   }
-  module->mutable_config().num_partitions = partitions;
-  if (options.num_replicas > 0) module->mutable_config().replica_count = options.num_replicas;
-  absl::StatusOr<bool> changed = RunShardingPropagation(*module);
-  if (!changed.ok()) return changed.status();
-  auto text_of = [](const std::optional<Sharding>& s) {
-    return s ? ShardingToString(*s, false) : std::string("{replicated}");
-  };
-  for (const Instruction* p : entry->parameters()) out.parameters.push_back(text_of(p->sharding()));
-  root = entry->root();  // propagation may add a copy as the new root
+  const Sharding& result = report.result_sharding;
   for (size_t i = 0; i < num_results; ++i) {
-    if (root->shape().IsTuple() && root->sharding() && root->sharding()->IsTuple() &&
-        i < root->sharding()->tuple_elements.size()) {
-      out.results.push_back(ShardingToString(root->sharding()->tuple_elements[i], false));
-    } else {
-      out.results.push_back(text_of(root->sharding()));
-    }
+    const bool leaf = root_shape.IsTuple() && result.IsTuple() && i < result.tuple_elements.size();
+    out.results[i] = ShardingToString(leaf ? result.tuple_elements[i] : result, false);
   }
   return out;
 }

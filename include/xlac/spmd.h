@@ -149,10 +149,11 @@ absl::Status Fsdp(Program& program, const Mesh& mesh, const std::vector<MeshAxis
 absl::Status MegatronMlp(Program& program, const Mesh& mesh, const std::vector<std::pair<int64_t, int64_t>>& pairs,
                          const std::vector<MeshAxis>& axis = {"model"});
 
-// The shardings sharding propagation gives the entry parameters and results of `text` when it is compiled with
-// these device counts (what CompileOptions' partitioning runs): HLO sharding text per parameter and per result
-// (ValueInfo's results). Every value is "{replicated}" when the module is not partitioned (no shardings, one
-// partition, or partition = false).
+// The shardings the entry parameters and results of `text` have when it is compiled with these options: the
+// compile pipeline's load and partition steps (sharding propagation, then the partitioner) run as Compile runs them,
+// and the partitioner's report says how it splits each argument and assembles each result. HLO sharding text per
+// parameter and per result (ValueInfo's results). Every value is "{replicated}" when the module is not partitioned
+// (no shardings, one partition, or partition = false).
 struct PropagatedShardings {
   std::vector<std::string> parameters, results;
 };

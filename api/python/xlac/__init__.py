@@ -261,7 +261,8 @@ class Executable:
 
     def sharding_of(self, value=None, *, parameter=None, result=None):
         """The HLO sharding text a parameter or result has after sharding propagation, as the partitioned program
-        splits / assembles it ("{replicated}" when the program is not partitioned).
+        splits / assembles it ("{replicated}" when the program is not partitioned): the compile pipeline's load and
+        partition steps run again on the module text with compile()'s options, once, the first time it is asked.
 
         `exe.sharding_of(parameter=0)`, `exe.sharding_of(result="row_sum")`, or one positional key: a Value of an
         xlac.spmd.Program, a parameter index, or a name looked up among the parameters, then the results. Results
