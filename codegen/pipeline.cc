@@ -71,6 +71,7 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
   OptimizationOptions optimization;
   optimization.opt_level = options.opt_level;
   optimization.tpu_numerics = options.tpu_numerics;
+  optimization.exact = options.exact;
   optimization.observer = observer;
   optimization.verify_each = options.verify_each_pass;
   DiagnosticEngine diags;

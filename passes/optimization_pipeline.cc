@@ -8,6 +8,7 @@ std::vector<std::string> OptimizationPipeline(const OptimizationOptions& options
   std::vector<std::string> steps;
   if (options.tpu_numerics) steps.push_back("tpu-dot-precision");
   if (options.opt_level <= 0) return steps;
+  if (!options.exact && !options.tpu_numerics) steps.push_back("winograd-convolution");  // docs/numerics.md
   // Simplification first (it exposes fusion opportunities and removes work), then layouts (fusion keeps the
   // bitcasts layout assignment makes, and fused kernels read their operands in the chosen layouts), then fusion.
   for (const char* step : {"algebraic-simplifier", "constant-folding", "dce", "layout-assignment", "fusion"}) {

@@ -3,7 +3,8 @@
 // which optimizations run and in what order; `xla-opt --passes=` runs any of them by name.
 //
 // Every step preserves the module's numerics exactly (no reassociation: that belongs to codegen's default mode,
-// docs/numerics.md), so the pipeline runs in exact mode too.
+// docs/numerics.md), so the pipeline runs in exact mode too; the one exception, winograd-convolution, runs only
+// when `exact` is false.
 //
 // Precondition: the module verifies. A failure is an error of the named pass.
 #pragma once
@@ -23,6 +24,10 @@ struct OptimizationOptions {
   // TPU dot numerics (ir/tpu_numerics.h): tpu-dot-precision first, at every level, so that HIGH precision dots are
   // the 3-pass split before anything else looks at them.
   bool tpu_numerics = false;
+  // Exact numerics (codegen's CompileOptions::exact). false (codegen's default mode) also runs the rewrites that
+  // change rounding: winograd-convolution first. true by default, so that callers that do not compile (the TPU
+  // step model) see the module's own arithmetic.
+  bool exact = true;
   // Times and dumps each step (passes/compile_observer.h); not owned, may be null.
   CompileObserver* observer = nullptr;
   // Verify the module after every step (PassManagerOptions::verify_each).

@@ -21,6 +21,7 @@
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/tpu_dot_precision.h"
 #include "passes/tpu_layouts.h"
+#include "passes/winograd_convolution.h"
 
 namespace xlac {
 
@@ -67,6 +68,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
         {"tpu-layouts",
          "Give every array the tiled layout a TPU stores it in (T(8,128) ...), for inspection; codegen never runs it",
          RunTpuLayouts},
+        {"winograd-convolution",
+         "Rewrite stride-1 3x3 f32 convolutions with >= 32 channels as Winograd F(4x4,3x3) (changes rounding)",
+         [](Module& module) { return RunWinogradConvolution(module); }},
         {"spmd-partitioner",
          "Rewrite a sharded module into the per-partition program, with the collectives that keep it equivalent",
          [](Module& module) { return RunSpmdPartitioner(module); }},

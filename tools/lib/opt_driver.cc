@@ -267,6 +267,7 @@ int OptMain(std::span<const std::string_view> args, std::istream& in, std::ostre
   if (options->list_pipeline) {
     // What xlac, xla-run, the JIT API and Python run (compiler/compiler.h), in the default numerics mode.
     OptimizationOptions optimization;
+    optimization.exact = false;  // winograd-convolution runs in the default mode only
     std::string stage;
     for (const PipelineStep& step : DefaultPipeline(optimization)) {
       if (step.stage != stage) out << "# " << (stage = step.stage) << "\n";

@@ -1,0 +1,319 @@
+#include "passes/winograd_convolution.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ir/computation.h"
+#include "ir/instruction.h"
+#include "ir/literal.h"
+#include "ir/shape_inference.h"
+#include "ir/status_macros.h"
+
+namespace xlac {
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;
+
+// F(m, 3) by Toom-Cook on the points 0, 1, -1, 2, -2 (, 1/2, -1/2) and infinity, for correlation
+// y = A^T [(G g) . (B^T d)] with n = m + 2 points. A^T[i][k] = p_k^i; G[k][j] = p_k^j / f_k with
+// f_k = prod_{l != k} (p_k - p_l); B^T's row k holds the coefficients of prod_{l != k} (x - p_l) (its row for
+// infinity those of prod_l (x - p_l)). For m = 4 these are Lavin and Gray's matrices.
+struct Transforms {
+  Matrix at, g, bt;
+};
+
+Transforms MakeTransforms(int64_t m) {
+  std::vector<double> points = {0, 1, -1, 2, -2, 0.5, -0.5};
+  points.resize(m + 1);
+  int64_t n = m + 2;
+  auto product_except = [&](int64_t skip) {  // coefficients of prod_{l != skip} (x - p_l), lowest first
+    std::vector<double> poly = {1};
+    for (int64_t l = 0; l <= m; ++l) {
+      if (l == skip) continue;
+      std::vector<double> next(poly.size() + 1, 0.0);
+      for (size_t i = 0; i < poly.size(); ++i) {
+        next[i + 1] += poly[i];
+        next[i] -= points[l] * poly[i];
+      }
+      poly = std::move(next);
+    }
+    poly.resize(n, 0.0);
+    return poly;
+  };
+  Transforms t{Matrix(m, std::vector<double>(n, 0.0)), Matrix(n, std::vector<double>(3, 0.0)), Matrix(n)};
+  for (int64_t k = 0; k <= m; ++k) {
+    double f = 1;
+    for (int64_t l = 0; l <= m; ++l) {
+      if (l != k) f *= points[k] - points[l];
+    }
+    double power = 1;
+    for (int64_t i = 0; i < std::max<int64_t>(m, 3); ++i, power *= points[k]) {
+      if (i < m) t.at[i][k] = power;
+      if (i < 3) t.g[k][i] = power / f;
+    }
+    t.bt[k] = product_except(k);
+  }
+  t.at[m - 1][n - 1] = 1;
+  t.g[n - 1][2] = 1;
+  t.bt[n - 1] = product_except(-1);
+  return t;
+}
+
+class Builder {
+ public:
+  Builder(Module& module, Computation& comp, const Instruction& conv) : module_(module), comp_(comp), conv_(conv) {}
+
+  absl::StatusOr<Instruction*> Add(Opcode opcode, std::vector<Instruction*> operands,
+                                   std::vector<std::pair<std::string, AttrValue>> attrs) {
+    auto inst = Instruction::Create(opcode, module_.UniqueInstructionName(OpcodeName(opcode)),
+                                    Shape::Scalar(PrimitiveType::kF32), std::move(operands));
+    for (auto& [name, value] : attrs) inst->SetAttr(std::move(name), std::move(value));
+    XLAC_ASSIGN_OR_RETURN(Shape shape, InferShape(*inst));
+    shape.EnsureLayout();
+    inst->set_shape(std::move(shape));
+    *inst->mutable_metadata() = conv_.metadata();
+    inst->set_loc(conv_.loc());
+    return comp_.AddInstruction(std::move(inst));
+  }
+
+  Instruction* Constant(const std::vector<int64_t>& dims, const std::vector<double>& values) {
+    Shape shape = Shape::Array(PrimitiveType::kF32, dims);
+    shape.EnsureLayout();
+    Literal literal(shape);
+    for (size_t i = 0; i < values.size(); ++i) literal.Set<float>(static_cast<int64_t>(i), static_cast<float>(values[i]));
+    auto inst = Instruction::CreateConstant(module_.UniqueInstructionName("constant"), std::move(literal));
+    inst->set_loc(conv_.loc());
+    return comp_.AddInstruction(std::move(inst));
+  }
+  // M as [rows, cols], or replicated `copies` times as [copies, rows, cols] (the batched form of a dot).
+  Instruction* MatrixConstant(const Matrix& m, int64_t copies = 0) {
+    std::vector<double> values;
+    for (int64_t c = 0; c < std::max<int64_t>(copies, 1); ++c) {
+      for (const auto& row : m) values.insert(values.end(), row.begin(), row.end());
+    }
+    std::vector<int64_t> dims = {static_cast<int64_t>(m.size()), static_cast<int64_t>(m[0].size())};
+    if (copies > 0) dims.insert(dims.begin(), copies);
+    return Constant(dims, values);
+  }
+
+  absl::StatusOr<Instruction*> Reshape(Instruction* x, std::vector<int64_t> dims) {
+    auto inst = Instruction::Create(Opcode::kReshape, module_.UniqueInstructionName("reshape"),
+                                    Shape::Array(x->shape().element_type, std::move(dims)), {x});
+    inst->mutable_shape()->EnsureLayout();
+    *inst->mutable_metadata() = conv_.metadata();
+    inst->set_loc(conv_.loc());
+    return comp_.AddInstruction(std::move(inst));
+  }
+  absl::StatusOr<Instruction*> Broadcast(Instruction* x, std::vector<int64_t> dims, std::vector<int64_t> mapping) {
+    auto inst = Instruction::Create(Opcode::kBroadcast, module_.UniqueInstructionName("broadcast"),
+                                    Shape::Array(x->shape().element_type, std::move(dims)), {x});
+    inst->mutable_shape()->EnsureLayout();
+    inst->SetAttr("dimensions", AttrValue::IntList(std::move(mapping)));
+    inst->set_loc(conv_.loc());
+    return comp_.AddInstruction(std::move(inst));
+  }
+  absl::StatusOr<Instruction*> Transpose(Instruction* x, std::vector<int64_t> perm) {
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int64_t>(i);
+    if (identity) return x;
+    return Add(Opcode::kTranspose, {x}, {{"dimensions", AttrValue::IntList(std::move(perm))}});
+  }
+  // dot(a, b) with the given batch and contracting dimensions.
+  absl::StatusOr<Instruction*> Dot(Instruction* a, Instruction* b, std::vector<int64_t> batch, int64_t a_contract,
+                                   int64_t b_contract, std::vector<int64_t> b_batch = {}) {
+    if (b_batch.empty()) b_batch = batch;
+    std::vector<std::pair<std::string, AttrValue>> attrs = {
+        {"lhs_contracting_dims", AttrValue::IntList({a_contract})},
+        {"rhs_contracting_dims", AttrValue::IntList({b_contract})}};
+    if (!batch.empty()) {
+      attrs.push_back({"lhs_batch_dims", AttrValue::IntList(batch)});
+      attrs.push_back({"rhs_batch_dims", AttrValue::IntList(b_batch)});
+    }
+    return Add(Opcode::kDot, {a, b}, std::move(attrs));
+  }
+  // The separable transform M x M^T of the two leading dimensions of x: x is [k, k, rest...] (any k), M is
+  // [rows, k]; the result is [rows, rows, rest...]. Two GEMMs: M [rows, k] x [k, k * rest] (contracting the first
+  // dimension), then, batched over its rows, M [rows, k] x [k, rest] (contracting the second).
+  absl::StatusOr<Instruction*> Separable(Instruction* x, const Matrix& m) {
+    std::vector<int64_t> dims = x->shape().dimensions;
+    int64_t rows = static_cast<int64_t>(m.size()), k = dims[0], rest = 1;
+    for (size_t i = 2; i < dims.size(); ++i) rest *= dims[i];
+    XLAC_ASSIGN_OR_RETURN(Instruction * flat, Reshape(x, {k, k * rest}));
+    XLAC_ASSIGN_OR_RETURN(Instruction * first, Dot(MatrixConstant(m), flat, {}, 1, 0));
+    XLAC_ASSIGN_OR_RETURN(Instruction * split, Reshape(first, {rows, k, rest}));
+    XLAC_ASSIGN_OR_RETURN(Instruction * second, Dot(MatrixConstant(m, rows), split, {0}, 2, 1));
+    std::vector<int64_t> out = {rows, rows};
+    out.insert(out.end(), dims.begin() + 2, dims.end());
+    return Reshape(second, out);
+  }
+ private:
+  Module& module_;
+  Computation& comp_;
+  const Instruction& conv_;
+};
+
+bool Eligible(const Instruction& conv, int64_t m, int64_t min_channels) {
+  if (conv.opcode() != Opcode::kConvolution || conv.operand_count() != 2) return false;
+  const Shape& out = conv.shape();
+  const Shape& lhs = conv.operand(0)->shape();
+  const Shape& rhs = conv.operand(1)->shape();
+  for (const Shape* s : {&out, &lhs, &rhs}) {
+    if (!s->IsArray() || s->element_type != PrimitiveType::kF32 || s->rank() != 4 || !s->IsStatic()) return false;
+  }
+  if (conv.IntAttr("feature_group_count", 1) != 1 || conv.IntAttr("batch_group_count", 1) != 1) return false;
+  if (conv.FindAttr("operand_precision") != nullptr || conv.FindAttr("algorithm") != nullptr) return false;
+  if (!conv.control_predecessors().empty() || !conv.control_successors().empty()) return false;
+  const AttrValue* window = conv.FindAttr("window");
+  const AttrValue* labels = conv.FindAttr("dim_labels");
+  if (window == nullptr || labels == nullptr) return false;
+  const auto& w = window->get<Window>();
+  const auto& dn = labels->get<ConvolutionDimensionNumbers>();
+  if (w.dimensions.size() != 2) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    const WindowDimension& d = w.dimensions[i];
+    if (d.size != 3 || d.stride != 1 || d.window_dilation != 1 || d.base_dilation != 1 || d.window_reversal ||
+        d.padding_low < 0 || d.padding_high < 0 || out.dimensions[dn.output_spatial_dimensions[i]] < m) {
+      return false;
+    }
+  }
+  return lhs.dimensions[dn.input_feature_dimension] >= min_channels &&
+         rhs.dimensions[dn.kernel_output_feature_dimension] >= min_channels;
+}
+
+absl::StatusOr<Instruction*> Rewrite(Module& module, Computation& comp, Instruction& conv, int64_t m) {
+  Builder b(module, comp, conv);
+  const Transforms t = MakeTransforms(m);
+  const int64_t n = m + 2;
+  const auto& w = conv.FindAttr("window")->get<Window>();
+  const auto& dn = conv.FindAttr("dim_labels")->get<ConvolutionDimensionNumbers>();
+  const std::vector<int64_t>& in_dims = conv.operand(0)->shape().dimensions;
+  const std::vector<int64_t>& out_dims = conv.shape().dimensions;
+  const int64_t batch = in_dims[dn.input_batch_dimension], channels = in_dims[dn.input_feature_dimension];
+  const int64_t features = out_dims[dn.output_feature_dimension];
+  int64_t tiles[2], out_size[2];
+  for (int i = 0; i < 2; ++i) {
+    out_size[i] = out_dims[dn.output_spatial_dimensions[i]];
+    tiles[i] = (out_size[i] + m - 1) / m;
+  }
+
+  // Input: [N, C, H, W] as N * C one-channel images [N * C, 1, H, W]. V = B^T d B of every tile is separable: two
+  // convolutions with constant kernels, B^T's rows as n output features, window n at stride m along H, then along
+  // W (the tiled convolution's implicit im2col reads the overlapping tiles and the padding in place):
+  // [N * C, n, T0, m T1 + 2], then [N * C * n, n, T0, T1], seen as [N, C, n * n, T0 * T1].
+  XLAC_ASSIGN_OR_RETURN(Instruction * x, b.Transpose(conv.operand(0), {dn.input_batch_dimension,
+                                                                      dn.input_feature_dimension,
+                                                                      dn.input_spatial_dimensions[0],
+                                                                      dn.input_spatial_dimensions[1]}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * images,
+                        b.Reshape(x, {batch * channels, 1, in_dims[dn.input_spatial_dimensions[0]],
+                                      in_dims[dn.input_spatial_dimensions[1]]}));
+  ConvolutionDimensionNumbers nchw;
+  nchw.input_batch_dimension = 0;
+  nchw.input_feature_dimension = 1;
+  nchw.input_spatial_dimensions = {2, 3};
+  nchw.kernel_output_feature_dimension = 0;
+  nchw.kernel_input_feature_dimension = 1;
+  nchw.kernel_spatial_dimensions = {2, 3};
+  nchw.output_batch_dimension = 0;
+  nchw.output_feature_dimension = 1;
+  nchw.output_spatial_dimensions = {2, 3};
+  // B^T along spatial dimension `dim` of [images, 1, H, W]: window n at stride m, n output features.
+  // The other dimension (window 1) is padded by other_low and other_high.
+  auto transform = [&](Instruction* images, int dim, int64_t pad_low, int64_t pad_high, int64_t other_low,
+                       int64_t other_high) {
+    std::vector<double> kernel_values;
+    for (int64_t a = 0; a < n; ++a) kernel_values.insert(kernel_values.end(), t.bt[a].begin(), t.bt[a].end());
+    std::vector<int64_t> kernel_dims = {n, 1, 1, 1};
+    kernel_dims[2 + dim] = n;
+    Window window;
+    window.dimensions.resize(2);
+    window.dimensions[dim].size = n;
+    window.dimensions[dim].stride = m;
+    window.dimensions[dim].padding_low = pad_low;
+    window.dimensions[dim].padding_high = pad_high;
+    window.dimensions[1 - dim].padding_low = other_low;
+    window.dimensions[1 - dim].padding_high = other_high;
+    return b.Add(Opcode::kConvolution, {images, b.Constant(kernel_dims, kernel_values)},
+                 {{"window", AttrValue::Of(std::move(window))}, {"dim_labels", AttrValue::Of(nchw)}});
+  };
+  int64_t pad_high[2];
+  for (int i = 0; i < 2; ++i) {  // m * tiles + 2 rows and columns: >= the convolution's own padding_high
+    pad_high[i] = m * tiles[i] + 2 - in_dims[dn.input_spatial_dimensions[i]] - w.dimensions[i].padding_low;
+  }
+  XLAC_ASSIGN_OR_RETURN(Instruction * rows, transform(images, 0, w.dimensions[0].padding_low, pad_high[0],
+                                                      w.dimensions[1].padding_low, pad_high[1]));
+  XLAC_ASSIGN_OR_RETURN(Instruction * row_images,
+                        b.Reshape(rows, {batch * channels * n, 1, tiles[0], m * tiles[1] + 2}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * v_conv, transform(row_images, 1, 0, 0, 0, 0));
+  XLAC_ASSIGN_OR_RETURN(Instruction * v, b.Reshape(v_conv, {batch, channels, n * n, tiles[0] * tiles[1]}));
+
+  // Filter: [3, 3, K, C], U = G g G^T as [n * n, K, C], broadcast over the batch: [n * n, N, K, C].
+  XLAC_ASSIGN_OR_RETURN(Instruction * g, b.Transpose(conv.operand(1), {dn.kernel_spatial_dimensions[0],
+                                                                      dn.kernel_spatial_dimensions[1],
+                                                                      dn.kernel_output_feature_dimension,
+                                                                      dn.kernel_input_feature_dimension}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * u_full, b.Separable(g, t.g));
+  XLAC_ASSIGN_OR_RETURN(Instruction * u, b.Reshape(u_full, {n * n, features, channels}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * u_batch, b.Broadcast(u, {n * n, batch, features, channels}, {0, 2, 3}));
+
+  // One GEMM per transform point and image: [K, C] x [C, T0 * T1] -> M [n * n, N, K, T0 * T1].
+  XLAC_ASSIGN_OR_RETURN(Instruction * product, b.Dot(u_batch, v, {0, 1}, 3, 1, {2, 0}));
+
+  // Y = A^T M A for every tile as one GEMM with kron(A^T, A^T) [m * m, n * n]: [m, m, N, K, T0, T1].
+  std::vector<double> kron_a;
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t q = 0; q < m; ++q) {
+      for (int64_t a = 0; a < n; ++a) {
+        for (int64_t bb = 0; bb < n; ++bb) kron_a.push_back(t.at[r][a] * t.at[q][bb]);
+      }
+    }
+  }
+  XLAC_ASSIGN_OR_RETURN(Instruction * flat, b.Reshape(product, {n * n, batch * features * tiles[0] * tiles[1]}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * y_flat, b.Dot(b.Constant({m * m, n * n}, kron_a), flat, {}, 1, 0));
+  XLAC_ASSIGN_OR_RETURN(Instruction * y, b.Reshape(y_flat, {m, m, batch, features, tiles[0], tiles[1]}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * y_tiles, b.Transpose(y, {2, 3, 4, 0, 5, 1}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * result,
+                        b.Reshape(y_tiles, {batch, features, m * tiles[0], m * tiles[1]}));
+  if (m * tiles[0] != out_size[0] || m * tiles[1] != out_size[1]) {
+    std::vector<SliceRange> ranges = {{0, batch, 1}, {0, features, 1}, {0, out_size[0], 1}, {0, out_size[1], 1}};
+    XLAC_ASSIGN_OR_RETURN(result, b.Add(Opcode::kSlice, {result}, {{"slice", AttrValue::Of(std::move(ranges))}}));
+  }
+  std::vector<int64_t> to_output(4);
+  to_output[dn.output_batch_dimension] = 0;
+  to_output[dn.output_feature_dimension] = 1;
+  to_output[dn.output_spatial_dimensions[0]] = 2;
+  to_output[dn.output_spatial_dimensions[1]] = 3;
+  XLAC_ASSIGN_OR_RETURN(result, b.Transpose(result, to_output));
+  result->set_shape(conv.shape());  // same dims; the convolution's layout
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> RunWinogradConvolution(Module& module, int64_t tile_size, int64_t min_channels) {
+  if (tile_size != 2 && tile_size != 4 && tile_size != 6) {
+    return absl::InvalidArgumentError("winograd-convolution: the tile size must be 2, 4 or 6");
+  }
+  bool changed = false;
+  for (const auto& comp : module.computations()) {
+    if (comp->is_fusion_computation()) continue;
+    std::vector<Instruction*> targets;
+    for (const auto& inst : comp->instructions()) {
+      if (Eligible(*inst, tile_size, min_channels)) targets.push_back(inst.get());
+    }
+    for (Instruction* conv : targets) {
+      XLAC_ASSIGN_OR_RETURN(Instruction * result, Rewrite(module, *comp, *conv, tile_size));
+      result->set_sharding(conv->sharding());
+      conv->ReplaceAllUsesWith(result);
+      XLAC_RETURN_IF_ERROR(comp->RemoveInstruction(conv));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace xlac

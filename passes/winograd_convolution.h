@@ -1,0 +1,33 @@
+// winograd-convolution: stride-1 3x3 convolutions with enough channels as Winograd F(m x m, 3 x 3) (Lavin & Gray,
+// "Fast Algorithms for Convolutional Neural Networks", 2015), written in ordinary HLO (n = m + 2):
+//  - input transform B^T d B of the overlapping n x n tiles at stride m: each input channel is a one-channel image
+//    and B^T a constant kernel of n output features, applied by two convolutions (window n x 1 at stride m, then
+//    1 x n), whose implicit im2col reads the tiles and the padding in place;
+//  - filter transform G g G^T: two small dots (constant-folded when the filter is a constant);
+//  - one dot batched over the n^2 transform points and the images: [K, C] x [C, tiles];
+//  - output transform A^T M A: one dot with the constant kron(A^T, A^T) [m^2, n^2];
+//  - the tiles reassembled by a transpose, a reshape and a slice, which fusion merges into the consumer.
+//
+// Eligible: a convolution with 2 spatial dimensions, window 3x3, stride 1, no dilation or reversal, padding
+// 0 <= low, high, feature_group_count = batch_group_count = 1, f32 operands and result, no operand_precision or
+// algorithm attribute, input and output feature counts >= `min_channels`, output spatial sizes >= `m`. Any
+// dim_labels.
+//
+// It changes rounding (the transforms' constants, such as 1/6, are not exact and the products are summed in a
+// different order): it belongs to codegen's default numerics mode only, never to exact mode. The error bound is in
+// docs/numerics.md ("Winograd convolutions").
+//
+// Precondition: the module verifies. Returns whether anything changed.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+
+namespace xlac {
+
+// tile_size (m): 2, 4 or 6.
+absl::StatusOr<bool> RunWinogradConvolution(Module& module, int64_t tile_size = 4, int64_t min_channels = 32);
+
+}  // namespace xlac
