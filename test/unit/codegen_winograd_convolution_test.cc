@@ -90,12 +90,15 @@ std::vector<Case> Cases() {
       {"nchw_pad0", "[2,32,11,10]", "[40,32,3,3]", "[2,40,9,8]", "window={size=3x3}, dim_labels=bf01_oi01->bf01"},
       {"nhwc_pad1", "[2,10,13,32]", "[3,3,32,36]", "[2,10,13,36]",
        "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"},
+      {"padding_beyond_the_window", "[1,32,5,6]", "[32,32,3,3]", "[1,32,8,8]",
+       "window={size=3x3 pad=2_3x3_1}, dim_labels=bf01_oi01->bf01"},
       {"asymmetric_pad_mixed_labels", "[1,32,6,7]", "[3,3,32,32]", "[1,7,6,32]",
        "window={size=3x3 pad=1_1x0_2}, dim_labels=bf01_01io->b10f"},
   };
 }
 
-// Rewritten against the original module, both through the interpreter: the same function up to rounding.
+// Rewritten against the original module, both through the interpreter: the same function up to rounding; and the
+// JIT's default mode (which rewrites it) against the interpreter's direct convolution.
 TEST(WinogradConvolutionTest, MatchesTheDirectConvolutionInTheInterpreter) {
   for (const Case& c : Cases()) {
     for (int64_t tile : {2, 4, 6}) {
@@ -114,6 +117,13 @@ TEST(WinogradConvolutionTest, MatchesTheDirectConvolutionInTheInterpreter) {
       absl::StatusOr<std::vector<Literal>> got = interp::Evaluate(*rewritten, {args});
       ASSERT_TRUE(want.ok() && got.ok());
       EXPECT_LT(NormwiseError((*got)[0], (*want)[0]), tile == 6 ? 1e-4 : 2e-5);
+      if (tile != 4) continue;
+      // The JIT's default mode runs the pass (F(4,3)) and its kernels on the same shapes.
+      absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> exe = codegen::JitExecutable::Compile(*module);
+      ASSERT_TRUE(exe.ok()) << exe.status();
+      absl::StatusOr<std::vector<Literal>> jit = (*exe)->Run(args);
+      ASSERT_TRUE(jit.ok()) << jit.status();
+      EXPECT_LT(NormwiseError((*jit)[0], (*want)[0]), 2e-5);
     }
   }
 }
