@@ -203,7 +203,9 @@ absl::StatusOr<Instruction*> Rewrite(Module& module, Computation& comp, Instruct
   // Input: [N, C, H, W] as N * C one-channel images [N * C, 1, H, W]. V = B^T d B of every tile is separable: two
   // convolutions with constant kernels, B^T's rows as n output features, window n at stride m along H, then along
   // W (the tiled convolution's implicit im2col reads the overlapping tiles and the padding in place):
-  // [N * C, n, T0, m T1 + 2], then [N * C * n, n, T0, T1], seen as [N, C, n * n, T0 * T1].
+  // [N * C, n, T0, m T1 + 2]; its rows then form one image [1, 1, N * C * n * T0, m T1 + 2] (the second
+  // convolution is then one GEMM over all of them, not one tiny GEMM per image): [1, n, N * C * n * T0, T1], seen
+  // as V [n (b), N, C, n (a), T0 * T1].
   XLAC_ASSIGN_OR_RETURN(Instruction * x, b.Transpose(conv.operand(0), {dn.input_batch_dimension,
                                                                       dn.input_feature_dimension,
                                                                       dn.input_spatial_dimensions[0],
@@ -247,21 +249,22 @@ absl::StatusOr<Instruction*> Rewrite(Module& module, Computation& comp, Instruct
   XLAC_ASSIGN_OR_RETURN(Instruction * rows, transform(images, 0, w.dimensions[0].padding_low, pad_high[0],
                                                       w.dimensions[1].padding_low, pad_high[1]));
   XLAC_ASSIGN_OR_RETURN(Instruction * row_images,
-                        b.Reshape(rows, {batch * channels * n, 1, tiles[0], m * tiles[1] + 2}));
+                        b.Reshape(rows, {1, 1, batch * channels * n * tiles[0], m * tiles[1] + 2}));
   XLAC_ASSIGN_OR_RETURN(Instruction * v_conv, transform(row_images, 1, 0, 0, 0, 0));
-  XLAC_ASSIGN_OR_RETURN(Instruction * v, b.Reshape(v_conv, {batch, channels, n * n, tiles[0] * tiles[1]}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * v,
+                        b.Reshape(v_conv, {n, batch, channels, n, tiles[0] * tiles[1]}));  // [b, N, C, a, T0 T1]
 
-  // Filter: [3, 3, K, C], U = G g G^T as [n * n, K, C], broadcast over the batch: [n * n, N, K, C].
+  // Filter: [3, 3, K, C], U = G g G^T [n, n, K, C], broadcast over the batch: [n, n, N, K, C].
   XLAC_ASSIGN_OR_RETURN(Instruction * g, b.Transpose(conv.operand(1), {dn.kernel_spatial_dimensions[0],
                                                                       dn.kernel_spatial_dimensions[1],
                                                                       dn.kernel_output_feature_dimension,
                                                                       dn.kernel_input_feature_dimension}));
   XLAC_ASSIGN_OR_RETURN(Instruction * u_full, b.Separable(g, t.g));
-  XLAC_ASSIGN_OR_RETURN(Instruction * u, b.Reshape(u_full, {n * n, features, channels}));
-  XLAC_ASSIGN_OR_RETURN(Instruction * u_batch, b.Broadcast(u, {n * n, batch, features, channels}, {0, 2, 3}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * u_batch,
+                        b.Broadcast(u_full, {n, n, batch, features, channels}, {0, 1, 3, 4}));
 
-  // One GEMM per transform point and image: [K, C] x [C, T0 * T1] -> M [n * n, N, K, T0 * T1].
-  XLAC_ASSIGN_OR_RETURN(Instruction * product, b.Dot(u_batch, v, {0, 1}, 3, 1, {2, 0}));
+  // One GEMM per transform point (a, b) and image: [K, C] x [C, T0 * T1] -> M [n, n, N, K, T0 * T1].
+  XLAC_ASSIGN_OR_RETURN(Instruction * product, b.Dot(u_batch, v, {0, 1, 2}, 4, 2, {3, 0, 1}));
 
   // Y = A^T M A for every tile as one GEMM with kron(A^T, A^T) [m * m, n * n]: [m, m, N, K, T0, T1].
   std::vector<double> kron_a;

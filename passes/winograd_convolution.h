@@ -2,7 +2,7 @@
 // "Fast Algorithms for Convolutional Neural Networks", 2015), written in ordinary HLO (n = m + 2):
 //  - input transform B^T d B of the overlapping n x n tiles at stride m: each input channel is a one-channel image
 //    and B^T a constant kernel of n output features, applied by two convolutions (window n x 1 at stride m, then
-//    1 x n), whose implicit im2col reads the tiles and the padding in place;
+//    1 x n on all the first one's rows as one image), whose implicit im2col reads the tiles and the padding in place;
 //  - filter transform G g G^T: two small dots (constant-folded when the filter is a constant);
 //  - one dot batched over the n^2 transform points and the images: [K, C] x [C, tiles];
 //  - output transform A^T M A: one dot with the constant kron(A^T, A^T) [m^2, n^2];
