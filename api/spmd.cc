@@ -14,6 +14,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "codegen/pipeline.h"
+#include "compiler/auto_shard.h"
 #include "compiler/compiler.h"
 #include "frontend/hlo/printer.h"
 #include "frontend/hlo/sharding_text.h"
@@ -22,7 +24,10 @@
 #include "ir/diagnostics.h"
 #include "ir/module.h"
 #include "ir/sharding.h"
+#include "ir/tpu_target.h"
 #include "passes/spmd/spmd_partitioner.h"
+#include "passes/tpu_cost_model.h"
+#include "passes/tpu_memory.h"
 #include "passes/verifier.h"
 
 namespace xlac::spmd {
@@ -776,6 +781,117 @@ absl::StatusOr<PropagatedShardings> PropagateShardings(std::string_view text, co
     out.results[i] = ShardingToString(leaf ? result.tuple_elements[i] : result, false);
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------------- AutoShard
+
+namespace {
+
+absl::StatusOr<const TpuChipSpec*> ChipFor(std::string_view tpu, const char* what) {
+  absl::StatusOr<const TpuChipSpec*> chip = FindTpuChipSpec(std::string(tpu));
+  if (!chip.ok()) return Invalid(absl::StrCat(what, ": ", chip.status().message()));
+  return chip;
+}
+
+}  // namespace
+
+absl::StatusOr<AutoShardReport> AutoShard(Program& program, const Mesh& mesh, const AutoShardOptions& options) {
+  absl::StatusOr<const TpuChipSpec*> chip = ChipFor(options.tpu, "auto_shard");
+  if (!chip.ok()) return chip.status();
+  // The mesh must fit the user's annotations (MarkParameter's check), and the program is marked over it.
+  int64_t probe = -1;
+  for (const ValueInfo& p : program.parameters()) {
+    if (p.sharding.empty() && p.array.element_type != "tuple") {
+      probe = p.index;
+      break;
+    }
+  }
+  if (probe >= 0) {
+    absl::Status status = program.MarkParameter(probe, mesh, {});
+    if (!status.ok()) return Invalid("auto_shard: " + std::string(status.message()));
+    if (!(status = program.SetParameterSharding(probe, "")).ok()) return status;
+  }
+  AutoShardConfig config;
+  config.mesh_shape = mesh.shape();
+  config.device_ids = mesh.device_ids();
+  config.axis_names = mesh.axis_names();
+  config.chip = *chip;
+  config.max_sweeps = options.max_sweeps;
+  for (const auto& [name, seed] : options.seeds) {
+    if (seed == nullptr || seed->parameters().size() != program.parameters().size()) {
+      return Invalid(absl::StrCat("auto_shard: the start plan '", name, "' is not a program with the same ",
+                                  program.parameters().size(), " parameters"));
+    }
+    AutoShardPlan plan{name, {}};
+    for (const ValueInfo& p : seed->parameters()) {
+      if (p.sharding.empty()) {
+        plan.parameters.emplace_back();
+        continue;
+      }
+      absl::StatusOr<Sharding> s = ParseSharding(p.sharding);
+      if (!s.ok()) return s.status();
+      plan.parameters.push_back(*std::move(s));
+    }
+    config.seeds.push_back(std::move(plan));
+  }
+  if (options.full_memory_check) {
+    const TpuChipSpec* spec = *chip;
+    config.per_core_bytes = [spec](const Module& partitioned) -> absl::StatusOr<int64_t> {
+      codegen::CompileOptions compile;
+      compile.tpu_numerics = true;
+      absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(partitioned, compile);
+      if (!prepared.ok()) return prepared.status();
+      absl::StatusOr<TpuMemoryReport> report = AnalyzeTpuMemory(*prepared->module, prepared->assignment, *spec);
+      if (!report.ok()) return report.status();
+      return report->peak_padded_bytes;
+    };
+  }
+  const std::string text = program.Text();
+  SourceFile file("<auto_shard>", text);
+  DiagnosticEngine diags;
+  CompilerOptions compiler;
+  compiler.num_partitions = mesh.size();
+  std::unique_ptr<Module> module = LoadModule(file, compiler, diags);
+  if (module == nullptr) return Invalid(diags.Render(file));
+  absl::StatusOr<AutoShardResult> result = AutoShardModule(*module, config);
+  if (!result.ok()) return result.status();
+  for (const ValueInfo& p : std::vector<ValueInfo>(program.parameters())) {
+    if (!p.sharding.empty()) continue;  // the user's
+    const std::optional<Sharding>& s = result->parameters[static_cast<size_t>(p.index)];
+    absl::Status status = program.SetParameterSharding(p.index, s ? ShardingToString(*s, false) : "");
+    if (!status.ok()) return status;
+  }
+  AutoShardReport report;
+  report.modeled_seconds = result->seconds;
+  report.per_core_bytes = result->per_core_bytes;
+  report.start_plans = result->seed_seconds;
+  report.start = result->start;
+  report.evaluations = result->evaluations;
+  report.search_seconds = result->search_seconds;
+  report.explanation = result->explanation;
+  return report;
+}
+
+absl::StatusOr<double> ModeledStepSeconds(const Program& program, std::string_view tpu) {
+  absl::StatusOr<const TpuChipSpec*> chip = ChipFor(tpu, "modeled_step_seconds");
+  if (!chip.ok()) return chip.status();
+  const std::string text = program.Text();
+  SourceFile file("<program>", text);
+  DiagnosticEngine diags;
+  CompilerOptions compiler;
+  compiler.num_partitions = program.num_partitions();
+  std::unique_ptr<Module> module = LoadModule(file, compiler, diags);
+  if (module == nullptr) return Invalid(diags.Render(file));
+  SpmdReport spmd_report;
+  absl::StatusOr<bool> partitioned = PartitionModule(*module, compiler, spmd_report, diags);
+  if (!partitioned.ok()) return Invalid(diags.Render(file));
+  const int64_t partitions = std::max<int64_t>(1, module->config().num_partitions);
+  absl::StatusOr<TpuTopology> topology = DefaultTpuTopology(**chip, partitions);
+  if (!topology.ok()) return topology.status();
+  absl::StatusOr<TpuStepReport> step =
+      ModelOptimizedTpuStep(*module, *topology, /*num_replicas=*/1, partitions, /*tpu_numerics=*/true);
+  if (!step.ok()) return step.status();
+  return step->total_seconds();
 }
 
 }  // namespace xlac::spmd

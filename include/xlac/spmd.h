@@ -160,3 +160,40 @@ struct PropagatedShardings {
 absl::StatusOr<PropagatedShardings> PropagateShardings(std::string_view text, const CompileOptions& options = {});
 
 }  // namespace xlac::spmd
+
+namespace xlac::spmd {
+
+// ---------------------------------------------------------------------------------------------------- AutoShard
+// Automatic sharding (docs/spmd.md, "Automatic sharding"): chooses shardings for the program's unannotated entry
+// parameters that minimize the modeled TPU step time (`xlac --emit=tpu-report`'s model) subject to per-core HBM,
+// keeping every sharding the user gave. The search starts from the best of the data-parallel, FSDP and
+// Megatron-style plans (and `seeds`), so its plan is never modeled slower than any of them, then improves it one
+// parameter at a time, largest first. The program comes back annotated over `mesh`, ready for Compile().
+struct AutoShardOptions {
+  std::string tpu = "v5e";  // v4, v5e, v5p, v6e
+  // Plans to start from besides the built-in ones, e.g. programs annotated by DataParallel / Fsdp / MegatronMlp:
+  // (name, program) with the same parameters. Their parameter shardings are read; the programs are not changed.
+  std::vector<std::pair<std::string, const Program*>> seeds;
+  int max_sweeps = 2;
+  // Check accepted plans' per-core HBM with the full analysis of --tpu (the buffer assignment's padded peak); false:
+  // only the per-core bytes of the parameters and results.
+  bool full_memory_check = true;
+};
+
+struct AutoShardReport {
+  double modeled_seconds = 0;  // the chosen plan's modeled step time
+  int64_t per_core_bytes = 0;  // its per-core HBM (the padded peak with full_memory_check)
+  std::vector<std::pair<std::string, double>> start_plans;  // each start plan's modeled step (inf: infeasible)
+  std::string start;                                        // the one the search started from
+  int64_t evaluations = 0;                                  // assignments partitioned and modeled
+  double search_seconds = 0;
+  std::vector<std::string> explanation;  // one line per start plan set, choice and the result (--explain-sharding)
+};
+
+absl::StatusOr<AutoShardReport> AutoShard(Program& program, const Mesh& mesh, const AutoShardOptions& options = {});
+
+// The modeled step time of `program` compiled over its num_partitions() on a slice of `tpu` chips: the
+// `ModelOptimizedTpuStep` total `xlac --tpu=<tpu> --emit=tpu-report` prints. For comparing plans.
+absl::StatusOr<double> ModeledStepSeconds(const Program& program, std::string_view tpu = "v5e");
+
+}  // namespace xlac::spmd
