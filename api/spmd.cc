@@ -817,6 +817,7 @@ absl::StatusOr<AutoShardReport> AutoShard(Program& program, const Mesh& mesh, co
   config.axis_names = mesh.axis_names();
   config.chip = *chip;
   config.max_sweeps = options.max_sweeps;
+  config.require_sharded = options.require_sharded;
   for (const auto& [name, seed] : options.seeds) {
     if (seed == nullptr || seed->parameters().size() != program.parameters().size()) {
       return Invalid(absl::StrCat("auto_shard: the start plan '", name, "' is not a program with the same ",

@@ -228,6 +228,14 @@ class Search {
       why = std::string(partitioned.status().message());
       return nullptr;
     }
+    if (config_.require_sharded) {
+      bool sharded = false;
+      for (const Sharding& s : report.parameter_shardings) sharded |= s.IsTiled();
+      if (!*partitioned || !sharded) {
+        why = "no parameter is sharded (require_sharded)";
+        return nullptr;
+      }
+    }
     return clone;
   }
 
@@ -407,31 +415,31 @@ absl::StatusOr<AutoShardResult> AutoShardModule(const Module& module, const Auto
         return on_dim(i, best, all_axes);
       },
       all_axes));
-  if (model_axis >= 0) {
-    // Megatron-style: consecutive matrices (w1, w2) with w1's columns = w2's rows, w1 column- and w2 row-sharded
-    // over the last mesh axis, the batch over the others.
-    std::vector<int> role(np, 0);  // 1: column, 2: row
-    std::vector<size_t> matrices;
-    for (size_t i = 0; i < np; ++i) {
-      if (!user[i] && !batch[i] && params[i]->shape().IsArray() && params[i]->shape().rank() == 2) matrices.push_back(i);
-    }
-    for (size_t k = 0; k + 1 < matrices.size(); ++k) {
-      const std::vector<int64_t>& a = params[matrices[k]]->shape().dimensions;
-      const std::vector<int64_t>& b = params[matrices[k + 1]]->shape().dimensions;
-      if (a[1] == b[0]) {
-        role[matrices[k]] = 1;
-        role[matrices[k + 1]] = 2;
-        ++k;
-      }
-    }
-    seeds.push_back(seed_with(
-        "megatron",
-        [&](size_t i) -> std::optional<Sharding> {
-          if (role[i] == 0) return std::nullopt;
-          return on_dim(i, role[i] == 1 ? 1 : 0, {model_axis});
-        },
-        data_axes));
+  // Megatron-style: consecutive matrices (w1, w2) with w1's columns = w2's rows, w1 column- and w2 row-sharded
+  // over the last mesh axis and the batch over the others ("megatron"), or both over the whole mesh and the batch
+  // replicated ("tensor-parallel").
+  std::vector<int> role(np, 0);  // 1: column, 2: row
+  std::vector<size_t> matrices;
+  for (size_t i = 0; i < np; ++i) {
+    if (!user[i] && !batch[i] && params[i]->shape().IsArray() && params[i]->shape().rank() == 2) matrices.push_back(i);
   }
+  for (size_t k = 0; k + 1 < matrices.size(); ++k) {
+    const std::vector<int64_t>& a = params[matrices[k]]->shape().dimensions;
+    const std::vector<int64_t>& b = params[matrices[k + 1]]->shape().dimensions;
+    if (a[1] == b[0]) {
+      role[matrices[k]] = 1;
+      role[matrices[k + 1]] = 2;
+      ++k;
+    }
+  }
+  auto megatron = [&](const std::vector<int64_t>& model_axes) {
+    return [&, model_axes](size_t i) -> std::optional<Sharding> {
+      if (role[i] == 0) return std::nullopt;
+      return on_dim(i, role[i] == 1 ? 1 : 0, model_axes);
+    };
+  };
+  if (model_axis >= 0) seeds.push_back(seed_with("megatron", megatron({model_axis}), data_axes));
+  if (!all_axes.empty()) seeds.push_back(seed_with("tensor-parallel", megatron(all_axes), {}));
   for (const AutoShardPlan& s : config.seeds) {
     if (s.parameters.size() != np) {
       return absl::InvalidArgumentError(absl::StrCat("auto_shard: the seed plan '", s.name, "' has ",
@@ -445,25 +453,30 @@ absl::StatusOr<AutoShardResult> AutoShardModule(const Module& module, const Auto
   }
 
   AutoShardResult result;
-  std::vector<std::optional<Sharding>> current;
-  double best = kInf;
   std::vector<std::string> seed_texts;
-  for (const AutoShardPlan& plan : seeds) {
+  struct Start {
+    size_t seed;
+    double seconds;
+  };
+  std::vector<Start> starts;
+  for (size_t k = 0; k < seeds.size(); ++k) {
+    const AutoShardPlan& plan = seeds[k];
     Search::Score& score = search.Evaluate(plan.parameters);
-    if (std::isfinite(score.seconds) && score.seconds < best) search.FitsMemory(plan.parameters, score);
+    if (std::isfinite(score.seconds)) search.FitsMemory(plan.parameters, score);
     result.seed_seconds.emplace_back(plan.name, score.seconds);
     seed_texts.push_back(absl::StrCat(plan.name, " ", Seconds(score.seconds)));
-    if (score.seconds < best) {
-      best = score.seconds;
-      current = plan.parameters;
-      result.start = plan.name;
-    }
+    if (std::isfinite(score.seconds)) starts.push_back({k, score.seconds});
   }
-  if (!std::isfinite(best)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "auto_shard: no start plan fits on the mesh (", absl::StrJoin(seed_texts, ", "), ")",
-        search.Evaluate(seeds.front().parameters).why.empty() ? "" : ": " + search.Evaluate(seeds.front().parameters).why));
+  if (starts.empty()) {
+    const std::string& why = search.Evaluate(seeds.front().parameters).why;
+    return absl::ResourceExhaustedError(absl::StrCat("auto_shard: no start plan fits on the mesh (",
+                                                     absl::StrJoin(seed_texts, ", "), ")",
+                                                     why.empty() ? "" : ": " + why));
   }
+  std::stable_sort(starts.begin(), starts.end(), [](const Start& a, const Start& b) { return a.seconds < b.seconds; });
+  // The descent runs from the best `starts` distinct start plans (a greedy descent stops in the first local minimum
+  // it meets; different starts meet different ones), sharing the score cache.
+  const size_t runs = std::min<size_t>(starts.size(), static_cast<size_t>(std::max(1, config.max_starts)));
   std::vector<std::string>& explain = result.explanation;
   std::vector<std::string> mesh_text;
   for (int64_t s : mesh) mesh_text.push_back(std::to_string(s));
@@ -474,116 +487,142 @@ absl::StatusOr<AutoShardResult> AutoShardModule(const Module& module, const Auto
                                  " searched (largest first), ", small.size(), " small (kept from the start plan), ",
                                  annotated, " annotated by the user (kept)"));
   explain.push_back(absl::StrCat("auto-shard: start plans (modeled step): ", absl::StrJoin(seed_texts, ", "),
-                                 "; starting from ", result.start));
+                                 "; descending from the best ", runs));
 
-  // ------------------------------------------------------------------ coordinate descent
   std::vector<std::vector<Candidate>> candidates(np);
-  for (int64_t p : searched) candidates[static_cast<size_t>(p)] = search.CandidatesFor(params[static_cast<size_t>(p)]->shape().dimensions);
-  for (int sweep = 1; sweep <= std::max(1, config.max_sweeps); ++sweep) {
-    bool changed = false;
-    for (int64_t p : searched) {
-      const size_t pi = static_cast<size_t>(p);
-      struct Tried {
-        size_t index;
-        double seconds;
-      };
-      std::vector<Tried> tried;
-      AutoShardChoice choice;
-      choice.parameter = p;
-      choice.name = params[pi]->name();
-      choice.shape = ShapeToString(params[pi]->shape(), false);
-      choice.sweep = sweep;
-      const std::optional<Sharding> before = current[pi];
-      size_t current_index = SIZE_MAX;
-      for (size_t c = 0; c < candidates[pi].size(); ++c) {
-        std::vector<std::optional<Sharding>> plan = current;
-        plan[pi] = candidates[pi][c].sharding;
-        if (before && *before == *candidates[pi][c].sharding) current_index = c;
-        const double s = search.Evaluate(plan).seconds;
-        ++choice.candidates;
-        if (!std::isfinite(s)) {
-          ++choice.infeasible;
-          continue;
+  for (int64_t p : searched) {
+    candidates[static_cast<size_t>(p)] = search.CandidatesFor(params[static_cast<size_t>(p)]->shape().dimensions);
+  }
+  auto spec_of = [&](size_t pi, const std::optional<Sharding>& s) -> std::string {
+    if (!s) return "unannotated";
+    for (const Candidate& c : candidates[pi]) {
+      if (*s == *c.sharding) return c.spec;
+    }
+    return spmd::ShardingToString(*s);
+  };
+
+  struct Run {
+    std::vector<std::optional<Sharding>> plan;
+    double best = kInf;
+    std::vector<AutoShardChoice> choices;
+    std::vector<std::string> lines;
+  };
+  auto descend = [&](std::vector<std::optional<Sharding>> current, double best) {
+    Run run;
+    for (int sweep = 1; sweep <= std::max(1, config.max_sweeps); ++sweep) {
+      bool changed = false;
+      for (int64_t p : searched) {
+        const size_t pi = static_cast<size_t>(p);
+        AutoShardChoice choice;
+        choice.parameter = p;
+        choice.name = params[pi]->name();
+        choice.shape = ShapeToString(params[pi]->shape(), false);
+        choice.sweep = sweep;
+        // The candidates, and the parameter's current sharding when it is none of them (e.g. unannotated).
+        std::vector<std::optional<Sharding>> options;
+        for (const Candidate& c : candidates[pi]) options.push_back(c.sharding);
+        if (std::find(options.begin(), options.end(), current[pi]) == options.end()) options.push_back(current[pi]);
+        struct Tried {
+          std::optional<Sharding> sharding;
+          double seconds;
+          bool current;
+        };
+        std::vector<Tried> tried;
+        for (const std::optional<Sharding>& o : options) {
+          std::vector<std::optional<Sharding>> plan = current;
+          plan[pi] = o;
+          const double s = search.Evaluate(plan).seconds;
+          ++choice.candidates;
+          if (!std::isfinite(s)) {
+            ++choice.infeasible;
+            continue;
+          }
+          if (o && o->kind == Sharding::Kind::kReplicated && !o->IsTuple()) choice.replicated_seconds = s;
+          tried.push_back({o, s, o == current[pi]});
         }
-        if (c == 0) choice.replicated_seconds = s;
-        tried.push_back({c, s});
-      }
-      // Fastest first; the current sharding wins ties (no churn).
-      std::stable_sort(tried.begin(), tried.end(), [&](const Tried& a, const Tried& b) {
-        if (a.seconds != b.seconds) return a.seconds < b.seconds;
-        return a.index == current_index && b.index != current_index;
-      });
-      size_t chosen = SIZE_MAX;
-      for (size_t k = 0; k < tried.size(); ++k) {
-        if (tried[k].seconds >= best && tried[k].index != current_index) {
-          // Not better than what we have: keep the current sharding.
+        // Fastest first; the current sharding wins ties (no churn).
+        std::stable_sort(tried.begin(), tried.end(), [](const Tried& a, const Tried& b) {
+          if (a.seconds != b.seconds) return a.seconds < b.seconds;
+          return a.current && !b.current;
+        });
+        for (const Tried& t : tried) {
+          if (t.current || t.seconds >= best) break;  // nothing faster than what we have
+          std::vector<std::optional<Sharding>> plan = current;
+          plan[pi] = t.sharding;
+          Search::Score& score = search.Evaluate(plan);
+          if (!search.FitsMemory(plan, score)) {
+            ++choice.infeasible;
+            continue;
+          }
+          current[pi] = t.sharding;
+          best = t.seconds;
+          choice.changed = changed = true;
           break;
         }
-        std::vector<std::optional<Sharding>> plan = current;
-        plan[pi] = candidates[pi][tried[k].index].sharding;
-        Search::Score& score = search.Evaluate(plan);
-        if (!search.FitsMemory(plan, score)) {
-          ++choice.infeasible;
-          continue;
+        choice.spec = spec_of(pi, current[pi]);
+        choice.sharding = current[pi] ? spmd::ShardingToString(*current[pi]) : "";
+        choice.seconds = best;
+        for (const Tried& t : tried) {
+          if (t.sharding == current[pi]) continue;
+          choice.runner_up_spec = spec_of(pi, t.sharding);
+          choice.runner_up_seconds = t.seconds;
+          break;
         }
-        chosen = k;
-        break;
+        std::string line = absl::StrCat("auto-shard: sweep ", sweep, ": parameter ", p, " ", choice.name, " ",
+                                        choice.shape, (choice.changed ? " -> " : " keeps "), choice.spec, ": ",
+                                        Seconds(choice.seconds));
+        if (!choice.runner_up_spec.empty()) {
+          absl::StrAppend(&line, " (runner-up ", choice.runner_up_spec, ": ", Seconds(choice.runner_up_seconds));
+        } else {
+          absl::StrAppend(&line, " (no other feasible candidate");
+        }
+        if (choice.spec != "replicated" && choice.replicated_seconds > 0 && choice.runner_up_spec != "replicated") {
+          absl::StrAppend(&line, "; replicated: ", Seconds(choice.replicated_seconds));
+        }
+        absl::StrAppend(&line, "; ", choice.candidates, " candidates",
+                        choice.infeasible ? absl::StrCat(", ", choice.infeasible, " infeasible") : "", ")");
+        run.lines.push_back(std::move(line));
+        run.choices.push_back(std::move(choice));
       }
-      if (chosen != SIZE_MAX && tried[chosen].index != current_index) {
-        current[pi] = candidates[pi][tried[chosen].index].sharding;
-        best = tried[chosen].seconds;
-        choice.changed = true;
-        changed = true;
-      }
-      // Report: the chosen (or kept) sharding, the best other candidate.
-      const std::optional<Sharding>& now = current[pi];
-      std::string spec = "unannotated";
-      for (const Candidate& c : candidates[pi]) {
-        if (now && *now == *c.sharding) spec = c.spec;
-      }
-      if (now && spec == "unannotated") spec = spmd::ShardingToString(*now);
-      choice.spec = spec;
-      choice.sharding = now ? spmd::ShardingToString(*now) : "";
-      choice.seconds = best;
-      for (const Tried& t : tried) {
-        const Candidate& c = candidates[pi][t.index];
-        if (now && *now == *c.sharding) continue;
-        choice.runner_up_spec = c.spec;
-        choice.runner_up_seconds = t.seconds;
-        break;
-      }
-      std::string line = absl::StrCat("auto-shard: sweep ", sweep, ": parameter ", p, " ", choice.name, " ",
-                                      choice.shape, (choice.changed ? " -> " : " keeps "), choice.spec, ": ",
-                                      Seconds(choice.seconds));
-      if (!choice.runner_up_spec.empty()) {
-        absl::StrAppend(&line, " (runner-up ", choice.runner_up_spec, ": ", Seconds(choice.runner_up_seconds));
-      } else {
-        absl::StrAppend(&line, " (no other feasible candidate");
-      }
-      if (choice.spec != "replicated" && choice.replicated_seconds > 0 && choice.runner_up_spec != "replicated") {
-        absl::StrAppend(&line, "; replicated: ", Seconds(choice.replicated_seconds));
-      }
-      absl::StrAppend(&line, "; ", choice.candidates, " candidates", choice.infeasible ? absl::StrCat(", ", choice.infeasible, " infeasible") : "", ")");
-      explain.push_back(std::move(line));
-      result.choices.push_back(std::move(choice));
+      if (!changed) break;
     }
-    if (!changed) break;
-  }
-  // The small parameters: all handed to propagation at once, or all replicated, if that is faster.
-  if (!small.empty()) {
-    for (int variant = 0; variant < 2; ++variant) {
+    // The small parameters: all handed to propagation at once, or all replicated, if that is faster.
+    for (int variant = 0; variant < 2 && !small.empty(); ++variant) {
       std::vector<std::optional<Sharding>> plan = current;
-      for (int64_t p : small) plan[static_cast<size_t>(p)] = variant == 0 ? std::nullopt : std::optional(Sharding::Replicated());
+      for (int64_t p : small) {
+        plan[static_cast<size_t>(p)] = variant == 0 ? std::nullopt : std::optional(Sharding::Replicated());
+      }
       Search::Score& score = search.Evaluate(plan);
       if (score.seconds < best && search.FitsMemory(plan, score)) {
-        explain.push_back(absl::StrCat("auto-shard: the ", small.size(), " small parameters ",
-                                       variant == 0 ? "left to propagation" : "replicated", ": ", Seconds(score.seconds),
-                                       " (was ", Seconds(best), ")"));
+        run.lines.push_back(absl::StrCat("auto-shard: the ", small.size(), " small parameters ",
+                                         variant == 0 ? "left to propagation" : "replicated", ": ",
+                                         Seconds(score.seconds), " (was ", Seconds(best), ")"));
         best = score.seconds;
         current = plan;
       }
     }
+    run.plan = std::move(current);
+    run.best = best;
+    return run;
+  };
+
+  std::optional<Run> winner;
+  std::vector<std::string> summary;
+  for (size_t r = 0; r < runs; ++r) {
+    const AutoShardPlan& seed = seeds[starts[r].seed];
+    Run run = descend(seed.parameters, starts[r].seconds);
+    summary.push_back(absl::StrCat(seed.name, " ", Seconds(starts[r].seconds), " -> ", Seconds(run.best)));
+    if (!winner || run.best < winner->best) {
+      winner = std::move(run);
+      result.start = seed.name;
+    }
   }
+  explain.push_back(absl::StrCat("auto-shard: descents: ", absl::StrJoin(summary, ", "), "; the best, from ",
+                                 result.start, ":"));
+  for (std::string& line : winner->lines) explain.push_back(std::move(line));
+  result.choices = std::move(winner->choices);
+  std::vector<std::optional<Sharding>> current = std::move(winner->plan);
+  const double best = winner->best;
   Search::Score& final_score = search.Evaluate(current);
   search.FitsMemory(current, final_score);
   result.parameters = current;

@@ -14,9 +14,10 @@
 //      assignment.
 //   3. Start: the best of the seed plans (data-parallel, FSDP and Megatron-style plans built from the mesh, the
 //      caller's own plans, and "everything left to propagation"), so the result is never worse than any of them.
-//   4. Coordinate descent, largest parameter first: each parameter tries its candidates with the others fixed and
-//      keeps the fastest; a further sweep runs while a sweep changed something (at most `max_sweeps`). Then one
-//      try of handing every small parameter to propagation.
+//   4. Coordinate descent, largest parameter first: each parameter tries its candidates (and its current sharding)
+//      with the others fixed and keeps the fastest; a further sweep runs while a sweep changed something (at most
+//      `max_sweeps`). Then one try of handing every small parameter to propagation, one of replicating them all.
+//      The descent runs from each of the `max_starts` fastest start plans; the best result wins.
 // Cost: one partition + cost-model run per distinct assignment (~20-50 ms for a BERT layer on 8 cores).
 #pragma once
 
@@ -52,8 +53,13 @@ struct AutoShardConfig {
   // per-core bytes of the entry parameters and results (a lower bound of the peak).
   std::function<absl::StatusOr<int64_t>(const Module& partitioned)> per_core_bytes;
   int max_sweeps = 2;
+  // The descent runs from this many of the fastest start plans and keeps the best result.
+  int max_starts = 2;
   // Parameters with fewer bytes than this fraction of the largest one are not searched one by one.
-  double small_fraction = 1.0 / 64;
+  double small_fraction = 1.0 / 256;
+  // Only plans that shard some parameter (after propagation) are feasible: "every core runs the whole program" is
+  // otherwise a plan like any other, and the fastest when communication costs more than the compute it splits.
+  bool require_sharded = false;
 };
 
 // One searched parameter's decision.

@@ -173,6 +173,45 @@ void RegisterSpmd(py::module_& m) {
                               const std::vector<std::pair<int64_t, int64_t>>& pairs) {
         spmd::Mesh mesh = MeshOf(std::move(device_ids), std::move(shape), std::move(names));
         Check(spmd::MegatronMlp(p, mesh, pairs, AxesOf(axis)));
+      })
+      // Automatic sharding: `seeds` a list of (name, _SpmdProgram); returns the report as a dict.
+      .def("auto_shard",
+           [](spmd::Program& p, std::vector<int64_t> device_ids, std::vector<int64_t> shape,
+              std::vector<std::string> names, const std::string& tpu, const py::list& seeds, int max_sweeps,
+              bool full_memory_check, bool require_sharded) {
+             spmd::Mesh mesh = MeshOf(std::move(device_ids), std::move(shape), std::move(names));
+             spmd::AutoShardOptions options;
+             options.tpu = tpu;
+             options.max_sweeps = max_sweeps;
+             options.full_memory_check = full_memory_check;
+             options.require_sharded = require_sharded;
+             for (py::handle seed : seeds) {
+               py::tuple t = py::reinterpret_borrow<py::tuple>(seed);
+               options.seeds.emplace_back(t[0].cast<std::string>(), t[1].cast<const spmd::Program*>());
+             }
+             absl::StatusOr<spmd::AutoShardReport> out;
+             {
+               py::gil_scoped_release release;
+               out = spmd::AutoShard(p, mesh, options);
+             }
+             spmd::AutoShardReport r = Take(std::move(out));
+             py::dict d;
+             d["modeled_seconds"] = r.modeled_seconds;
+             d["per_core_bytes"] = r.per_core_bytes;
+             d["start_plans"] = r.start_plans;
+             d["start"] = r.start;
+             d["evaluations"] = r.evaluations;
+             d["search_seconds"] = r.search_seconds;
+             d["explanation"] = r.explanation;
+             return d;
+           })
+      .def("modeled_step_seconds", [](const spmd::Program& p, const std::string& tpu) {
+        absl::StatusOr<double> out;
+        {
+          py::gil_scoped_release release;
+          out = spmd::ModeledStepSeconds(p, tpu);
+        }
+        return Take(std::move(out));
       });
 }
 

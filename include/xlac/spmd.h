@@ -178,6 +178,9 @@ struct AutoShardOptions {
   // Check accepted plans' per-core HBM with the full analysis of --tpu (the buffer assignment's padded peak); false:
   // only the per-core bytes of the parameters and results.
   bool full_memory_check = true;
+  // Only plans that shard some parameter: otherwise "no sharding, every core runs the whole program" is one of the
+  // plans and wins when the model says communication costs more than the compute it splits.
+  bool require_sharded = false;
 };
 
 struct AutoShardReport {

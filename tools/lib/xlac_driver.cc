@@ -17,6 +17,7 @@
 #include "codegen/aot.h"
 #include "codegen/compilation_cache.h"
 #include "codegen/pipeline.h"
+#include "compiler/auto_shard.h"
 #include "compiler/compiler.h"
 #include "compiler/custom_call_libs.h"
 #include "compiler/kernel_sources.h"
@@ -79,6 +80,12 @@ OPTIONS:
   --dump-to=<dir>        XLA-style dumps of the compilation (docs/observability.md): module before and after
                          optimization and after each pass, buffer assignment, LLVM IR, the object file
   --dump-pass-regex=<re> With --dump-to: per-pass dumps only for the passes whose name matches <re>
+  --auto-shard           With --mesh and --tpu: choose shardings for the unannotated entry parameters that minimize
+                         the modeled step time of --emit=tpu-report within per-core HBM (docs/spmd.md, "Automatic
+                         sharding"), keeping the given ones; --emit=hlo prints the annotated module, other kinds
+                         compile it over the mesh's devices
+  --mesh=<AxB[xC]>       The device mesh --auto-shard shards over (row-major device ids 0..n-1)
+  --explain-sharding     With --auto-shard: print each choice and why (modeled times) to stderr
   (XLAC_FLAGS in the environment adds flags before the command line's)
   -h, --help             Show this help
 )";
@@ -504,11 +511,117 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   return dump_output(kind);
 }
 
+namespace {
+
+// --auto-shard, --mesh, --explain-sharding: taken out of the arguments by XlacMain, which annotates the input with
+// the chosen shardings before RunXlac compiles it.
+struct AutoShardFlags {
+  bool enabled = false;
+  bool explain = false;
+  std::vector<int64_t> mesh;
+};
+
+absl::StatusOr<std::vector<int64_t>> ParseMesh(std::string_view text) {
+  std::vector<int64_t> mesh;
+  int64_t n = -1;
+  for (char c : std::string(text) + "x") {
+    if (c >= '0' && c <= '9' && n < (int64_t{1} << 20)) {
+      n = (n < 0 ? 0 : n * 10) + (c - '0');
+    } else if (c == 'x' && n > 0) {
+      mesh.push_back(n);
+      n = -1;
+    } else {
+      return absl::InvalidArgumentError("bad --mesh='" + std::string(text) + "' (AxB or AxBxC, e.g. --mesh=2x4)");
+    }
+  }
+  return mesh;
+}
+
+// Annotates `text` with AutoShardModule's plan (the explanation on `err` with --explain-sharding); 1 on errors.
+int AutoShardInput(const XlacOptions& options, const AutoShardFlags& flags, const std::string& name, std::string& text,
+                   std::ostream& err) {
+  SourceFile file(name, text);
+  CompilerOptions compiler;
+  int64_t devices = 1;
+  for (int64_t s : flags.mesh) devices *= s;
+  compiler.num_partitions = devices;
+  compiler.custom_call_identity = options.custom_call_identity;
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = LoadModule(file, compiler, diags);
+  if (module == nullptr) {
+    err << diags.Render(file);
+    return 1;
+  }
+  const TpuChipSpec* chip = *FindTpuChipSpec(options.tpu);  // validated by ParseXlacArgs
+  AutoShardConfig config;
+  config.mesh_shape = flags.mesh;
+  config.chip = chip;
+  config.per_core_bytes = [chip](const Module& partitioned) -> absl::StatusOr<int64_t> {
+    codegen::CompileOptions compile;
+    compile.tpu_numerics = true;
+    XLAC_ASSIGN_OR_RETURN(codegen::PreparedModule prepared, codegen::PrepareModule(partitioned, compile));
+    XLAC_ASSIGN_OR_RETURN(TpuMemoryReport report, AnalyzeTpuMemory(*prepared.module, prepared.assignment, *chip));
+    return report.peak_padded_bytes;
+  };
+  absl::StatusOr<AutoShardResult> result = AutoShardModule(*module, config);
+  if (!result.ok()) {
+    err << name << ": error: " << result.status().message() << "\n";
+    return 1;
+  }
+  if (flags.explain) {
+    for (const std::string& line : result->explanation) err << line << "\n";
+  }
+  Computation* entry = module->entry_computation();
+  for (size_t i = 0; i < result->parameters.size(); ++i) entry->parameters()[i]->set_sharding(result->parameters[i]);
+  module->mutable_config().num_partitions = devices;
+  text = PrintModule(*module);
+  return 0;
+}
+
+}  // namespace
+
 int XlacMain(std::span<const std::string_view> args, std::istream& in, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<XlacOptions> options = ParseXlacArgs(args);
+  AutoShardFlags auto_shard;
+  std::vector<std::string_view> rest;
+  for (std::string_view arg : args) {
+    std::string_view body = arg.starts_with("--") ? arg.substr(2) : arg.starts_with("-") ? arg.substr(1) : "";
+    if (body == "auto-shard") {
+      auto_shard.enabled = true;
+    } else if (body == "explain-sharding") {
+      auto_shard.explain = true;
+    } else if (body.starts_with("mesh=")) {
+      absl::StatusOr<std::vector<int64_t>> mesh = ParseMesh(body.substr(5));
+      if (!mesh.ok()) {
+        err << "xlac: error: " << mesh.status().message() << "\n";
+        return 1;
+      }
+      auto_shard.mesh = *std::move(mesh);
+    } else {
+      rest.push_back(arg);
+    }
+  }
+  absl::StatusOr<XlacOptions> options = ParseXlacArgs(rest);
   if (!options.ok()) {
     err << "xlac: error: " << options.status().message() << "\n";
     return 1;
+  }
+  if (!options->help && !auto_shard.enabled && (auto_shard.explain || !auto_shard.mesh.empty())) {
+    err << "xlac: error: " << (auto_shard.explain ? "--explain-sharding" : "--mesh") << " needs --auto-shard\n";
+    return 1;
+  }
+  if (!options->help && auto_shard.enabled) {
+    int64_t devices = 1;
+    for (int64_t s : auto_shard.mesh) devices *= s;
+    if (auto_shard.mesh.empty() || options->tpu.empty()) {
+      err << "xlac: error: --auto-shard needs --mesh=AxB[xC] and --tpu (v4, v5e, v5p, v6e)\n";
+      return 1;
+    }
+    if (options->num_partitions != 0 && options->num_partitions != devices) {
+      err << "xlac: error: --mesh has " << devices << " devices but the program is compiled for "
+          << options->num_partitions << " partitions (--num-partitions or --topology)\n";
+      return 1;
+    }
+    options->num_partitions = devices;
   }
   if (options->help) {
     out << kHelp;
@@ -532,7 +645,12 @@ int XlacMain(std::span<const std::string_view> args, std::istream& in, std::ostr
   }
   std::string text = std::move(buffer).str();
   std::string output;
-  if (int rc = RunXlac(*options, name, text, output, err); rc != 0) return rc;
+  if (auto_shard.enabled && AutoShardInput(*options, auto_shard, name, text, err) != 0) return 1;
+  if (auto_shard.enabled && options->emit == XlacEmit::kHlo) {
+    output = text;  // the annotated module, to save or to compile
+  } else if (int rc = RunXlac(*options, name, text, output, err); rc != 0) {
+    return rc;
+  }
   std::string out_name = options->output_filename;
   if (out_name.empty()) {
     if (options->emit != XlacEmit::kObject || options->input_filename == "-") {

@@ -22,6 +22,7 @@ from xlac import _xlac
 
 __all__ = [
     "HybridMesh",
+    "auto_shard",
     "Mesh",
     "Program",
     "Value",
@@ -32,6 +33,7 @@ __all__ = [
     "load",
     "mark_sharding",
     "megatron_mlp",
+    "modeled_step_time",
     "set_global_mesh",
     "sharding_table",
     "visualize_sharding",
@@ -421,3 +423,42 @@ def megatron_mlp(program, mesh=None, pairs=(), axis="model"):
     program._impl.megatron_mlp(*mesh._parts(), _axes(axis), resolved)
     program._mesh_devices = mesh.size()
     return program
+
+
+def auto_shard(program, mesh=None, tpu="v5e", explain=False, *, seeds=(), max_sweeps=2, full_memory_check=True,
+               require_sharded=False):
+    """Chooses shardings for the program's unannotated parameters (docs/spmd.md, "Automatic sharding"): those that
+    minimize the modeled step time on a slice of `tpu` chips (what `xlac --tpu=... --emit=tpu-report` prints)
+    subject to per-core HBM. Shardings the user gave are kept. The search starts from the best of the data-parallel,
+    FSDP and Megatron-style plans over `mesh` and of `seeds` (programs annotated by hand, e.g. with
+    data_parallel / fsdp / megatron_mlp on copies: a list of programs or of (name, program)), so its plan is never
+    modeled slower than any of them; then it tries, largest parameter first, every sharding of that parameter over
+    the mesh's axes with the others fixed, keeping the fastest, for up to `max_sweeps` sweeps. Leaving the program
+    unsharded (every core runs all of it) is one of the plans; require_sharded=True rules it out.
+
+    Returns the program, annotated over `mesh` and ready for compile(); with explain=True, (program, lines): one
+    line per start plan set, per choice (the chosen partition spec and modeled time, the runner-up's) and the
+    result. program.auto_shard_report holds the numbers (modeled_seconds, per_core_bytes, start_plans, start,
+    evaluations, search_seconds, explanation). Errors: ValueError (a bad mesh or TPU name, annotations over another
+    device count), and when no plan fits the chip's HBM.
+    """
+    mesh = _mesh(mesh, "auto_shard")
+    pairs = []
+    for i, seed in enumerate(seeds):
+        name, seeded = seed if isinstance(seed, (tuple, list)) else (f"seed {i}", seed)
+        if not isinstance(seeded, Program):
+            raise TypeError(f"auto_shard: seeds are programs or (name, program) pairs, got {seed!r}")
+        pairs.append((str(name), seeded._impl))
+    report = program._impl.auto_shard(*mesh._parts(), str(tpu), pairs, int(max_sweeps), bool(full_memory_check),
+                                     bool(require_sharded))
+    program._mesh_devices = mesh.size()
+    program.auto_shard_report = report
+    if explain:
+        return program, list(report["explanation"])
+    return program
+
+
+def modeled_step_time(program, tpu="v5e"):
+    """The modeled step time in seconds of the program compiled over its num_partitions on a slice of `tpu` chips
+    (the total of `xlac --tpu=<tpu> --emit=tpu-report`), for comparing plans."""
+    return program._impl.modeled_step_seconds(str(tpu))
