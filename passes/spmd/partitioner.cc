@@ -202,9 +202,9 @@ absl::StatusOr<PValue> DispatchInstruction(ComputationBuilder& b, const Instruct
   if (manual && !leafwise) return HandleManual(b, inst);
 
   using Handler = absl::StatusOr<PValue> (*)(ComputationBuilder&, const Instruction&, const Sharding&);
-  for (Handler handler :
-       {&HandleElementwise, &HandleKernelCall, &HandleDot, &HandleConvolution, &HandleReduce, &HandleReduceWindow,
-        &HandleSelectAndScatter, &HandleGatherScatter, &HandleShapeOp, &HandleFusion, &HandleControlFlow}) {
+  for (Handler handler : {&HandleElementwise, &HandleKernelCall, &HandleDot, &HandleConvolution, &HandleReduce,
+                          &HandleReduceWindow, &HandleSelectAndScatter, &HandleGatherScatter, &HandleTopK,
+                          &HandleShapeOp, &HandleFusion, &HandleControlFlow}) {
     absl::StatusOr<PValue> value = handler(b, inst, target);
     if (value.ok() || !absl::IsNotFound(value.status())) return value;
   }

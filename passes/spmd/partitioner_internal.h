@@ -180,6 +180,9 @@ absl::StatusOr<PValue> HandleDot(ComputationBuilder& b, const Instruction& inst,
 absl::StatusOr<PValue> HandleConvolution(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleReduce(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleGatherScatter(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+// topk and the "TopK" custom call: local on batch shards; a tiled last dimension by local candidates, all-gathered
+// and merged (handlers_topk.cc).
+absl::StatusOr<PValue> HandleTopK(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 // A fusion: its fused computation partitioned with the operands' shardings, re-fused between the collectives it needs

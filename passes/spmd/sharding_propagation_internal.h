@@ -61,5 +61,7 @@ std::vector<Proposal> InferOperandFromUser(const Instruction& inst, int64_t oper
 std::vector<int64_t> OperandPriority(const Instruction& inst);
 // Identity-like custom-calls (sharding annotations, barriers, layout constraints, host offloading markers).
 bool IsPassThroughCustomCall(const Instruction& inst);
+// A top-k: the `topk` op or XLA's "TopK" custom call (one operand; values and s32 indices along the last dimension).
+bool IsTopK(const Instruction& inst);
 
 }  // namespace xlac::spmd

@@ -250,6 +250,12 @@ std::optional<DimMap> ResultFromOperand(const Instruction& inst, int64_t k, cons
     if (operand.dimensions != result.dimensions) return std::nullopt;
     return IdentityMap(result.rank());
   }
+  if (IsTopK(inst)) {
+    // Both results keep the operand's batch dimensions; the top k of the last one are gathered whole.
+    std::optional<DimMap> map = same_rank();
+    if (map && !map->empty()) map->back() = -1;
+    return map;
+  }
   switch (inst.opcode()) {
     case Opcode::kSlice:
     case Opcode::kReverse:
@@ -385,6 +391,12 @@ void CopyLeaves(const LeafShardings& from, int64_t from_first, int64_t to_first,
 
 }  // namespace
 
+bool IsTopK(const Instruction& inst) {
+  if (inst.operand_count() != 1 || !inst.shape().IsTuple() || inst.shape().tuple_shapes.size() != 2) return false;
+  return inst.opcode() == Opcode::kTopK ||
+         (inst.opcode() == Opcode::kCustomCall && inst.StringAttr("custom_call_target") == "TopK");
+}
+
 bool IsPassThroughCustomCall(const Instruction& inst) {
   if (inst.opcode() != Opcode::kCustomCall || inst.operand_count() != 1) return false;
   const std::string_view target = inst.StringAttr("custom_call_target");
@@ -430,10 +442,10 @@ std::vector<Proposal> InferFromOperand(const Instruction& inst, int64_t k, const
   } else if (shape.IsTuple()) {
     // Variadic reduce, reduce-window and sort give every result the same layout of elements; scatter and a
     // tuple all-reduce pair each result with its own input.
-    const bool all_results =
-        inst.opcode() == Opcode::kReduce || inst.opcode() == Opcode::kReduceWindow || inst.opcode() == Opcode::kSort;
+    const bool all_results = inst.opcode() == Opcode::kReduce || inst.opcode() == Opcode::kReduceWindow ||
+                             inst.opcode() == Opcode::kSort || IsTopK(inst);
     const int64_t n = static_cast<int64_t>(shape.tuple_shapes.size());
-    if (n != VariadicInputs(inst) || LeafCount(shape) != n) return out;
+    if ((n != VariadicInputs(inst) && !IsTopK(inst)) || LeafCount(shape) != n) return out;
     for (int64_t leaf = 0; leaf < n; ++leaf) {
       if (all_results || leaf == k) propose(leaf, shape.tuple_shapes[leaf]);
     }
@@ -468,8 +480,12 @@ std::vector<Proposal> InferOperandFromUser(const Instruction& inst, int64_t k, c
   const Shape* result = &shape;
   if (shape.IsTuple()) {
     const int64_t n = static_cast<int64_t>(shape.tuple_shapes.size());
-    if (n != VariadicInputs(inst) || LeafCount(shape) != n || k >= n) return out;
-    leaf = k;
+    if (IsTopK(inst)) {
+      leaf = 0;  // the values; the indices have the same layout
+    } else {
+      if (n != VariadicInputs(inst) || LeafCount(shape) != n || k >= n) return out;
+      leaf = k;
+    }
     result = &shape.tuple_shapes[k];
   }
   if (!result->IsArray() || static_cast<size_t>(leaf) >= leaves.size() || !leaves[leaf]) return out;
