@@ -372,14 +372,14 @@ absl::StatusOr<AutoShardResult> AutoShardModule(const Module& module, const Auto
     d[static_cast<size_t>(dim)] = axes;
     return search.ShardingOf(d);
   };
-  // Batch parameters: the first array parameter of rank >= 1 and those of its rank and leading dimension.
+  // Batch parameters: the first array parameter of rank >= 1 and those of its shape (inputs and targets).
   std::vector<bool> batch(np, false);
   for (size_t i = 0; i < np; ++i) {
     if (!params[i]->shape().IsArray() || params[i]->shape().rank() == 0) continue;
     const Shape& first = params[i]->shape();
     for (size_t j = i; j < np; ++j) {
       const Shape& s = params[j]->shape();
-      batch[j] = s.IsArray() && s.rank() == first.rank() && s.rank() >= 2 && s.dimensions[0] == first.dimensions[0];
+      batch[j] = s.IsArray() && s.dimensions == first.dimensions;
     }
     batch[i] = true;
     break;
