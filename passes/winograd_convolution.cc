@@ -84,7 +84,9 @@ class Builder {
     Shape shape = Shape::Array(PrimitiveType::kF32, dims);
     shape.EnsureLayout();
     Literal literal(shape);
-    for (size_t i = 0; i < values.size(); ++i) literal.Set<float>(static_cast<int64_t>(i), static_cast<float>(values[i]));
+    for (size_t i = 0; i < values.size(); ++i) {
+      literal.Set<float>(static_cast<int64_t>(i), static_cast<float>(values[i]));
+    }
     auto inst = Instruction::CreateConstant(module_.UniqueInstructionName("constant"), std::move(literal));
     inst->set_loc(conv_.loc());
     return comp_.AddInstruction(std::move(inst));
