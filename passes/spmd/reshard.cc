@@ -241,11 +241,27 @@ Instruction* ComputationBuilder::TryAllToAll(const PValue& value, const Tiling& 
   for (int64_t d = 0; d < rank; ++d) {
     axes.push_back(d == a ? std::vector<int64_t>{} : d == b ? std::vector<int64_t>{a} : std::vector<int64_t>{d});
   }
-  Tiling moved = RegroupAxes(from, axes);
-  if (moved.tiles != to.tiles || moved.devices != to.devices || moved.replication != to.replication) return nullptr;
+  auto same = [](const Tiling& x, const Tiling& y) {
+    return x.tiles == y.tiles && x.devices == y.devices && x.replication == y.replication;
+  };
+  Instruction* x = value.hlo;
+  Tiling src = from;
+  if (!same(RegroupAxes(from, axes), to)) {
+    // The cores hold the right blocks of `a` for an exchange, but not the ones whose position in their group matches
+    // the block of `b` they want (another device order, or partial replication over other devices): a
+    // collective-permute first puts on every core the block of `a` it must contribute, then the all-to-all.
+    std::vector<std::vector<int64_t>> back;
+    for (int64_t d = 0; d < rank; ++d) {
+      back.push_back(d == b ? std::vector<int64_t>{} : d == a ? std::vector<int64_t>{b} : std::vector<int64_t>{d});
+    }
+    src = RegroupAxes(to, back);
+    if (src.tiles != from.tiles || src.replication != from.replication || !same(RegroupAxes(src, axes), to)) {
+      return nullptr;
+    }
+    x = TryCollectivePermute(value, from, src, source);
+  }
   const int64_t t = from.tiles[a];
   const std::vector<int64_t>& dims = value.base.dimensions;
-  Instruction* x = value.hlo;
   std::vector<int64_t> shard = x->shape().dimensions;
   const int64_t b_chunk = (dims[b] + t - 1) / t;
   if (shard[b] != b_chunk * t) {
@@ -260,7 +276,7 @@ Instruction* ComputationBuilder::TryAllToAll(const PValue& value, const Tiling& 
   split.insert(split.begin() + b, t);
   PrimitiveType type = x->shape().element_type;
   x = Add(Opcode::kReshape, Shape::Array(type, split), {x});
-  x = AllToAll(x, b, GroupsAlongAxes(from, {a}), source);
+  x = AllToAll(x, b, GroupsAlongAxes(src, {a}), source);
   // Now index j of the t dimension holds tile j of dimension a: move it in front of a and merge.
   const int64_t a_pos = a < b ? a : a + 1;
   std::vector<int64_t> perm;
