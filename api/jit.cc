@@ -327,6 +327,10 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
     impl->result_shape.ClearLayout();
     std::optional<ScopedPhase> phase(std::in_place, impl->observer.get(), "spmd partition", "frontend");
     compiler.num_partitions = num_partitions;
+    compiler.optimization.opt_level = options.opt_level;
+    compiler.optimization.exact = options.exact;
+    compiler.optimization.tpu_numerics = options.tpu_numerics || tpu != nullptr;
+    compiler.optimization.observer = impl->observer.get();
     DiagnosticEngine spmd_diags;
     absl::StatusOr<bool> partitioned = PartitionModule(*module, compiler, impl->spmd, spmd_diags);
     phase.reset();
@@ -340,6 +344,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   jit_options.compile.exact = options.exact;
   jit_options.threads = options.threads;
   jit_options.compile.tpu_numerics = options.tpu_numerics || tpu != nullptr;
+  jit_options.compile.partitioned = impl->partitioned;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions > 0 ? options.num_partitions : tpu_partitions;
   jit_options.cache.dir = options.cache_dir;

@@ -72,6 +72,7 @@ absl::StatusOr<PreparedModule> PrepareModule(const Module& module, const Compile
   optimization.opt_level = options.opt_level;
   optimization.tpu_numerics = options.tpu_numerics;
   optimization.exact = options.exact;
+  optimization.stage = options.partitioned ? OptimizationStage::kAfterPartitioning : OptimizationStage::kWhole;
   optimization.observer = observer;
   optimization.verify_each = options.verify_each_pass;
   DiagnosticEngine diags;

@@ -215,12 +215,15 @@ class Search {
   }
 
   // The module with `plan`'s parameter shardings, partitioned over the mesh; null with `why` when it fails.
-  std::unique_ptr<Module> Partition(const std::vector<std::optional<Sharding>>& plan, std::string& why) const {
+  // `was_partitioned`: whether the partition step ran (and with it the optimization steps before partitioning).
+  std::unique_ptr<Module> Partition(const std::vector<std::optional<Sharding>>& plan, std::string& why,
+                                    bool* was_partitioned = nullptr) const {
     std::unique_ptr<Module> clone = module_.Clone();
     Computation* entry = clone->entry_computation();
     for (size_t i = 0; i < plan.size(); ++i) entry->parameters()[i]->set_sharding(plan[i]);
     CompilerOptions options;
     options.num_partitions = n_;
+    options.optimization.tpu_numerics = true;  // as the step model below
     SpmdReport report;
     DiagnosticEngine diags;
     absl::StatusOr<bool> partitioned = PartitionModule(*clone, options, report, diags);
@@ -228,6 +231,7 @@ class Search {
       why = std::string(partitioned.status().message());
       return nullptr;
     }
+    if (was_partitioned != nullptr) *was_partitioned = *partitioned;
     if (config_.require_sharded) {
       bool sharded = false;
       for (const Sharding& s : report.parameter_shardings) sharded |= s.IsTiled();
@@ -245,7 +249,8 @@ class Search {
     if (it != cache_.end()) return it->second;
     Score& score = cache_[key];
     ++evaluations_;
-    std::unique_ptr<Module> partitioned = Partition(plan, score.why);
+    bool was_partitioned = false;
+    std::unique_ptr<Module> partitioned = Partition(plan, score.why, &was_partitioned);
     if (partitioned == nullptr) return score;
     const Computation* entry = partitioned->entry_computation();
     int64_t bytes = BytesOf(entry->root()->shape());
@@ -257,7 +262,7 @@ class Search {
       return score;
     }
     absl::StatusOr<TpuStepReport> step = ModelOptimizedTpuStep(*partitioned, topology_, /*num_replicas=*/1, n_,
-                                                               /*tpu_numerics=*/true);
+                                                               /*tpu_numerics=*/true, was_partitioned);
     if (!step.ok()) {
       score.why = std::string(step.status().message());
       return score;

@@ -1,6 +1,7 @@
 #include "compiler/compiler.h"
 
 #include <charconv>
+#include <optional>
 #include <string_view>
 
 #include "frontend/module_input.h"
@@ -62,9 +63,20 @@ absl::StatusOr<bool> PartitionModule(Module& module, const CompilerOptions& opti
   if (options.num_partitions > 0) module.mutable_config().num_partitions = options.num_partitions;
   if (options.num_replicas > 0) module.mutable_config().replica_count = options.num_replicas;
   if (module.config().num_partitions <= 1 || !NeedsPartitioning(module)) return false;
+  // Fusion before partitioning (the design's order): the partitioner partitions each fusion as a unit.
+  OptimizationOptions before = options.optimization;
+  before.stage = OptimizationStage::kBeforePartitioning;
+  if (absl::StatusOr<bool> optimized = RunOptimizationPipeline(module, before, diags); !optimized.ok()) {
+    if (!diags.has_errors()) ReportMessage(Severity::kError, std::string(optimized.status().message()), diags);
+    return optimized.status();
+  }
+  CompileObserver* observer = options.optimization.observer;
   for (const std::string& name : PartitionSteps()) {
+    std::optional<ScopedPhase> phase(std::in_place, observer, "pass " + name, "pass");
     absl::StatusOr<bool> changed =
         name == "spmd-partitioner" ? RunSpmdPartitioner(module, SpmdOptions{}, &report) : FindPass(name)->run(module);
+    phase.reset();
+    if (changed.ok() && observer != nullptr) observer->DumpAfterPass(module, "spmd", name);
     if (!changed.ok()) {
       const std::string message(changed.status().message());
       ReportMessage(Severity::kError, message, diags);
@@ -85,10 +97,14 @@ std::vector<PipelineStep> DefaultPipeline(const OptimizationOptions& optimizatio
   auto add = [&steps](const char* stage, const std::vector<std::string>& names) {
     for (const std::string& name : names) steps.push_back({stage, name});
   };
+  OptimizationOptions stage = optimization;
   add("load", {"parse", "verify", "annotation-custom-calls"});
+  stage.stage = OptimizationStage::kBeforePartitioning;
+  add("optimize", OptimizationPipeline(stage));
   add("partition", PartitionSteps());
   add("partition", {"verify"});
-  add("optimize", OptimizationPipeline(optimization));
+  stage.stage = OptimizationStage::kAfterPartitioning;
+  add("layout", OptimizationPipeline(stage));
   add("prepare", CodegenPreparePipeline());
   add("prepare", {"buffer-assignment"});
   add("codegen", {"llvm-emit", "llvm-optimize", "machine-code"});

@@ -2,8 +2,15 @@
 // package) runs the same steps, in this order, through the functions below and codegen's back half:
 //
 //   load       LoadModule: parse (HLO or StableHLO text), device counts, verify, annotation custom calls
-//   partition  PartitionModule: sharding-propagation, spmd-partitioner, verify (a sharded module on > 1 partition)
-//   optimize   passes/optimization_pipeline.h, run by codegen::PrepareModule
+//   optimize   simplification and fusion (passes/optimization_pipeline.h, OptimizationStage::kBeforePartitioning)
+//   partition  sharding-propagation, spmd-partitioner, verify
+//   layout     layout assignment and a late fusion (OptimizationStage::kAfterPartitioning)
+//
+// For a sharded module on more than one partition, PartitionModule runs the optimize and partition stages and the
+// front door compiles the result with codegen::CompileOptions::partitioned, so that codegen::PrepareModule runs
+// only the layout stage. Any other module goes to codegen whole (OptimizationStage::kWhole): simplification, layout
+// assignment, fusion; with no partitioner between them, layouts first lets fusion see the bitcasts they make.
+// Then:
 //   prepare    passes/codegen_prepare.h, run by codegen::PrepareModule, then buffer assignment
 //   codegen    codegen::JitExecutable::Compile (ORC JIT) or codegen::CompileAot (object, assembly, LLVM IR)
 //
@@ -34,6 +41,9 @@ struct CompilerOptions {
   int64_t num_replicas = 0;
   // Custom-call targets declared to be identities (--custom-call-identity).
   std::vector<std::string> custom_call_identity;
+  // The optimization steps the partition step runs before partitioning (opt level, numerics mode, observer); its
+  // `stage` is ignored. Codegen runs the rest (codegen::CompileOptions::partitioned).
+  OptimizationOptions optimization;
 };
 
 // Parses `file` (HLO text or StableHLO, by content), settles the device counts, verifies, and turns annotation-only
@@ -44,10 +54,12 @@ std::unique_ptr<Module> LoadModule(const SourceFile& file, const CompilerOptions
                                    const std::function<void(const Module&)>& parsed = nullptr);
 
 // The partition step: when `module` has shardings and more than one partition (options' counts win over the
-// module's), runs sharding propagation and the SPMD partitioner on it in place, verifies the result and fills
-// `report`. Returns whether it partitioned; errors (located at the instruction when the partitioner names one) are
-// in `diags` and the status carries the message. Work the partitioner could only do on whole arrays becomes
-// warnings in `diags` (the report keeps them, and its notes, for --emit=spmd-report).
+// module's), runs the optimization steps that come before partitioning (simplification, sharding propagation,
+// fusion), then sharding propagation and the SPMD partitioner on it in place, verifies the result and fills
+// `report`. Returns whether it partitioned; compile a module it partitioned with codegen::CompileOptions::partitioned.
+// Errors (located at the instruction when the partitioner names one) are in `diags` and the status carries the
+// message. Work the partitioner could only do on whole arrays becomes warnings in `diags` (the report keeps them,
+// and its notes, for --emit=spmd-report).
 absl::StatusOr<bool> PartitionModule(Module& module, const CompilerOptions& options, SpmdReport& report,
                                      DiagnosticEngine& diags);
 

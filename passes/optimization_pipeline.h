@@ -19,7 +19,16 @@
 
 namespace xlac {
 
+// Which part of the optimization pipeline to run. The design's order puts fusion before the SPMD partitioner and
+// layout assignment after it: kBeforePartitioning is simplification, sharding propagation and fusion
+// (compiler/compiler.h's partition step runs it on a sharded module, so the partitioner partitions fusions),
+// kAfterPartitioning is layout assignment and a late fusion for what partitioning and layout assignment created.
+// kWhole is for a module that is not partitioned: simplification, layout assignment, fusion (with no partitioner
+// between them, layouts first lets fusion see the bitcasts layout assignment makes).
+enum class OptimizationStage { kWhole, kBeforePartitioning, kAfterPartitioning };
+
 struct OptimizationOptions {
+  OptimizationStage stage = OptimizationStage::kWhole;
   int opt_level = 2;  // 0 runs nothing but tpu-dot-precision; 1 and above run the whole list
   // TPU dot numerics (ir/tpu_numerics.h): tpu-dot-precision first, at every level, so that HIGH precision dots are
   // the 3-pass split before anything else looks at them.

@@ -360,10 +360,12 @@ absl::StatusOr<TpuStepReport> ModelTpuStep(const Module& module, const TpuTopolo
 }
 
 absl::StatusOr<TpuStepReport> ModelOptimizedTpuStep(const Module& module, const TpuTopology& topology,
-                                                    int64_t num_replicas, int64_t num_partitions, bool tpu_numerics) {
+                                                    int64_t num_replicas, int64_t num_partitions, bool tpu_numerics,
+                                                    bool partitioned) {
   std::unique_ptr<Module> optimized = module.Clone();
   OptimizationOptions options;
   options.tpu_numerics = tpu_numerics;
+  if (partitioned) options.stage = OptimizationStage::kAfterPartitioning;
   DiagnosticEngine diags;
   absl::StatusOr<bool> changed = RunOptimizationPipeline(*optimized, options, diags);
   if (!changed.ok()) return changed.status();

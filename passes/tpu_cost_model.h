@@ -73,9 +73,11 @@ absl::StatusOr<TpuStepReport> ModelTpuStep(const Module& module, const TpuTopolo
                                            int64_t num_partitions);
 
 // ModelTpuStep on a clone of `module` after the default optimization pipeline (passes/optimization_pipeline.h; its
-// fusion decides what one kernel reads and writes), at opt_level 2 with `tpu_numerics`.
+// fusion decides what one kernel reads and writes), at opt_level 2 with `tpu_numerics`. `partitioned`: `module`
+// came out of the partition step (compiler/compiler.h), which ran the steps before partitioning already.
 absl::StatusOr<TpuStepReport> ModelOptimizedTpuStep(const Module& module, const TpuTopology& topology,
-                                                    int64_t num_replicas, int64_t num_partitions, bool tpu_numerics);
+                                                    int64_t num_replicas, int64_t num_partitions, bool tpu_numerics,
+                                                    bool partitioned = false);
 
 // 0.000373 -> "373 us", 2.5e-3 -> "2.50 ms".
 std::string FormatSeconds(double seconds);

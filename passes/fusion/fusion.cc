@@ -19,6 +19,25 @@
 namespace xlac {
 namespace fusion_internal {
 
+namespace {
+
+// Shardings that put the same tiles on the same devices, whichever way their device lists are written (an explicit
+// list or XLA's iota form, as sharding propagation writes them).
+bool SameSharding(const Instruction& a, const Instruction& b) {
+  const std::optional<Sharding>& x = a.sharding();
+  const std::optional<Sharding>& y = b.sharding();
+  if (x == y) return true;
+  if (!x || !y || !x->IsTiled() || !y->IsTiled()) return false;
+  Sharding u = *x, v = *y;
+  u.device_ids = u.DeviceList();
+  v.device_ids = v.DeviceList();
+  u.iota.reset();
+  v.iota.reset();
+  return u == v;
+}
+
+}  // namespace
+
 bool HasControlEdges(const Instruction& inst) {
   return !inst.control_predecessors().empty() || !inst.control_successors().empty();
 }
@@ -166,7 +185,7 @@ bool IsLayoutOnly(const Instruction& inst) {
 // Whether `user` of `producer` could take a copy of it as well. Layout-only users (reshape, transpose, ...) are where
 // a value is materialized for a GEMM or an output, so a producer that reaches one stays materialized anyway.
 bool CanAbsorb(const FusionState& state, const Instruction& user, const Instruction* producer) {
-  if (user.sharding() != producer->sharding() || IsLayoutOnly(user)) return false;
+  if (!fusion_internal::SameSharding(user, *producer) || IsLayoutOnly(user)) return false;
   std::optional<std::string_view> kind = ConsumerKind(state, user);
   return kind && !(*kind == kOutput && FeedsGemm(state, user, producer));
 }
@@ -192,7 +211,7 @@ std::optional<std::string_view> FusedKind(const FusionState& state, const Instru
   if (producer->opcode() == Opcode::kParameter || HasControlEdges(*producer) || producer->HasSideEffect()) {
     return std::nullopt;
   }
-  if (producer->sharding() != consumer.sharding()) return std::nullopt;
+  if (!fusion_internal::SameSharding(*producer, consumer)) return std::nullopt;
   const bool shared = producer->user_count() > 1 || producer == state.comp.root();
   std::optional<std::string_view> kind;
   if (IsGemm(*producer)) {

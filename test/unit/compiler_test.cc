@@ -73,17 +73,41 @@ TEST(Compiler, PartitionsOnlyShardedModulesOnSeveralPartitions) {
   EXPECT_EQ(whole->entry_computation()->parameter(0)->shape().dimensions, (std::vector<int64_t>{8, 4}));
 }
 
+TEST(Compiler, FusesBeforeItPartitions) {
+  SourceFile file("m.hlo", R"(HloModule m, num_partitions=2
+
+ENTRY %e (x: f32[8,4], y: f32[8,4]) -> f32[8,4] {
+  %x = f32[8,4] parameter(0), sharding={devices=[2,1]0,1}
+  %y = f32[8,4] parameter(1), sharding={devices=[2,1]0,1}
+  %n = f32[8,4] negate(%x)
+  ROOT %a = f32[8,4] add(%n, %y), sharding={devices=[2,1]0,1}
+}
+)");
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = LoadModule(file, CompilerOptions{}, diags);
+  ASSERT_NE(module, nullptr) << diags.Render(file);
+  SpmdReport report;
+  absl::StatusOr<bool> partitioned = PartitionModule(*module, CompilerOptions{}, report, diags);
+  ASSERT_TRUE(partitioned.ok()) << diags.Render(file);
+  ASSERT_TRUE(*partitioned);
+  // One loop fusion of both ops, partitioned as a unit: per-core shapes, no collective.
+  const Instruction* root = module->entry_computation()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kFusion);
+  EXPECT_EQ(root->shape().dimensions, (std::vector<int64_t>{4, 4}));
+  EXPECT_TRUE(report.collectives.empty());
+}
+
 TEST(Compiler, PipelineStagesRunInTheDesignsOrderAndNameRegisteredPasses) {
   OptimizationOptions optimization;
   std::vector<PipelineStep> steps = DefaultPipeline(optimization);
-  const std::vector<std::string> stages = {"load", "partition", "optimize", "prepare", "codegen"};
+  const std::vector<std::string> stages = {"load", "optimize", "partition", "layout", "prepare", "codegen"};
   size_t stage = 0;
   for (const PipelineStep& step : steps) {
     while (stage < stages.size() && stages[stage] != step.stage) ++stage;
     ASSERT_LT(stage, stages.size()) << step.stage << " " << step.name << " out of order";
     // The passes of the middle stages are real passes, so the listing cannot drift from what runs.
-    if ((step.stage == "partition" || step.stage == "optimize" || step.stage == "prepare") && step.name != "verify" &&
-        step.name != "buffer-assignment") {
+    if ((step.stage == "optimize" || step.stage == "partition" || step.stage == "layout" || step.stage == "prepare") &&
+        step.name != "verify" && step.name != "buffer-assignment") {
       EXPECT_NE(FindPass(step.name), nullptr) << step.name;
     }
   }
@@ -91,6 +115,8 @@ TEST(Compiler, PipelineStagesRunInTheDesignsOrderAndNameRegisteredPasses) {
     return std::find_if(steps.begin(), steps.end(), [&](const PipelineStep& s) { return s.name == name; }) -
            steps.begin();
   };
+  // The design's order: fusion, then the partitioner, then layout assignment.
+  EXPECT_LT(position("fusion"), position("spmd-partitioner"));
   EXPECT_LT(position("spmd-partitioner"), position("layout-assignment"));
   EXPECT_LT(position("layout-assignment"), position("copy-insertion"));
 }

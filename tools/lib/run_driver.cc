@@ -316,11 +316,13 @@ absl::Status CheckTpuTarget(const RunOptions& options, const Module& module, con
   codegen::CompileOptions compile;
   compile.exact = options.exact;
   compile.tpu_numerics = options.tpu_numerics;
+  compile.partitioned = &run_module != &module;  // the partition step's output
   XLAC_ASSIGN_OR_RETURN(codegen::PreparedModule prepared, codegen::PrepareModule(run_module, compile));
   XLAC_ASSIGN_OR_RETURN(TpuMemoryReport report, AnalyzeTpuMemory(*prepared.module, prepared.assignment, *chip));
   if (options.tpu_report) {
     XLAC_ASSIGN_OR_RETURN(TpuStepReport step,
-                          ModelOptimizedTpuStep(run_module, topology, replicas, partitions, options.tpu_numerics));
+                          ModelOptimizedTpuStep(run_module, topology, replicas, partitions, options.tpu_numerics,
+                                                compile.partitioned));
     out << fmt::format("TPU {} slice {} ({} devices), per core:\n", chip->name, topology.ToString(),
                        topology.num_devices())
         << report.Summary() << step.ToString();
@@ -384,8 +386,9 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
                                               const std::vector<std::vector<Literal>>& args,
                                               harness::CheckCollector& checks, std::string_view input_name,
                                               std::ostream& err, const XlacRtTransport* transport, double& run_seconds,
-                                              JitObservation& observation) {
+                                              JitObservation& observation, bool partitioned) {
   codegen::JitOptions jit_options;
+  jit_options.compile.partitioned = partitioned;
   jit_options.compile.observer = observation.observer;
   jit_options.compile.trace_kernels = !options.trace_file.empty();
   jit_options.transport = transport;
@@ -514,6 +517,8 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   compiler.num_partitions = options.num_partitions;
   compiler.num_replicas = options.num_replicas;
   compiler.custom_call_identity = options.custom_call_identity;
+  compiler.optimization.exact = options.exact;
+  compiler.optimization.tpu_numerics = options.tpu_numerics;
   DiagnosticEngine diags;
   // --metrics, --trace and --dump-to observe the compilation; without them nothing is timed or written.
   std::unique_ptr<CompileObserver> observer;
@@ -591,6 +596,7 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   if (!options.no_partition) {
     partitioned_module = module->Clone();
     DiagnosticEngine spmd_diags;
+    compiler.optimization.observer = observer.get();  // the steps before partitioning are dumped and timed too
     ScopedPhase phase(observer.get(), "spmd partition", "frontend");
     absl::StatusOr<bool> partitioned = PartitionModule(*partitioned_module, compiler, spmd_report, spmd_diags);
     // Every MPI process partitions the same module: only process 0 shows the warnings (all show errors).
@@ -729,7 +735,7 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   absl::StatusOr<std::vector<Literal>> results =
       options.backend == "jit"
           ? RunOnJit(options, run_module, device_args, checks, input_name, err, mpi ? mpi->transport : nullptr,
-                     run_seconds, observation)
+                     run_seconds, observation, partitioned_module != nullptr)
           : [&] {
               ProgressLine progress("running on the interpreter");
               return RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);

@@ -349,6 +349,9 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   CompilerOptions compiler;
   compiler.num_partitions = options.num_partitions;
   compiler.custom_call_identity = options.custom_call_identity;
+  compiler.optimization.opt_level = options.opt_level;
+  compiler.optimization.exact = options.exact;
+  compiler.optimization.tpu_numerics = options.tpu_numerics;
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = LoadModule(file, compiler, diags);
   if (module == nullptr) {
@@ -356,6 +359,18 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     return 1;
   }
   if (!diags.diagnostics().empty()) err << diags.Render(file);  // warnings and notes
+  std::unique_ptr<CompileObserver> observer;  // --dump-to
+  if (!options.dump_to.empty()) {
+    absl::StatusOr<std::unique_ptr<CompileObserver>> created =
+        CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, 1}, module->name(),
+                                [](const Module& m) { return PrintModule(m); });
+    if (!created.ok()) {
+      err << input_name << ": error: " << created.status().message() << "\n";
+      return 1;
+    }
+    observer = *std::move(created);
+    compiler.optimization.observer = observer.get();
+  }
   // --custom-call-lib: the compiled code calls whatever handler its host installs, so xlac only checks that the
   // libraries have a handler for every typed-FFI custom call.
   if (!options.custom_call_libs.empty()) {
@@ -393,7 +408,9 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     if (!config.device_count_source.empty()) output += "  device count: " + config.device_count_source + "\n";
     // Memory: the buffer assignment's peak of live bytes on one core against the unpartitioned program's.
     codegen::CompileOptions plan;
+    plan.partitioned = *partitioned;
     absl::StatusOr<codegen::PreparedModule> per_core = codegen::PrepareModule(*module, plan);
+    plan.partitioned = false;
     absl::StatusOr<codegen::PreparedModule> whole = codegen::PrepareModule(*global, plan);
     if (per_core.ok() && whole.ok()) {
       int64_t core = per_core->assignment.peak_live_bytes(), all = whole->assignment.peak_live_bytes();
@@ -407,6 +424,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   compile.target_cpu = options.target_cpu;
   compile.exact = options.exact;
   compile.tpu_numerics = options.tpu_numerics;
+  compile.partitioned = *partitioned;
   compile.kernel_bitcode = kernels->bitcode;
   compile.kernel_fingerprint = kernels->library.fingerprint;
   auto fail = [&](const absl::Status& s) {
@@ -426,7 +444,8 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     if (!report.ok()) return fail(report.status());
     if (options.emit == XlacEmit::kTpuReport) {
       absl::StatusOr<TpuStepReport> step =
-          ModelOptimizedTpuStep(*module, *topology, /*num_replicas=*/1, partitions, compile.tpu_numerics);
+          ModelOptimizedTpuStep(*module, *topology, /*num_replicas=*/1, partitions, compile.tpu_numerics,
+                                *partitioned);
       if (!step.ok()) return fail(step.status());
       output = fmt::format("TPU {} slice {} ({} devices): one core's program\n", chip->name, topology->ToString(),
                            topology->num_devices()) +
@@ -458,16 +477,8 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
     default:
       break;
   }
-  // Only the final compilation dumps (the reports above prepare the module too).
-  std::unique_ptr<CompileObserver> observer;
-  if (!options.dump_to.empty()) {
-    absl::StatusOr<std::unique_ptr<CompileObserver>> created =
-        CompileObserver::Create(DumpOptions{options.dump_to, options.dump_pass_regex, 1}, module->name(),
-                                [](const Module& m) { return PrintModule(m); });
-    if (!created.ok()) return fail(created.status());
-    observer = *std::move(created);
-    compile.observer = observer.get();
-  }
+  // Only the partition step and the final compilation dump (the reports above prepare the module too).
+  compile.observer = observer.get();
   auto dump_output = [&](codegen::AotOutput kind) {
     if (observer == nullptr) return 0;
     if (kind == codegen::AotOutput::kObject) observer->DumpText("o", output);
