@@ -297,6 +297,17 @@ def test_stablehlo_prints_hlo():
     check_against_unpartitioned(program, STABLEHLO)
 
 
+def test_stablehlo_file_compiles_as_printed_hlo():
+    # A StableHLO file's name ends in .mlir; what compile() and interpret() get is the printed HLO.
+    program = xlac.load(STABLEHLO, source_name="model.mlir")
+    mesh = xs.Mesh(np.arange(2), (2,), ("data",))
+    xs.mark_sharding(program.parameter(0), mesh, ("data", None))
+    exe = check_against_unpartitioned(program, STABLEHLO)
+    assert exe.partitioned
+    args = inputs(program)
+    np.testing.assert_allclose(program.interpret(*args), exe(*args), rtol=1e-5, atol=1e-5)
+
+
 def test_tuple_results():
     program = xlac.load(TUPLE)
     assert [r.name for r in program.results] == ["n", "e"]

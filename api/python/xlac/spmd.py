@@ -288,13 +288,17 @@ class Program:
         if self._mesh_devices and n != self._mesh_devices:
             raise ValueError(f"compile: num_partitions={n} but the shardings were marked on a mesh of "
                              f"{self._mesh_devices} devices")
-        options.setdefault("source_name", self.source_name)
+        options.setdefault("source_name", self._printed_name())
         return xlac.compile(self.text(), num_partitions=n, **options)
+
+    def _printed_name(self):
+        # text() is HLO even for StableHLO input: a ".mlir" name would make the parser read it as StableHLO.
+        return self.source_name + ".hlo" if self.source_name.endswith(".mlir") else self.source_name
 
     def interpret(self, *args, **options):
         """xlac.interpret(self.text(), *args, num_partitions=self.num_partitions, **options)."""
         options.setdefault("num_partitions", self.num_partitions)
-        options.setdefault("source_name", self.source_name)
+        options.setdefault("source_name", self._printed_name())
         return xlac.interpret(self.text(), *args, **options)
 
     def __repr__(self):
