@@ -22,14 +22,14 @@
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
 #include "ir/tpu_target.h"
-#include "passes/custom_kernels.h"
 #include "passes/annotation_custom_calls.h"
-#include "runtime/ffi/ffi_library.h"
+#include "passes/custom_kernels.h"
 #include "passes/spmd/literal_sharding.h"
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/tpu_memory.h"
 #include "passes/verifier.h"
+#include "runtime/ffi/ffi_library.h"
 #ifdef XLAC_HAVE_MPI
 #include "runtime/mpi/xlac_runtime_mpi.h"
 #endif
@@ -170,6 +170,7 @@ struct Executable::Impl {
   Tracer* tracer = nullptr;
   std::vector<Shape> parameter_shapes;  // logical (row-major) global shapes
   std::vector<ArrayInfo> parameters, results;
+  std::vector<int64_t> result_donors;
   // Partitioned programs: the partitioner's report (parameter and result shardings), the number of partitions and
   // the global (logical) result shape the partitions' shards assemble into.
   bool partitioned = false;
@@ -245,7 +246,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   // C++ kernels first: Clang's errors come before the module's.
   std::optional<codegen::KernelLibrary> kernels;
   if (!options.custom_call_sources.empty()) {
-    XLAC_ASSIGN_OR_RETURN(codegen::TargetInfo target, codegen::ResolveTarget(codegen::TargetOptions{options.target_cpu}));
+    XLAC_ASSIGN_OR_RETURN(codegen::TargetInfo target,
+                          codegen::ResolveTarget(codegen::TargetOptions{options.target_cpu}));
     std::string log;
     XLAC_ASSIGN_OR_RETURN(
         kernels, codegen::CompileKernelSourcesCached(
@@ -319,8 +321,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
                                  : tpu_partitions > 0       ? tpu_partitions
                                                             : module->config().num_partitions;
   std::vector<Shape> global_parameters;
-  if (options.partition && num_partitions > 1 && module->entry_computation() != nullptr &&
-      NeedsPartitioning(*module)) {
+  if (options.partition && num_partitions > 1 && module->entry_computation() != nullptr && NeedsPartitioning(*module)) {
     const Computation* entry = module->entry_computation();
     for (const Instruction* p : entry->parameters()) global_parameters.push_back(p->shape());
     impl->result_shape = entry->root()->shape();
@@ -427,11 +428,14 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Compile(std::string_view
   std::vector<Shape> leaves;
   Flatten(impl->partitioned ? impl->result_shape : impl->jit->result_shape(), leaves);
   for (const Shape& r : leaves) impl->results.push_back(InfoOf(r));
+  impl->result_donors = impl->jit->result_donors();
+  impl->result_donors.resize(impl->results.size(), -1);
   return std::unique_ptr<Executable>(new Executable(std::move(impl)));
 }
 
 const std::vector<ArrayInfo>& Executable::parameters() const { return impl_->parameters; }
 const std::vector<ArrayInfo>& Executable::results() const { return impl_->results; }
+const std::vector<int64_t>& Executable::result_donors() const { return impl_->result_donors; }
 int64_t Executable::num_devices() const { return impl_->jit->num_devices(); }
 absl::StatusOr<int64_t> MpiProcessIndex() {
   XLAC_ASSIGN_OR_RETURN(const XlacRtTransport* transport, MpiTransport());

@@ -1,6 +1,7 @@
 // The peer workloads (/work/shared/peers/hlo, see its MANIFEST.md) through the public JIT API (xlac/jit.h), the
 // way a user runs them: compile once, then Run on the same caller-owned buffers (random inputs, 64-byte aligned,
-// result buffers allocated once). One Google Benchmark per module. Counters:
+// result buffers allocated once; results aliased to a parameter by input_output_alias donate its buffer). One Google
+// Benchmark per module. Counters:
 //   compile_ms   Executable::Compile, wall time
 //   median_ms    median Run time over the timed iterations (after --warmup runs), min_ms the fastest
 //   flop         2*M*N*K of every dot plus 2 * output elements * window * input features of every convolution
@@ -161,8 +162,15 @@ void RunWorkload(benchmark::State& state, const std::string& path, const Setting
     FillRandom(info, owned.back().get(), rng);
     params.push_back(owned.back().get());
   }
-  for (const ArrayInfo& info : (*exe)->results()) {
-    owned.push_back(Allocate(info.byte_size()));
+  // A result the module aliases to a parameter (input_output_alias) is written over that parameter's buffer, as a
+  // JAX training loop with donated weights runs: the step updates the weights in place.
+  for (size_t j = 0; j < (*exe)->results().size(); ++j) {
+    const int64_t donor = (*exe)->result_donors()[j];
+    if (donor >= 0) {
+      results.push_back(const_cast<void*>(params[static_cast<size_t>(donor)]));
+      continue;
+    }
+    owned.push_back(Allocate((*exe)->results()[j].byte_size()));
     results.push_back(owned.back().get());
   }
   for (int i = 0; i < settings.warmup; ++i) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/custom_call_abi.h"
 #include "codegen/parallel_programs.h"
+#include "codegen/result_placement.h"
 #include "codegen/streaming_stores.h"
 #include "fmt/format.h"
 #include "frontend/hlo/printer.h"
@@ -485,6 +486,9 @@ JitExecutable::~JitExecutable() = default;
 const std::vector<Shape>& JitExecutable::parameter_shapes() const { return impl_->parameter_shapes; }
 const Shape& JitExecutable::result_shape() const { return impl_->result_shape; }
 int64_t JitExecutable::num_devices() const { return impl_->replicas * impl_->partitions; }
+std::vector<int64_t> JitExecutable::result_donors() const {
+  return ResultDonors(impl_->result_shape, impl_->prepared.module->config().input_output_alias);
+}
 const std::string& JitExecutable::llvm_ir() const { return impl_->llvm_ir; }
 const std::string& JitExecutable::cache_log() const { return impl_->cache_log; }
 bool JitExecutable::cache_hit() const { return impl_->cache_hit; }
@@ -843,61 +847,6 @@ absl::StatusOr<std::vector<Literal>> JitExecutable::RunPerDevice(const std::vect
   return results;
 }
 
-namespace {
-
-// Which result leaves compiled code can write straight into the caller's buffer (RunBuffers' first local device),
-// skipping the copy out of the arena. The leaf must own its allocation (BufferAssignmentOptions::result_allocations:
-// no constant, parameter or donated alias, no other value live after it) and be its whole slice, no other result
-// leaf may use that allocation, its layout must be row-major (the bytes the copy would produce) and the pointer
-// element-aligned (what compiled code assumes of a buffer, parameters are bound in place on the same condition),
-// 64-byte aligned where the code writes the result with streaming stores (`aligned`). The buffer must
-// not overlap a parameter's or another result's: the program would overwrite data it still reads, or two results
-// each other's values (the copies happen after the program, in order). Earlier values written in place before the
-// result (the allocation's other sets) then live in the caller's buffer too, which is its output memory; nothing
-// reads the allocation after the program ends.
-std::vector<bool> ResultsInPlace(const std::vector<Allocation>& allocations, const std::vector<BufferSlice>& slices,
-                                 const std::vector<Shape>& params, const std::vector<const void*>& parameters,
-                                 const std::vector<Shape>& leaves, const std::vector<void*>& results,
-                                 const std::vector<bool>& aligned) {
-  std::vector<bool> in_place(leaves.size(), false);
-  std::vector<int64_t> users(allocations.size(), 0);
-  for (const BufferSlice& slice : slices) {
-    if (slice.allocation >= 0) ++users[static_cast<size_t>(slice.allocation)];
-  }
-  auto range = [](const void* p, int64_t bytes) {
-    auto begin = reinterpret_cast<uintptr_t>(p);
-    return std::pair<uintptr_t, uintptr_t>(begin, begin + static_cast<uintptr_t>(bytes));
-  };
-  auto overlap = [](std::pair<uintptr_t, uintptr_t> a, std::pair<uintptr_t, uintptr_t> b) {
-    return a.first < b.second && b.first < a.second;
-  };
-  for (size_t j = 0; j < leaves.size(); ++j) {
-    const BufferSlice& slice = slices.at(j);
-    if (slice.allocation < 0) continue;
-    const Allocation& alloc = allocations[static_cast<size_t>(slice.allocation)];
-    const Shape& shape = leaves[j];
-    int64_t bytes = shape.ByteSizeOf().value_or(0);
-    if (alloc.kind != AllocationKind::kTemp || !alloc.entry_result || slice.offset != 0 || slice.size != alloc.size ||
-        slice.size != bytes || bytes == 0 || users[static_cast<size_t>(slice.allocation)] != 1 || !IsRowMajor(shape) ||
-        reinterpret_cast<uintptr_t>(results[j]) % static_cast<uintptr_t>(ByteWidth(shape.element_type)) != 0) {
-      continue;
-    }
-    if (aligned.at(static_cast<size_t>(slice.allocation)) && reinterpret_cast<uintptr_t>(results[j]) % 64 != 0)
-      continue;
-    bool clash = false;
-    for (size_t i = 0; i < params.size() && !clash; ++i) {
-      clash = overlap(range(results[j], bytes), range(parameters[i], params[i].ByteSizeOf().value_or(0)));
-    }
-    for (size_t k = 0; k < leaves.size() && !clash; ++k) {
-      clash = k != j && overlap(range(results[j], bytes), range(results[k], leaves[k].ByteSizeOf().value_or(0)));
-    }
-    in_place[j] = !clash;
-  }
-  return in_place;
-}
-
-}  // namespace
-
 absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameters, const std::vector<void*>& results) {
   const BufferAssignment& assignment = impl_->prepared.assignment;
   const std::vector<Shape>& params = impl_->parameter_shapes;
@@ -932,8 +881,18 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
   const std::vector<InputOutputAlias>& donations = impl_->prepared.module->config().input_output_alias;
   const std::vector<Allocation>& allocations = assignment.allocations();
   const std::vector<BufferSlice>& slices = assignment.entry_result_slices();
-  std::vector<bool> in_place =
-      ResultsInPlace(allocations, slices, params, parameters, leaves, results, impl_->aligned_allocations);
+  ResultBuffers program{&allocations, &slices, &impl_->aligned_allocations};
+  for (const Shape& p : params) {
+    program.param_bytes.push_back(p.ByteSizeOf().value_or(0));
+    program.param_row_major.push_back(IsRowMajor(p));
+  }
+  for (const Shape& leaf : leaves) {
+    program.leaf_bytes.push_back(leaf.ByteSizeOf().value_or(0));
+    program.leaf_element_bytes.push_back(ByteWidth(leaf.element_type));
+    program.leaf_row_major.push_back(IsRowMajor(leaf));
+  }
+  const ResultPlacement placement = PlaceResults(program, parameters, results);
+  const std::vector<bool>& in_place = placement.in_place;
   const int64_t devices = impl_->replicas * impl_->partitions;
   std::vector<std::vector<void*>> tables(static_cast<size_t>(devices));
   std::vector<void* const*> table_ptrs;
@@ -946,7 +905,12 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
     table.assign(allocations.size(), nullptr);
     if (d == impl_->local_begin) {
       for (size_t j = 0; j < leaves.size(); ++j) {
-        if (in_place[j]) table[static_cast<size_t>(slices[j].allocation)] = results[j];
+        if (!in_place[j]) continue;
+        table[static_cast<size_t>(slices[j].allocation)] = results[j];
+        // A donated parameter the program updates in the caller's result buffer (both row-major).
+        if (const int64_t p = placement.stage_parameter[j]; p >= 0) {
+          std::memcpy(results[j], parameters[static_cast<size_t>(p)], static_cast<size_t>(program.leaf_bytes[j]));
+        }
       }
     }
     for (const Allocation& alloc : allocations) {

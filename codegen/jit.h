@@ -79,6 +79,9 @@ class JitExecutable {
   // Entry parameter shapes (with layouts) and the result shape.
   const std::vector<Shape>& parameter_shapes() const;
   const Shape& result_shape() const;
+  // Per result leaf (flattened as RunBuffers' results): the parameter whose buffer the module's input_output_alias
+  // lets it reuse, or -1.
+  std::vector<int64_t> result_donors() const;
   int64_t num_devices() const;
   // The optimized LLVM IR (only with JitOptions::keep_llvm_ir).
   const std::string& llvm_ir() const;
@@ -98,9 +101,11 @@ class JitExecutable {
   // Runs every device on the same array parameters given as row-major buffers (parameters[i] holds
   // parameter_shapes()[i]'s logical dimensions) and writes device 0's result leaves (flattened tuple, row-major)
   // to `results`. Row-major parameters that are not donated are read in place, without a copy; result leaves with
-  // an allocation of their own (the JIT assigns them one) are written in place when row-major, element-aligned (64-
-  // byte aligned for a result written with streaming stores, codegen/streaming_stores.h) and
-  // overlapping no parameter or other result (ExecutionProfile::results_in_place), else copied out of the arena.
+  // an allocation of their own (the JIT assigns them one) or in a donated parameter's are written in place when
+  // row-major, element-aligned (64-byte aligned for a result written with streaming stores,
+  // codegen/streaming_stores.h) and overlapping no parameter or other result (ExecutionProfile::results_in_place),
+  // else copied out of the arena. A donated parameter whose buffer is also passed as its aliased result is updated
+  // in place with no copy at all (codegen/result_placement.h).
   absl::Status RunBuffers(const std::vector<const void*>& parameters, const std::vector<void*>& results);
 
  private:

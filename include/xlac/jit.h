@@ -199,7 +199,10 @@ class Executable {
   // Global shapes, also when partitioned.
   const std::vector<ArrayInfo>& parameters() const;
   const std::vector<ArrayInfo>& results() const;  // flattened tuple leaves
-  int64_t num_devices() const;                    // replicas x partitions, over all processes
+  // Per result leaf: the parameter whose buffer the module's input_output_alias lets it reuse (JAX's buffer
+  // donation), or -1. Passing that parameter's buffer as the result too donates it: see Run.
+  const std::vector<int64_t>& result_donors() const;
+  int64_t num_devices() const;  // replicas x partitions, over all processes
   // This process's devices (CompileOptions::mpi): [process_index() * local_device_count(), ...) of num_devices().
   int64_t local_device_count() const;
   int64_t process_index() const;  // 0 without MPI
@@ -223,6 +226,11 @@ class Executable {
   // layout is row-major and the buffer is element-aligned (64-byte aligned for a result of 16 MiB or more, which
   // the program writes with streaming stores) and overlaps no parameter or other result buffer (so
   // `results` may hold partial values after a failed Run); otherwise the leaf is copied there after the run.
+  // Donation: when results[j] is the very buffer of parameters[result_donors()[j]] (the same pointer; a training
+  // loop updating its weights), the unpartitioned program updates it in place, copying nothing, and the
+  // parameter's old values are gone after the run; no other parameter or result may overlap it. A donated
+  // parameter given a separate result buffer is copied into that buffer first and updated there, so the caller's
+  // parameter buffer is never written.
   // Over several processes (CompileOptions::mpi) every process must call Run: process 0 gets the global results
   // (partitioned: gathered from every process's partitions; unpartitioned: device 0's). The other processes get
   // their first local device's results when unpartitioned and nothing (the buffers are not written) when

@@ -1,9 +1,11 @@
 // JitExecutable::RunBuffers writes a result leaf straight into the caller's buffer when the JIT's buffer assignment
 // gave it an allocation of its own (BufferAssignmentOptions::result_allocations), the buffer is element-aligned
 // (64-byte aligned for a result written with streaming stores), the layout row-major and the buffer overlaps no
-// parameter or other result; otherwise it copies the leaf out of the arena as before. Every case is checked bit for bit
-// against the reference interpreter (exact mode), and the count of in-place leaves (ExecutionProfile::results_in_place)
-// against which path each case must take.
+// parameter or other result; otherwise it copies the leaf out of the arena as before. A leaf in a donated parameter's
+// buffer (input_output_alias) is updated in the caller's result buffer: the parameter is copied there first, or not
+// at all when the caller passes the parameter's own buffer as the result (codegen/result_placement.h). Every case is
+// checked bit for bit against the reference interpreter (exact mode), and the count of in-place leaves
+// (ExecutionProfile::results_in_place) against which path each case must take.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -233,9 +235,9 @@ ENTRY e {
   EXPECT_EQ(run.in_place, 5);
 }
 
-// A donated parameter aliased to the result: the program writes a staged copy of the parameter, then the result is
-// copied out of it; the caller's parameter stays as it was (RunOnce checks).
-TEST(ResultsInPlace, DonatedParameterAliasedToTheResultIsCopied) {
+// A donated parameter aliased to the result, given a result buffer of its own: the parameter is copied into the
+// caller's result buffer and the program updates it there; the caller's parameter stays as it was (RunOnce checks).
+TEST(ResultsInPlace, DonatedParameterIsStagedInTheResultBuffer) {
   Compiled c = Compile(R"(
 HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
 ENTRY e {
@@ -248,9 +250,85 @@ ENTRY e {
   ASSERT_NE(c.exe, nullptr);
   for (uint64_t seed : {11, 12}) {
     RunOutcome run = RunOnce(c, seed, {0});
-    EXPECT_EQ(run.in_place, 0);
+    EXPECT_EQ(run.in_place, 1);
     ExpectMatchesInterpreter(c, run);
   }
+  // Misaligned by a byte: staged in the arena and copied out, as before.
+  RunOutcome run = RunOnce(c, 13, {1});
+  EXPECT_EQ(run.in_place, 0);
+  ExpectMatchesInterpreter(c, run);
+}
+
+// A training step with donated weights (JAX's donate_argnums): the loss reads the weights, the update overwrites
+// them. The step's result leaves are (loss, w - 0.125 * x^T (x w)); w is donated to the second.
+constexpr char kDonatedStep[] = R"(
+HloModule m, input_output_alias={ {1}: (0, {}, may-alias) }
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  w = f32[64,32] parameter(0)
+  x = f32[16,64] parameter(1)
+  y = f32[16,32] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  loss = f32[] reduce(y, zero), dimensions={0,1}, to_apply=add
+  g = f32[64,32] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  lr = f32[] constant(0.125)
+  lrb = f32[64,32] broadcast(lr), dimensions={}
+  step = f32[64,32] multiply(g, lrb)
+  w2 = f32[64,32] subtract(w, step)
+  ROOT t = (f32[], f32[64,32]) tuple(loss, w2)
+}
+)";
+
+// Passing the donated parameter's own buffer as its result: the program updates the weights where they are, with
+// no copy, and two steps in a row give the interpreter's two steps.
+TEST(ResultsInPlace, DonatedBufferPassedAsItsResultIsUpdatedInPlace) {
+  Compiled c = Compile(kDonatedStep);
+  ASSERT_NE(c.exe, nullptr);
+  EXPECT_EQ(c.exe->result_donors(), (std::vector<int64_t>{-1, 0}));
+  Literal w = interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {64, 32}), 51);
+  Literal x = interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {16, 64}), 52);
+  CallerBuffer weights(w.byte_size(), 0), inputs(x.byte_size(), 0), loss(4, 0);
+  std::memcpy(weights.data, w.raw_data(), static_cast<size_t>(w.byte_size()));
+  std::memcpy(inputs.data, x.raw_data(), static_cast<size_t>(x.byte_size()));
+  for (int step = 0; step < 2; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*c.module, {{w, x}}, {});
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    ASSERT_TRUE(c.exe->RunBuffers({weights.data, inputs.data}, {loss.data, weights.data}).ok());
+    EXPECT_EQ(c.exe->last_profile().results_in_place, 2);
+    const std::vector<Literal>& leaves = (*expected)[0].tuple_elements();
+    EXPECT_EQ(std::memcmp(loss.data, leaves[0].raw_data(), 4), 0);
+    EXPECT_EQ(std::memcmp(weights.data, leaves[1].raw_data(), static_cast<size_t>(w.byte_size())), 0);
+    EXPECT_EQ(std::memcmp(inputs.data, x.raw_data(), static_cast<size_t>(x.byte_size())), 0) << "x was written";
+    w = leaves[1];
+  }
+}
+
+// The donated buffer also passed as another parameter: updating it in place would change what the program reads
+// as that parameter, so the donation falls back to the arena and a copy after the run.
+TEST(ResultsInPlace, DonatedBufferReadAsAnotherParameterIsCopied) {
+  Compiled c = Compile(R"(
+HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY e {
+  p = f32[128] parameter(0)
+  q = f32[128] parameter(1)
+  r = f32[128] reverse(q), dimensions={0}
+  ROOT s = f32[128] add(p, r)
+}
+)");
+  ASSERT_NE(c.exe, nullptr);
+  Literal arg = interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kF32, {128}), 61);
+  CallerBuffer buffer(arg.byte_size(), 0);
+  std::memcpy(buffer.data, arg.raw_data(), static_cast<size_t>(arg.byte_size()));
+  ASSERT_TRUE(c.exe->RunBuffers({buffer.data, buffer.data}, {buffer.data}).ok());
+  EXPECT_EQ(c.exe->last_profile().results_in_place, 0);
+  absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*c.module, {{arg, arg}}, {});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(std::memcmp(buffer.data, (*expected)[0].raw_data(), static_cast<size_t>(arg.byte_size())), 0);
 }
 
 // A column-major result: the copy out transposes into the row-major bytes callers get, so it is never in place.
