@@ -108,6 +108,23 @@ bool IsInPlaceCapable(const Instruction& inst) {
          inst.opcode() == Opcode::kClamp;
 }
 
+bool ReadsOnlyAtWrittenIndex(const Instruction* from, const Instruction* root) {
+  if (from == root) return true;
+  for (const Instruction* user : from->users()) {
+    if (!IsInPlaceCapable(*user) || user->shape().dimensions != from->shape().dimensions) return false;
+    if (!ReadsOnlyAtWrittenIndex(user, root)) return false;
+  }
+  return true;
+}
+
+bool CanWriteOver(const Instruction& inst, int64_t operand) {
+  if (IsInPlaceCapable(inst)) return true;
+  if (inst.opcode() != Opcode::kFusion || inst.StringAttr("kind") != "kLoop" || !inst.shape().IsArray()) return false;
+  const Computation* fused = inst.called_computation(0);
+  if (operand >= fused->parameter_count()) return false;
+  return ReadsOnlyAtWrittenIndex(fused->parameter(operand), fused->root());
+}
+
 bool SameArrayLayout(const Shape& a, const Shape& b) {
   if (!a.IsArray() || !b.IsArray() || !a.Compatible(b)) return false;
   Layout la = a.layout ? *a.layout : Layout::Default(a.rank());

@@ -48,6 +48,14 @@ bool Reaches(const Instruction* from, const Instruction* to);
 
 // Elementwise ops whose code can write the result over an operand of the same shape and layout as it reads it.
 bool IsInPlaceCapable(const Instruction& inst);
+// Whether `from` reaches `root` (of the same computation) only through elementwise ops of its dimensions: every
+// element of `root` reads `from` at its own index only.
+bool ReadsOnlyAtWrittenIndex(const Instruction* from, const Instruction* root);
+// Whether `inst`'s result may be written over its operand `operand` (same shape and layout assumed): elementwise ops,
+// and loop fusions (codegen computes an element from its operands before storing it) whose fused parameter
+// `operand` reaches the root only through elementwise ops of its dimensions, i.e. is read only at the index
+// written. Output fusions never: their dot writes the buffer before the epilogue reads the operand.
+bool CanWriteOver(const Instruction& inst, int64_t operand);
 // Same dimensions, element type and (defaulted) layout.
 bool SameArrayLayout(const Shape& a, const Shape& b);
 

@@ -344,11 +344,15 @@ absl::Status Analysis::CheckWriterOrder() {
       if (!IsWriter(*w)) continue;
       for (const Source& earlier : sources) {
         if (&earlier == &writer || earlier.def >= writer.def || earlier.last_read < writer.def) continue;
-        bool in_place = earlier.last_read == writer.def && IsInPlaceCapable(*w);
-        for (const Instruction* operand : w->operands()) {
+        // Writing over data it reads itself: only as an array operand it reads at the index it writes.
+        bool in_place = earlier.last_read == writer.def && (IsInPlaceCapable(*w) || w->opcode() == Opcode::kFusion);
+        for (int64_t i = 0; i < w->operand_count(); ++i) {
+          const Instruction* operand = w->operand(i);
           Leaf src = SourceOf(const_cast<Instruction*>(operand), {});
           if (src.inst == earlier.node->inst && src.index == earlier.node->index) {
-            in_place &= SameArrayLayout(operand->shape(), w->shape());
+            in_place &= SameArrayLayout(operand->shape(), w->shape()) && CanWriteOver(*w, i);
+          } else if (!operand->shape().IsArray()) {
+            in_place = false;  // a tuple operand may hold the data at a leaf
           }
         }
         if (!in_place) {

@@ -13,26 +13,6 @@ namespace {
 
 int64_t AlignUp(int64_t value, int64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
-// Whether `from` reaches `root` only through ops that read their operands at the index they write.
-bool ReadsAtWrittenIndex(const Instruction* from, const Instruction* root) {
-  if (from == root) return true;
-  for (const Instruction* user : from->users()) {
-    if (!IsInPlaceCapable(*user) || user->shape().dimensions != from->shape().dimensions) return false;
-    if (!ReadsAtWrittenIndex(user, root)) return false;
-  }
-  return true;
-}
-
-// Operand `i` of `inst` may be overwritten by its result: elementwise ops, and loop fusions (codegen computes an
-// element from its operands before storing it) whose fused parameter `i` reaches the root only elementwise.
-bool CanWriteOver(const Instruction& inst, int64_t i) {
-  if (IsInPlaceCapable(inst)) return true;
-  if (inst.opcode() != Opcode::kFusion || inst.StringAttr("kind") != "kLoop" || !inst.shape().IsArray()) return false;
-  const Computation* fused = inst.called_computation(0);
-  if (i >= fused->parameter_count()) return false;
-  return ReadsAtWrittenIndex(fused->parameter(i), fused->root());
-}
-
 // One unit per temp set, then in-place merges: an elementwise op (or loop fusion, CanWriteOver) whose result set
 // starts at the op may take over an operand's unit when that unit's last use is the op and the shapes and layouts
 // agree.

@@ -29,9 +29,9 @@ void GiveOutputFusionsTheirOwnComputation(Module& module) {
 }  // namespace
 
 const std::vector<std::string>& CodegenPreparePipeline() {
-  static const std::vector<std::string> kSteps = {"async-to-sync",      "fusion-inliner", "scan-expander",
-                                                  "call-inliner",       "flatten-call-graph", "layout-copies",
-                                                  "dce",                "copy-insertion"};
+  static const std::vector<std::string> kSteps = {"async-to-sync", "fusion-inliner",        "scan-expander",
+                                                  "call-inliner",  "flatten-call-graph",    "layout-copies",
+                                                  "dce",           "split-donated-updates", "copy-insertion"};
   return kSteps;
 }
 

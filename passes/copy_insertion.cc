@@ -212,9 +212,10 @@ void CopyInserter::CopyRootLeaves(Computation& comp,
     for (Instruction* reader : readers) {
       if (!direct) break;
       if (reader == value) {
-        direct = IsInPlaceCapable(*value);
-        for (Instruction* operand : value->operands()) {
-          if (SourceOf(operand, {}) == dest && !SameArrayLayout(operand->shape(), value->shape())) direct = false;
+        for (int64_t i = 0; i < value->operand_count(); ++i) {
+          Instruction* operand = value->operand(i);
+          if (SourceOf(operand, {}) != dest) continue;
+          direct &= SameArrayLayout(operand->shape(), value->shape()) && CanWriteOver(*value, i);
         }
       } else if (Reaches(value, reader)) {
         direct = false;

@@ -12,7 +12,8 @@
 //    copy gets those readers as control predecessors. A leaf taken from the parameter at another index is first
 //    copied to a temporary (so that swaps do not need each other's old value). No copy is made when the leaf's
 //    defining instruction can itself be ordered after those readers (none of them depends on it, and if it reads
-//    the parameter leaf it is an elementwise op of the same shape and layout, which may run in place): it then
+//    the parameter leaf it writes the result over it, passes/alias_util.h CanWriteOver: an elementwise op or loop
+//    fusion of the same shape and layout reading it only at the index written): it then
 //    gets the readers as control predecessors and writes the loop buffer directly.
 //  - conditional branch root: a leaf from a parameter or constant, or a leaf already present at an earlier index.
 //  - entry root: a leaf from an entry parameter or constant, or already present at an earlier index; except that a

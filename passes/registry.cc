@@ -17,6 +17,7 @@
 #include "passes/scan_expander.h"
 #include "passes/simplify/algebraic_simplifier.h"
 #include "passes/simplify/constant_folding.h"
+#include "passes/split_donated_updates.h"
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/tpu_dot_precision.h"
@@ -62,6 +63,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
          RunScanExpander},
         {"sharding-propagation", "Infer a sharding for every value from the annotated ones (forward and backward)",
          [](Module& module) { return RunShardingPropagation(module); }},
+        {"split-donated-updates",
+         "Split an output fusion that updates a donated parameter into its dot and a loop fusion writing in place",
+         RunSplitDonatedUpdates},
         {"tpu-dot-precision",
          "Rewrite f32 dots and convolutions at HIGH precision into the 3-pass bf16 split a TPU runs",
          RunTpuDotPrecision},
