@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "passes/alias_util.h"
+
 namespace xlac::codegen {
 namespace {
 
@@ -14,24 +16,10 @@ Range RangeOf(const void* p, int64_t bytes) {
 
 bool Overlap(Range a, Range b) { return a.first < b.second && b.first < a.second; }
 
-void Leaves(const Shape& shape, std::vector<int64_t>& index, std::vector<std::vector<int64_t>>& out) {
-  if (shape.IsTuple()) {
-    for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
-      index.push_back(static_cast<int64_t>(i));
-      Leaves(shape.tuple_shapes[i], index, out);
-      index.pop_back();
-    }
-  } else if (shape.IsArray()) {
-    out.push_back(index);
-  }
-}
-
 }  // namespace
 
 std::vector<int64_t> ResultDonors(const Shape& result_shape, const std::vector<InputOutputAlias>& aliases) {
-  std::vector<std::vector<int64_t>> leaves;
-  std::vector<int64_t> index;
-  Leaves(result_shape, index, leaves);
+  const std::vector<ShapeIndex> leaves = ArrayLeafIndices(result_shape);
   std::vector<int64_t> donors(leaves.size(), -1);
   for (const InputOutputAlias& alias : aliases) {
     if (!alias.parameter_index.empty()) continue;
