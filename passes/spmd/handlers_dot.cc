@@ -41,16 +41,32 @@ DotDims DotDimsOf(const Instruction& dot) {
   return d;
 }
 
-// The local dot of two shards: the result shape follows from the operand shards.
+// The local dot of two shards: the result shape follows from the operand shards; `type` overrides the element type.
 Instruction* LocalDot(ComputationBuilder& b, const Instruction& dot, const DotDims& d, Instruction* lhs,
-                      Instruction* rhs) {
+                      Instruction* rhs, std::optional<PrimitiveType> type = std::nullopt) {
   std::vector<int64_t> dims;
   for (int64_t i : d.lhs_batch) dims.push_back(lhs->shape().dimensions[i]);
   for (int64_t i : d.lhs_free) dims.push_back(lhs->shape().dimensions[i]);
   for (int64_t i : d.rhs_free) dims.push_back(rhs->shape().dimensions[i]);
   Shape shape = dot.shape();
   shape.dimensions = dims;
+  if (type) shape.element_type = *type;
   return b.Clone(dot, shape, {lhs, rhs});
+}
+
+// The type partial sums cross the cores in. The unpartitioned dot of a narrow float type (bf16, f16, f8) accumulates
+// in f32 and rounds once; partial results rounded to the narrow type and summed in it would round k + 1 times, and
+// where the partials cancel that error is no longer small next to the total. So they travel in f32, and the sum is
+// rounded once, after the collective.
+PrimitiveType PartialSumType(PrimitiveType type) {
+  return IsFloatingPointType(type) && BitWidth(type) < 32 ? PrimitiveType::kF32 : type;
+}
+
+Instruction* ConvertTo(ComputationBuilder& b, Instruction* value, PrimitiveType type) {
+  if (value->shape().element_type == type) return value;
+  Shape shape = value->shape();
+  shape.element_type = type;
+  return b.Add(Opcode::kConvert, std::move(shape), {value});
 }
 
 absl::StatusOr<PValue> OutputDrivenDot(ComputationBuilder& b, const Instruction& dot, const DotDims& d,
@@ -90,15 +106,17 @@ absl::StatusOr<PValue> ContractingDot(ComputationBuilder& b, const Instruction& 
   PrimitiveType q_type = q_inst->shape().element_type;
   Instruction* p_hlo = b.MaskPadding(p_value.hlo, p_value.base, pt, p_contracting, b.Zero(p_type));
   Instruction* q_hlo = b.MaskPadding(q_value.hlo, q_value.base, qt, q_contracting, b.Zero(q_type));
-  Instruction* partial = lhs_primary ? LocalDot(b, dot, d, p_hlo, q_hlo) : LocalDot(b, dot, d, q_hlo, p_hlo);
+  PrimitiveType out_type = dot.shape().element_type;
+  const PrimitiveType sum_type = PartialSumType(out_type);
+  Instruction* partial =
+      lhs_primary ? LocalDot(b, dot, d, p_hlo, q_hlo, sum_type) : LocalDot(b, dot, d, q_hlo, p_hlo, sum_type);
 
   std::vector<int64_t> reduce_axes;
   for (int64_t c : p_contracting) {
     if (pt.tiles[c] > 1) reduce_axes.push_back(c);
   }
-  PrimitiveType out_type = dot.shape().element_type;
   Opcode combine = out_type == PrimitiveType::kPred ? Opcode::kOr : Opcode::kAdd;
-  Computation* reducer = b.partitioner().ScalarReducer(combine, out_type);
+  Computation* reducer = b.partitioner().ScalarReducer(combine, sum_type);
   // Result tiling: batch and the primary's free dimensions as the primary holds them.
   std::vector<std::vector<int64_t>> out_axes;
   for (int64_t i : p_batch) out_axes.push_back({i});
@@ -142,11 +160,11 @@ absl::StatusOr<PValue> ContractingDot(ComputationBuilder& b, const Instruction& 
       rs->SetAttr("channel_id", AttrValue::Int(b.partitioner().NextChannelId()));
       rs->SetAttr("use_global_device_ids", AttrValue::Bool(true));
       b.partitioner().RecordCollective(dot, *rs, k);
-      return PValue{rs, ToSharding(candidate), dot.shape()};
+      return PValue{ConvertTo(b, rs, out_type), ToSharding(candidate), dot.shape()};
     }
   }
   Instruction* sum = b.AllReduce(partial, reducer, GroupsAlongAxes(pt, reduce_axes), dot);
-  return PValue{sum, ToSharding(RegroupAxes(pt, out_axes)), dot.shape()};
+  return PValue{ConvertTo(b, sum, out_type), ToSharding(RegroupAxes(pt, out_axes)), dot.shape()};
 }
 
 bool ShardedOnAny(const Tiling& t, const std::vector<int64_t>& dims) {
@@ -292,12 +310,14 @@ absl::StatusOr<PValue> HandleConvolutionImpl(ComputationBuilder& b, const Instru
       std::vector<std::vector<int64_t>> out_axes(inst.shape().rank());
       out_axes[dn.output_batch_dimension] = {dn.input_batch_dimension};
       Tiling partial_tiling = RegroupAxes(lhs_tiling, out_axes);
-      Instruction* partial = b.Clone(inst, ShardShape(inst.shape(), partial_tiling), {l, r});
       PrimitiveType type = inst.shape().element_type;
+      Shape partial_shape = ShardShape(inst.shape(), partial_tiling);
+      partial_shape.element_type = PartialSumType(type);
+      Instruction* partial = b.Clone(inst, partial_shape, {l, r});
       Opcode combine = type == PrimitiveType::kPred ? Opcode::kOr : Opcode::kAdd;
-      Instruction* sum = b.AllReduce(partial, b.partitioner().ScalarReducer(combine, type),
+      Instruction* sum = b.AllReduce(partial, b.partitioner().ScalarReducer(combine, partial_shape.element_type),
                                      GroupsAlongAxes(lhs_tiling, {dn.input_feature_dimension}), inst);
-      return PValue{sum, ToSharding(partial_tiling), inst.shape()};
+      return PValue{ConvertTo(b, sum, type), ToSharding(partial_tiling), inst.shape()};
     }
   }
   std::vector<int64_t> halo_dims;  // indices into the spatial dimension lists

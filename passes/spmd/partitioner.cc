@@ -30,10 +30,42 @@ bool IsManual(const Sharding& s) {
 
 }  // namespace
 
+namespace {
+
+int64_t LeafCountOf(const Shape& shape) {
+  if (!shape.IsTuple()) return 1;
+  int64_t count = 0;
+  for (const Shape& element : shape.tuple_shapes) count += LeafCountOf(element);
+  return count;
+}
+
+bool HasNestedTuple(const Shape& shape) {
+  return std::any_of(shape.tuple_shapes.begin(), shape.tuple_shapes.end(), [](const Shape& e) { return e.IsTuple(); });
+}
+
+// `leaves[next...]` regrouped into the nesting of `shape`.
+Sharding NestLeaves(const std::vector<Sharding>& leaves, const Shape& shape, size_t& next) {
+  if (!shape.IsTuple()) return leaves[next++];
+  std::vector<Sharding> elements;
+  for (const Shape& element : shape.tuple_shapes) elements.push_back(NestLeaves(leaves, element, next));
+  return Sharding::Tuple(std::move(elements));
+}
+
+}  // namespace
+
 Sharding ExpandTupleSharding(const Sharding& sharding, const Shape& shape) {
   if (!shape.IsTuple()) {
     if (sharding.IsTuple() && sharding.tuple_elements.size() == 1) return sharding.tuple_elements[0];
     return sharding;
+  }
+  // XLA writes the sharding of a nested tuple as the flat list of its leaves' shardings
+  // ({{devices=[2,1]0,1}, {replicated}, {maximal device=0}} on ((f32[9,2], f32[2]), token[])).
+  if (sharding.IsTuple() && HasNestedTuple(shape) &&
+      static_cast<int64_t>(sharding.tuple_elements.size()) == LeafCountOf(shape) &&
+      std::none_of(sharding.tuple_elements.begin(), sharding.tuple_elements.end(),
+                   [](const Sharding& e) { return e.IsTuple(); })) {
+    size_t next = 0;
+    return NestLeaves(sharding.tuple_elements, shape, next);
   }
   std::vector<Sharding> elements;
   for (size_t i = 0; i < shape.tuple_shapes.size(); ++i) {
@@ -151,27 +183,113 @@ absl::StatusOr<PValue> HandleManual(ComputationBuilder& b, const Instruction& in
   return PValue{clone, ExpandTupleSharding(Sharding::Manual(), inst.shape()), inst.shape()};
 }
 
+// The tiling of a full array whose shards are the shards of a manual region's value: `manual` is that value's
+// tiling (fully manual, or manual on a subgroup and tiled within it) over its shape `local`. Each dimension the
+// manual axis splits (full size over manual size, in order, the manual coordinate major) becomes tiled by that split
+// times the tiles within the group; what is left of the manual axis replicates. Used where a boundary's own sharding
+// does not fit its operand (sharding propagation refined one side only).
+absl::StatusOr<Tiling> FullTilingOfManual(const Tiling& manual, const Shape& full, const Shape& local,
+                                          int64_t num_devices) {
+  const int64_t rank = full.rank();
+  const int64_t groups = manual.manual ? num_devices : manual.manual_subgroup;
+  const int64_t replication = manual.manual ? 1 : manual.replication;
+  const std::vector<int64_t> inner = manual.manual ? std::vector<int64_t>(static_cast<size_t>(rank), 1) : manual.tiles;
+  std::vector<int64_t> split(static_cast<size_t>(rank), 1);
+  int64_t splits = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (local.dimensions[i] <= 0 || full.dimensions[i] % local.dimensions[i] != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("the manual shape ", ShapeToString(local, false),
+                                                     " does not divide ", ShapeToString(full, false)));
+    }
+    split[i] = full.dimensions[i] / local.dimensions[i];
+    splits *= split[i];
+  }
+  if (groups % splits != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(ShapeToString(full, false), " is split into ", splits,
+                                                   " manual shards, which ", groups, " manual groups cannot hold"));
+  }
+  Tiling out;
+  out.tiles.resize(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) out.tiles[i] = split[i] * inner[i];
+  out.replication = groups / splits * replication;
+  out.devices.assign(static_cast<size_t>(num_devices), 0);
+  // Walk the manual tiling's device array [inner tiles..., replication, groups] and place each device.
+  std::vector<int64_t> sizes = inner;
+  sizes.push_back(replication);
+  sizes.push_back(groups);
+  std::vector<int64_t> out_sizes = out.AxisSizes();
+  const std::vector<int64_t> devices = manual.manual ? std::vector<int64_t>() : manual.devices;
+  for (int64_t p = 0; p < num_devices; ++p) {
+    std::vector<int64_t> c(sizes.size());
+    for (int64_t q = p, k = static_cast<int64_t>(sizes.size()); k-- > 0;) {
+      c[k] = q % sizes[k];
+      q /= sizes[k];
+    }
+    int64_t m = c.back();
+    std::vector<int64_t> mc(static_cast<size_t>(rank));
+    for (int64_t i = rank; i-- > 0;) {
+      mc[i] = m % split[i];
+      m /= split[i];
+    }
+    std::vector<int64_t> oc(out_sizes.size());
+    for (int64_t i = 0; i < rank; ++i) oc[i] = mc[i] * inner[i] + c[i];
+    oc[rank] = m * replication + c[rank];
+    int64_t flat = 0;
+    for (size_t k = 0; k < oc.size(); ++k) flat = flat * out_sizes[k] + oc[k];
+    out.devices[flat] = manual.manual ? p : devices[p];
+  }
+  return out;
+}
+
 // custom-call SPMDFullToShardShape / SPMDShardToFullShape: the boundaries of manual regions (shard_map).
 absl::StatusOr<PValue> HandleManualBoundary(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
   std::string_view call = inst.StringAttr("custom_call_target");
-  const PValue& operand = b.Get(inst.operand(0));
-  if (call == "SPMDFullToShardShape") {
-    // The operand's own sharding says how the global value is split into the manual shards; a partially manual
-    // result may be tiled further within each manual group.
-    Instruction* shard = operand.hlo;
-    XLAC_ASSIGN_OR_RETURN(Shape local, ShardShapeOf(inst.shape(), target, b.num_devices()));
-    if (!(shard->shape().dimensions == local.dimensions)) {
+  PValue operand = b.Get(inst.operand(0));
+  const bool to_shard = call == "SPMDFullToShardShape";
+  const Shape& manual_shape = to_shard ? inst.shape() : inst.operand(0)->shape();
+  const Shape& full_shape = to_shard ? inst.operand(0)->shape() : inst.shape();
+  const Sharding& manual_sharding = to_shard ? target : operand.sharding;
+  XLAC_ASSIGN_OR_RETURN(Shape local, ShardShapeOf(manual_shape, manual_sharding, b.num_devices()));
+  XLAC_ASSIGN_OR_RETURN(Tiling manual, TilingOf(manual_sharding, manual_shape.rank(), b.num_devices()));
+  if (to_shard) {
+    // The operand's own sharding says how the global value is split into the manual shards (a partially manual result
+    // may be tiled further within each manual group). When its shards are not the manual shards, the operand moves
+    // to the tiling that makes them so.
+    if (!(operand.hlo->shape().dimensions == local.dimensions)) {
+      absl::StatusOr<Tiling> full = FullTilingOfManual(manual, full_shape, manual_shape, b.num_devices());
+      if (full.ok()) {
+        XLAC_ASSIGN_OR_RETURN(operand, b.ReshardToTiling(operand, *full, inst));
+      }
+    }
+    if (!(operand.hlo->shape().dimensions == local.dimensions)) {
       return absl::InvalidArgumentError(
           absl::StrCat(At(inst), "SPMDFullToShardShape %", inst.name(), " has shards of ", ShapeToString(local, false),
                        ", but the shard of its operand under ", ShardingToString(operand.sharding), " is ",
-                       ShapeToString(shard->shape(), false)));
+                       ShapeToString(operand.hlo->shape(), false)));
+    }
+    // Uneven shards: the manual program sees zeros where the operand's shard is padding (as GSPMD pads).
+    Instruction* shard = operand.hlo;
+    XLAC_ASSIGN_OR_RETURN(Tiling operand_tiling, TilingOf(operand.sharding, full_shape.rank(), b.num_devices()));
+    std::vector<int64_t> uneven;
+    for (int64_t i = 0; i < full_shape.rank(); ++i) {
+      if (full_shape.dimensions[i] % operand_tiling.tiles[i] != 0) uneven.push_back(i);
+    }
+    if (!uneven.empty() && !operand_tiling.manual && operand_tiling.manual_subgroup == 1) {
+      shard = b.MaskPadding(shard, full_shape, operand_tiling, uneven, b.Zero(full_shape.element_type));
     }
     Instruction* copy = b.Add(Opcode::kCopy, local, {shard});
     return PValue{copy, target, inst.shape()};
   }
-  // SPMDShardToFullShape: the manual value is this core's shard of the result in the target sharding.
+  // SPMDShardToFullShape: the manual value is this core's shard of the result in the target sharding. When the
+  // shapes disagree, the shard is read in the tiling the manual value's own sharding implies, and the driver reshards
+  // it to the target.
   XLAC_ASSIGN_OR_RETURN(Shape shard_shape, ShardShapeOf(inst.shape(), target, b.num_devices()));
   if (!(shard_shape.dimensions == operand.hlo->shape().dimensions)) {
+    absl::StatusOr<Tiling> full = FullTilingOfManual(manual, full_shape, manual_shape, b.num_devices());
+    if (full.ok() && ShardShape(full_shape, *full).dimensions == operand.hlo->shape().dimensions) {
+      Instruction* copy = b.Add(Opcode::kCopy, ShardShape(full_shape, *full), {operand.hlo});
+      return PValue{copy, ToSharding(*full), inst.shape()};
+    }
     return absl::InvalidArgumentError(absl::StrCat(At(inst), "SPMDShardToFullShape %", inst.name(), " of sharding ",
                                                    ShardingToString(target), " expects shards of ",
                                                    ShapeToString(shard_shape, false), ", but its operand is ",

@@ -350,14 +350,19 @@ absl::StatusOr<PValue> ComputationBuilder::ReshardToTiling(const PValue& value, 
     from.manual_subgroup = 1;
   }
   if (from.manual_subgroup != to.manual_subgroup) {
-    // A value the same on every core may enter a partially manual region: each manual group takes it whole.
-    if (from.num_tiles() != 1 || from.manual_subgroup != 1) {
+    // A value that is not manual anywhere is the same for every manual group, so it may enter a partially manual
+    // region: each group takes it in the target's tiling within the group. That is the target with its manual axis
+    // read as more replication (the manual axis is the minor end of the device array), then relabelled manual.
+    if (from.manual_subgroup != 1) {
       return absl::InvalidArgumentError(absl::StrCat("cannot reshard between different manual subgroups (",
                                                      ShardingToString(value.sharding), " -> ",
                                                      ShardingToString(ToSharding(to)), ")"));
     }
-    std::vector<std::vector<int64_t>> none(static_cast<size_t>(rank));
-    from = RegroupAxes(to, none);
+    Tiling auto_to = to;
+    auto_to.replication *= to.manual_subgroup;
+    auto_to.manual_subgroup = 1;
+    XLAC_ASSIGN_OR_RETURN(PValue moved, ReshardToTiling(PValue{value.hlo, ToSharding(from), base}, auto_to, source));
+    return PValue{moved.hlo, ToSharding(to), base};
   }
   Tiling from_cmp = from, to_cmp = to;
   from_cmp.maximal_device.reset();

@@ -135,7 +135,10 @@ def classify(xla_run, path, devices, backend, max_ulp, atol, timeout, prefuse=No
     if code not in (0, 1):
         return "crash", f"exit {code}: " + (err.strip().splitlines() or [""])[-1][:200]
     partitioned = out.startswith("spmd:")
-    m = re.search(r"check against the interpreter: (\d+) of (\d+) outputs? match", out)
+    # Modules with manual regions are checked against the interpreter running the partitioned program on every device
+    # (xla-run names that reference: "check against the interpreter running the partitioned program on N devices
+    # (...): ..."), the others against the unpartitioned module.
+    m = re.search(r"check against the interpreter[^:\n]*: (\d+) of (\d+) outputs? match", out)
     if code == 0 and m:
         return ("pass" if partitioned else "unsharded"), ""
     if m:
