@@ -8,8 +8,8 @@
 //
 // For a sharded module on more than one partition, PartitionModule runs the optimize and partition stages and the
 // front door compiles the result with codegen::CompileOptions::partitioned, so that codegen::PrepareModule runs
-// only the layout stage. Any other module goes to codegen whole (OptimizationStage::kWhole): simplification, layout
-// assignment, fusion; with no partitioner between them, layouts first lets fusion see the bitcasts they make.
+// only the layout stage. Any other module goes to codegen whole (OptimizationStage::kWhole), in the same order:
+// simplification, fusion, layout assignment, late fusion.
 // Then:
 //   prepare    passes/codegen_prepare.h, run by codegen::PrepareModule, then buffer assignment
 //   codegen    codegen::JitExecutable::Compile (ORC JIT) or codegen::CompileAot (object, assembly, LLVM IR)

@@ -11,107 +11,13 @@
 #include "ir/status_macros.h"
 #include "passes/alias_util.h"
 #include "passes/layout_copies.h"
+#include "passes/layout_fusion.h"
+#include "passes/layout_order.h"
 
 namespace xlac {
 namespace {
 
-using Order = std::vector<int64_t>;  // minor_to_major
-
-Order OrderOf(const Shape& shape) {
-  return shape.layout ? shape.layout->minor_to_major : Layout::Default(shape.rank()).minor_to_major;
-}
-
-// A static array whose layout is nothing but a dimension order: the only kind this pass changes or reasons about.
-bool IsPlainArray(const Shape& shape) {
-  return shape.IsArray() && shape.IsStatic() && (!shape.layout || shape.layout->HasOnlyMinorToMajor());
-}
-
-// `order` without the dimensions of size 1, which never affect where an element lives.
-Order WithoutUnitDims(const Shape& shape, const Order& order) {
-  Order result;
-  for (int64_t d : order) {
-    if (shape.dimensions[d] != 1) result.push_back(d);
-  }
-  return result;
-}
-
-bool SameOrder(const Shape& shape, const Order& a, const Order& b) {
-  return WithoutUnitDims(shape, a) == WithoutUnitDims(shape, b);
-}
-
-// A transpose's result dimension i is its operand's dimension perm[i]. The result order that makes the transpose a
-// relabelling of the operand's bytes, and the operand order that does so for a given result order.
-Order TransposeResultOrder(const std::vector<int64_t>& perm, const Order& operand_order) {
-  std::vector<int64_t> inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
-  Order result;
-  for (int64_t d : operand_order) result.push_back(inverse[d]);
-  return result;
-}
-
-Order TransposeOperandOrder(const std::vector<int64_t>& perm, const Order& result_order) {
-  Order operand;
-  for (int64_t d : result_order) operand.push_back(perm[d]);
-  return operand;
-}
-
-// The result order that makes a reshape of `in` (in `in_order`) to `out` a relabelling of the same bytes, if one
-// exists. A reshape is row-major: split both shapes (unit dimensions aside) into groups of consecutive dimensions
-// with equal products; it is a bitcast exactly when each input group lies contiguously, major to minor, in the
-// input's physical order. The output then lists its groups in that physical order.
-std::optional<Order> ReshapeBitcastOrder(const Shape& in, const Order& in_order, const Shape& out) {
-  std::vector<int64_t> in_dims, out_dims;
-  for (int64_t d = 0; d < in.rank(); ++d) {
-    if (in.dimensions[d] == 0) return std::nullopt;
-    if (in.dimensions[d] != 1) in_dims.push_back(d);
-  }
-  for (int64_t d = 0; d < out.rank(); ++d) {
-    if (out.dimensions[d] != 1) out_dims.push_back(d);
-  }
-  struct Group {
-    std::vector<int64_t> in, out;
-  };
-  std::vector<Group> groups;
-  std::vector<int64_t> group_of(in.dimensions.size(), -1);
-  size_t i = 0, j = 0;
-  while (i < in_dims.size() || j < out_dims.size()) {
-    Group group;
-    int64_t in_product = 1, out_product = 1;
-    do {
-      if (in_product <= out_product && i < in_dims.size()) {
-        in_product *= in.dimensions[in_dims[i]];
-        group_of[in_dims[i]] = static_cast<int64_t>(groups.size());
-        group.in.push_back(in_dims[i++]);
-      } else if (j < out_dims.size()) {
-        out_product *= out.dimensions[out_dims[j]];
-        group.out.push_back(out_dims[j++]);
-      } else {
-        return std::nullopt;
-      }
-    } while (in_product != out_product);
-    groups.push_back(std::move(group));
-  }
-  Order physical = WithoutUnitDims(in, in_order);
-  std::reverse(physical.begin(), physical.end());  // major to minor
-  std::vector<int64_t> major_to_minor;
-  for (size_t p = 0; p < physical.size();) {
-    const Group& group = groups[group_of[physical[p]]];
-    if (p + group.in.size() > physical.size() ||
-        !std::equal(group.in.begin(), group.in.end(), physical.begin() + static_cast<int64_t>(p))) {
-      return std::nullopt;
-    }
-    major_to_minor.insert(major_to_minor.end(), group.out.begin(), group.out.end());
-    p += group.in.size();
-  }
-  // Unit dimensions go where the default layout would put them relative to the others, so that a reshape between
-  // default layouts keeps the default layout.
-  for (int64_t d = 0; d < out.rank(); ++d) {
-    if (out.dimensions[d] != 1) continue;
-    auto at = std::find_if(major_to_minor.begin(), major_to_minor.end(), [&](int64_t e) { return e > d; });
-    major_to_minor.insert(at, d);
-  }
-  return Order(major_to_minor.rbegin(), major_to_minor.rend());
-}
+using Order = DimOrder;
 
 bool IsFollower(Opcode op) {
   switch (op) {
@@ -160,7 +66,8 @@ bool IsBroadcastLike(const Instruction& inst) {
 
 class Assigner {
  public:
-  Assigner(Module& module, Computation& comp) : module_(module), comp_(comp) {}
+  Assigner(Module& module, Computation& comp, const absl::flat_hash_set<const Computation*>& called_once)
+      : module_(module), comp_(comp), called_once_(called_once) {}
 
   absl::StatusOr<bool> Run() {
     std::vector<Instruction*> post_order = comp_.MakePostOrder();
@@ -168,14 +75,21 @@ class Assigner {
       original_.emplace(inst, inst->shape());
       if (IsFree(*inst)) free_.insert(inst);
     }
-    for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) SinkIntoProducer(*it);
+    for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) {
+      SinkIntoProducer(*it);
+      SinkIntoProducersOfFusion(*it);
+    }
     for (Instruction* inst : post_order) {
       if (free_.contains(inst) && !pinned_.contains(inst)) Choose(inst);
+      ChooseFusedConvolution(inst);
     }
     for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) FollowConsumer(*it);
     for (Instruction* inst : post_order) StreamConvolutionOperands(inst);
     for (Instruction* inst : post_order) XLAC_RETURN_IF_ERROR(MakeBitcast(inst));
     CopyForConstrainedReaders();
+    for (Instruction* inst : comp_.MakeInstructionList()) {
+      if (inst->opcode() == Opcode::kFusion) changed_ |= SetFusionParameterLayouts(*inst, called_once_);
+    }
     return changed_;
   }
 
@@ -187,6 +101,16 @@ class Assigner {
     if (inst.opcode() == Opcode::kReduce && inst.operand_count() != 2) return false;
     for (const Instruction* operand : inst.operands()) {
       if (!IsPlainArray(operand->shape())) return false;
+    }
+    return true;
+  }
+
+  // Whether `user` reads `value` (one of its operands) in whatever layout it has: a free op, or a fusion whose
+  // parameters for it take its layout (passes/layout_fusion.h).
+  bool ReadsInAnyLayout(const Instruction& user, const Instruction* value) const {
+    if (user.opcode() != Opcode::kFusion) return ReadsAnyLayout(user);
+    for (int64_t i = 0; i < user.operand_count(); ++i) {
+      if (user.operand(i) == value && !FusionReadsAnyLayout(user, i, called_once_)) return false;
     }
     return true;
   }
@@ -228,6 +152,29 @@ class Assigner {
     pinned_.insert(transpose);
   }
 
+  // A producer computed for one fusion alone, which reads it only through transposes: the producer writes the
+  // layout those transposes read contiguously (in the fusion, a transpose reads its operand in place).
+  void SinkIntoProducersOfFusion(Instruction* fusion) {
+    if (fusion->opcode() != Opcode::kFusion) return;
+    std::vector<Instruction*> producers;
+    for (Instruction* operand : fusion->operands()) {
+      if (std::find(producers.begin(), producers.end(), operand) == producers.end()) producers.push_back(operand);
+    }
+    for (Instruction* producer : producers) {
+      if (!free_.contains(producer) || pinned_.contains(producer)) continue;
+      if (DistinctUsers(producer) != std::vector<Instruction*>{fusion}) continue;
+      const Opcode op = producer->opcode();
+      if (!(op == Opcode::kDot || op == Opcode::kBroadcast || op == Opcode::kIota ||
+            (IsFollower(op) && op != Opcode::kCopy))) {
+        continue;
+      }
+      std::optional<Order> order = FusedTransposeReadOrder(*fusion, producer, called_once_);
+      if (!order || (op == Opcode::kDot && !GemmWritesContiguously(*producer, *order))) continue;
+      SetOrder(producer, *order);
+      pinned_.insert(producer);
+    }
+  }
+
   // The GEMM stores rows of C contiguously: the most minor dimension must be one of the dot's free (m or n)
   // dimensions, not a batch dimension.
   static bool GemmWritesContiguously(const Instruction& dot, const Order& order) {
@@ -241,7 +188,9 @@ class Assigner {
     // A value read only by constrained instructions keeps its layout: following a changed operand would only move
     // the copy from here to its readers.
     std::vector<Instruction*> users = DistinctUsers(inst);
-    if (std::none_of(users.begin(), users.end(), [](const Instruction* u) { return ReadsAnyLayout(*u); })) return;
+    if (std::none_of(users.begin(), users.end(), [&](const Instruction* u) { return ReadsInAnyLayout(*u, inst); })) {
+      return;
+    }
     if (IsFollower(op)) {
       for (const Instruction* operand : inst->operands()) {
         if (operand->shape().rank() != inst->shape().rank() || IsBroadcastLike(*operand) || !Changed(operand)) {
@@ -278,20 +227,38 @@ class Assigner {
   }
 
   void ChooseConvolution(Instruction* conv) {
-    const AttrValue* attr = conv->FindAttr("dim_labels");
-    if (attr == nullptr || attr->kind != AttrKind::kConvDnums || conv->shape().rank() < 2) return;
+    if (std::optional<Order> order = ConvolutionOrder(*conv)) SetOrder(conv, *order);
+  }
+
+  // The same for an output fusion's convolution: the fusion, its root and the epilogue between take the order.
+  void ChooseFusedConvolution(Instruction* fusion) {
+    if (fusion->opcode() != Opcode::kFusion || fusion == comp_.root() || fusion->HasSideEffect()) return;
+    Instruction* conv = FusedConvolutionReadingParameters(*fusion, called_once_);
+    if (conv == nullptr || !IsPlainArray(fusion->shape())) return;
+    std::vector<Instruction*> users = DistinctUsers(fusion);
+    if (std::none_of(users.begin(), users.end(), [&](const Instruction* u) { return ReadsInAnyLayout(*u, fusion); })) {
+      return;
+    }
+    std::optional<Order> order = ConvolutionOrder(*conv);
+    if (order && RelayoutOutputFusion(*fusion, *order)) changed_ = true;
+  }
+
+  // The order a convolution should write: its own when the tiled kernel takes it, else feature-minor.
+  static std::optional<Order> ConvolutionOrder(const Instruction& conv) {
+    const AttrValue* attr = conv.FindAttr("dim_labels");
+    if (attr == nullptr || attr->kind != AttrKind::kConvDnums || conv.shape().rank() < 2) return std::nullopt;
     const auto& dn = attr->get<ConvolutionDimensionNumbers>();
-    Order order = OrderOf(conv->shape());
+    Order order = OrderOf(conv.shape());
     const int64_t batch = dn.output_batch_dimension, feature = dn.output_feature_dimension;
     const int64_t most_major = order.back(), second = order[order.size() - 2];
     bool nhwc_like = order.front() == feature;
     bool nchw_like = (most_major == batch && second == feature) || (most_major == feature && second == batch);
-    if (nhwc_like || nchw_like) return;
+    if (nhwc_like || nchw_like) return std::nullopt;
     Order feature_minor = {feature};
-    for (int64_t d = conv->shape().rank() - 1; d >= 0; --d) {
+    for (int64_t d = conv.shape().rank() - 1; d >= 0; --d) {
       if (d != feature) feature_minor.push_back(d);
     }
-    SetOrder(conv, feature_minor);
+    return feature_minor;
   }
 
   // `order` with dimension `d` moved to the most minor place, the others keeping their relative order.
@@ -328,7 +295,14 @@ class Assigner {
   //     over output features, i.e. the lhs batch and the kernel output feature dimensions;
   //   - ungrouped (the tiled GEMM's direct form, filter gradients among them): the implicit im2col packs input
   //     features innermost and the kernel packer kernel output features, then kernel input features.
-  void StreamConvolutionOperands(Instruction* conv) {
+  // The same for the convolution of an output fusion, which reads the streamed values at its parameters. A loop
+  // fusion computed for the convolution alone writes the streamed layout itself instead of being copied.
+  void StreamConvolutionOperands(Instruction* inst) {
+    Instruction* conv = inst;
+    if (inst->opcode() == Opcode::kFusion) {
+      conv = FusedConvolutionReadingParameters(*inst, called_once_);
+      if (conv == nullptr) return;
+    }
     if (conv->opcode() != Opcode::kConvolution || !IsPlainArray(conv->shape()) || conv->operand_count() != 2 ||
         !IsPlainArray(conv->operand(0)->shape()) || !IsPlainArray(conv->operand(1)->shape())) {
       return;
@@ -359,21 +333,39 @@ class Assigner {
       return;
     }
     for (int64_t i = 0; i < 2; ++i) {
-      Instruction* operand = conv->operand(i);
       const Order& order = i == 0 ? lhs_order : rhs_order;
+      Instruction* param = conv->operand(i);
+      const int64_t at = inst == conv ? i : param->parameter_number();
+      Instruction* operand = inst->operand(at);
       if (SameOrder(operand->shape(), order, OrderOf(operand->shape()))) continue;
-      Shape target = operand->shape();
-      target.EnsureLayout();
-      target.layout->minor_to_major = order;
-      auto known = std::find_if(streamed_.begin(), streamed_.end(), [&](const auto& s) {
-        return s.first == operand && OrderOf(s.second->shape()) == order;
-      });
-      Instruction* copy = known != streamed_.end()
-                              ? known->second
-                              : streamed_.emplace_back(operand, CoerceLayouts(module_, comp_, operand, target)).second;
-      conv->ReplaceOperandWith(i, copy);
+      inst->ReplaceOperandWith(at, InOrder(operand, order, inst));
+      if (inst != conv) {
+        Shape shape = param->shape();
+        shape.EnsureLayout();
+        shape.layout->minor_to_major = order;
+        param->set_shape(std::move(shape));
+        streamed_reads_.insert({inst, at});
+      }
       changed_ = true;
     }
+  }
+
+  // `value` in `order` for `reader`: a loop fusion read by `reader` alone writes it, anything else is copied (once
+  // per order).
+  Instruction* InOrder(Instruction* value, const Order& order, const Instruction* reader) {
+    std::vector<Instruction*> users = DistinctUsers(value);
+    if (value != comp_.root() && users.size() == 1 && users[0] == reader &&
+        RelayoutLoopFusion(*value, order, called_once_)) {
+      changed_ = true;
+      return value;
+    }
+    auto known = std::find_if(streamed_.begin(), streamed_.end(),
+                              [&](const auto& s) { return s.first == value && OrderOf(s.second->shape()) == order; });
+    if (known != streamed_.end()) return known->second;
+    Shape target = value->shape();
+    target.EnsureLayout();
+    target.layout->minor_to_major = order;
+    return streamed_.emplace_back(value, CoerceLayouts(module_, comp_, value, target)).second;
   }
 
   // A broadcast or iota read only by ops that took another layout is produced in that layout.
@@ -396,21 +388,9 @@ class Assigner {
 
   // A transpose or reshape whose layouts make it a relabelling of its operand's bytes becomes a bitcast.
   absl::Status MakeBitcast(Instruction* inst) {
-    const Opcode op = inst->opcode();
-    if ((op != Opcode::kTranspose && op != Opcode::kReshape) || !IsPlainArray(inst->shape()) ||
-        !IsPlainArray(inst->operand(0)->shape()) || inst->HasSideEffect() || !inst->control_predecessors().empty() ||
+    if (!IsBitcastInCurrentLayouts(*inst) || inst->HasSideEffect() || !inst->control_predecessors().empty() ||
         !inst->control_successors().empty()) {
       return absl::OkStatus();
-    }
-    const Shape& in = inst->operand(0)->shape();
-    Order in_order = OrderOf(in);
-    if (op == Opcode::kTranspose) {
-      if (!SameOrder(inst->shape(), TransposeResultOrder(inst->dimensions(), in_order), OrderOf(inst->shape()))) {
-        return absl::OkStatus();
-      }
-    } else {
-      std::optional<Order> order = ReshapeBitcastOrder(in, in_order, inst->shape());
-      if (!order || !SameOrder(inst->shape(), *order, OrderOf(inst->shape()))) return absl::OkStatus();
     }
     Shape shape = inst->shape();
     shape.EnsureLayout();
@@ -438,6 +418,7 @@ class Assigner {
       // Bitcasts made here read their operands' bytes as they are now.
       if (ReadsAnyLayout(*inst) || made_.contains(inst)) continue;
       for (int64_t i = 0; i < inst->operand_count(); ++i) {
+        if (FusionReadsAnyLayout(*inst, i, called_once_) || streamed_reads_.contains({inst, i})) continue;
         Instruction* operand = inst->operand(i);
         auto original = original_.find(operand);
         if (original == original_.end() || SameLayouts(operand->shape(), original->second)) continue;
@@ -454,9 +435,11 @@ class Assigner {
 
   Module& module_;
   Computation& comp_;
+  const absl::flat_hash_set<const Computation*>& called_once_;
   absl::flat_hash_map<const Instruction*, Shape> original_;  // looked up only, never iterated
   absl::flat_hash_set<const Instruction*> free_, pinned_, made_;
-  std::vector<std::pair<Instruction*, Instruction*>> streamed_;  // (operand, its copy for a convolution)
+  std::vector<std::pair<Instruction*, Instruction*>> streamed_;                 // (operand, its copy for a convolution)
+  absl::flat_hash_set<std::pair<const Instruction*, int64_t>> streamed_reads_;  // (fusion, operand) in streamed order
   bool changed_ = false;
 };
 
@@ -464,12 +447,13 @@ class Assigner {
 
 absl::StatusOr<bool> RunLayoutAssignment(Module& module) {
   bool changed = false;
+  const absl::flat_hash_set<const Computation*> called_once = ComputationsCalledOnce(module);
   for (Computation* comp : module.MakeComputationPostOrder()) {
     if (comp->is_fusion_computation()) continue;
     // Buffer kernels read and write row-major buffers: copies to and from other layouts come first, as ordinary
     // instructions the assignment below (and fusion) sees; the call itself is constrained, so it keeps them.
     for (Instruction* inst : comp->MakeInstructionList()) changed |= MakeKernelCallRowMajor(module, *comp, inst);
-    XLAC_ASSIGN_OR_RETURN(bool comp_changed, Assigner(module, *comp).Run());
+    XLAC_ASSIGN_OR_RETURN(bool comp_changed, Assigner(module, *comp, called_once).Run());
     changed |= comp_changed;
   }
   return changed;

@@ -17,13 +17,22 @@
 //     where they differ): batch-grouped ones with one batch element per group (depthwise filter gradients) the lhs
 //     batch and kernel output feature dimensions most minor, ungrouped ones the lhs input feature and the kernel
 //     output then input feature dimensions most minor (the implicit im2col's contiguous runs).
+// Fusions (the default pipeline fuses first, passes/optimization_pipeline.h) are handled as XLA's LayoutAssignment
+// handles them (passes/layout_fusion.h): a kLoop, kInput or kOutput fusion keeps its own layout but reads its operands
+// in the layouts they get, each fused parameter taking its operand's layout (a parameter read by a fused bitcast or
+// convolution, or forwarded to the result, is constrained instead). Through a fusion's parameters:
+//   - A producer computed for one fusion alone, which reads it only through transposes, writes the layout those
+//     transposes read contiguously (the first rule, with the transpose read in place inside the fusion).
+//   - An output fusion's convolution streams its operands as a plain one does (its parameters take the streamed
+//     layouts); a loop fusion computed for one convolution alone writes the streamed layout instead of being copied.
 // Transposes and reshapes that end up as layout changes become bitcasts (no data moves; buffer assignment aliases
 // them). A constrained instruction reading a value whose layout changed reads a copy in the old layout.
 //
 // Constrained, kept exactly: parameters and roots of every computation (so the entry computation layout and every
 // call boundary are unchanged), constants, bitcasts, instructions with tuple, token or dynamic shapes, layouts with
-// more than a dimension order (tiles, memory spaces, ...), every op outside the list above, and the instructions
-// of fused computations (a fusion is kept with its operands' layouts). A custom call bound to a C++ buffer kernel
+// more than a dimension order (tiles, memory spaces, ...), every op outside the list above, the results of fusions
+// (but for the loop fusions above) and the instructions of fused computations other than parameters (they index
+// logically; a fused convolution keeps its layout). A custom call bound to a C++ buffer kernel
 // (ir/kernel_calls.h) is constrained to the default layout instead: it reads copies of operands in other layouts and
 // its users read a copy of its result in the declared layout (passes/layout_copies.h, MakeKernelCallRowMajor).
 //

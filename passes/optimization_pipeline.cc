@@ -21,16 +21,16 @@ std::vector<std::string> OptimizationPipeline(const OptimizationOptions& options
       steps.push_back("sharding-propagation");
       steps.push_back("fusion");
       break;
-    case OptimizationStage::kAfterPartitioning:
-      // Layouts for the partitioned program (a fusion reads a copy of an operand whose layout changed), then fusion
-      // again for the collectives' neighbours, the reshapes partitioning made, the copies and bitcasts of layouts.
-      steps.push_back("layout-assignment");
-      steps.push_back("fusion");
-      break;
     case OptimizationStage::kWhole:
-      // No partitioner in between, so the order only decides what fusion sees: layouts first, so that reshapes and
-      // transposes that became bitcasts stay out of the fused loops and a dot keeps its epilogue (the BERT layer's
-      // bias-add-then-reshape is an output fusion this way, a separate loop the other way: 4% slower).
+      // The same order with no partitioner in between. Fusion first loses nothing to layouts chosen later: it leaves
+      // out of its loops the reshapes and transposes that relabel bytes (layout assignment makes them bitcasts), and
+      // layout assignment gives fused parameters their producers' layouts instead of copies.
+      steps.push_back("fusion");
+      [[fallthrough]];
+    case OptimizationStage::kAfterPartitioning:
+      // Layouts for the (partitioned) fused program: fusions read their operands in the layouts they get, then
+      // fusion again for what partitioning and layout assignment exposed (the collectives' neighbours, the reshapes
+      // partitioning made, a dot's epilogue once the reshape after it is a bitcast, the copies of layouts).
       steps.push_back("layout-assignment");
       steps.push_back("fusion");
       break;

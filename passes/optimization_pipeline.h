@@ -23,8 +23,8 @@ namespace xlac {
 // layout assignment after it: kBeforePartitioning is simplification, sharding propagation and fusion
 // (compiler/compiler.h's partition step runs it on a sharded module, so the partitioner partitions fusions),
 // kAfterPartitioning is layout assignment and a late fusion for what partitioning and layout assignment created.
-// kWhole is for a module that is not partitioned: simplification, layout assignment, fusion (with no partitioner
-// between them, layouts first lets fusion see the bitcasts layout assignment makes).
+// kWhole is for a module that is not partitioned, in the same order: simplification, fusion, layout assignment, late
+// fusion.
 enum class OptimizationStage { kWhole, kBeforePartitioning, kAfterPartitioning };
 
 struct OptimizationOptions {

@@ -15,6 +15,7 @@
 #include "passes/fusion/fusion_builder.h"
 #include "passes/fusion/fusion_cost.h"
 #include "passes/fusion/fusion_internal.h"
+#include "passes/layout_order.h"
 
 namespace xlac {
 namespace fusion_internal {
@@ -94,8 +95,10 @@ std::optional<std::string_view> ConsumerKind(const FusionState& state, const Ins
     return kOutput;
   }
   if (HasControlEdges(inst) || inst.HasSideEffect() || inst.operand_count() == 0) return std::nullopt;
-  // A bitcast moves no data; as the root of a loop fusion it would become a copy.
-  if (inst.opcode() == Opcode::kBitcast) return std::nullopt;
+  // A bitcast moves no data; as the root of a loop fusion it would become a copy. So would a reshape or transpose
+  // that relabels its operand's bytes in the layouts it has (layout assignment makes it a bitcast); left out, the
+  // elementwise ops before it stay a dot's epilogue and their loop writes the bytes once.
+  if (inst.opcode() == Opcode::kBitcast || IsBitcastInCurrentLayouts(inst)) return std::nullopt;
   if (IsFusibleReduce(inst)) return kInput;
   // A loop over one element saves nothing (loop counters, while conditions, scalar bookkeeping).
   if (IsElementalOp(inst) && inst.shape().ElementCount().value_or(0) > 1) return kLoop;
