@@ -121,5 +121,25 @@ TEST(Compiler, PipelineStagesRunInTheDesignsOrderAndNameRegisteredPasses) {
   EXPECT_LT(position("layout-assignment"), position("copy-insertion"));
 }
 
+// A module that is not partitioned runs the same order with nothing in between: the steps before partitioning
+// (without sharding propagation), then the layout stage, so fusion comes before layout assignment for every module.
+TEST(Compiler, UnpartitionedModulesRunTheDesignsOrder) {
+  for (bool exact : {true, false}) {
+    OptimizationOptions options;
+    options.exact = exact;
+    options.stage = OptimizationStage::kBeforePartitioning;
+    std::vector<std::string> expected = OptimizationPipeline(options);
+    expected.erase(std::remove(expected.begin(), expected.end(), "sharding-propagation"), expected.end());
+    options.stage = OptimizationStage::kAfterPartitioning;
+    std::vector<std::string> after = OptimizationPipeline(options);
+    expected.insert(expected.end(), after.begin(), after.end());
+    options.stage = OptimizationStage::kWhole;
+    EXPECT_EQ(OptimizationPipeline(options), expected);
+    EXPECT_EQ(expected.back(), "fusion");
+    EXPECT_LT(std::find(expected.begin(), expected.end(), "fusion"),
+              std::find(expected.begin(), expected.end(), "layout-assignment"));
+  }
+}
+
 }  // namespace
 }  // namespace xlac
