@@ -102,6 +102,17 @@ void CopyArray(const Shape& shape, const uint8_t* src, uint8_t* dst, bool to_phy
   }
 }
 
+// Compiled code only reads a parameter that is not donated, and assumes element alignment only: a row-major array
+// at `data` can be its buffer, with no copy.
+bool ReadInPlace(const Shape& shape, const void* data, int64_t parameter_number,
+                 const std::vector<InputOutputAlias>& donations) {
+  for (const InputOutputAlias& alias : donations) {
+    if (alias.parameter_number == parameter_number) return false;
+  }
+  return shape.IsArray() && IsRowMajor(shape) && data != nullptr &&
+         reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(ByteWidth(shape.element_type)) == 0;
+}
+
 const Literal& LeafOf(const Literal& lit, const std::vector<int64_t>& index) {
   const Literal* cur = &lit;
   for (int64_t i : index) cur = &cur->tuple_elements()[static_cast<size_t>(i)];
@@ -180,6 +191,9 @@ struct AlignedFree {
   void operator()(void* p) const { xlac_rt_free(p); }
 };
 using Buffer = std::unique_ptr<uint8_t, AlignedFree>;
+struct GroupDestroy {
+  void operator()(XlacRtGroup* group) const { xlac_rt_group_destroy(group); }
+};
 
 }  // namespace
 
@@ -210,6 +224,9 @@ struct JitExecutable::Impl {
   // memory), allocated when first needed: a fresh buffer per run pays first-touch page faults every time (about
   // 37 ms per 134 MB here). Run is not reentrant, so one set suffices; results are copied out of it.
   std::vector<std::vector<Buffer>> arena;
+  // The devices, kept from run to run like the arena: a multiplexed group keeps its devices' stacks, whose pages
+  // compiled code (GEMM panels) would otherwise fault in again on every device in every run.
+  std::unique_ptr<XlacRtGroup, GroupDestroy> group;
 
   uint8_t* ArenaBuffer(int64_t device, const Allocation& alloc);
   absl::Status Execute(const std::vector<void* const*>& tables);
@@ -444,18 +461,24 @@ void JitExecutable::Impl::CollectProfile(XlacRtGroup* group) {
 absl::Status JitExecutable::Impl::Execute(const std::vector<void* const*>& tables) {
   const int64_t devices = replicas * partitions;
   XlacRtStatus status;
-  XlacRtGroup* group = xlac_rt_group_create(replicas, partitions, timeout_ms, &status);
-  if (group == nullptr) return absl::InternalError(fmt::format("cannot create devices: {}", status.message));
-  if (transport != nullptr && xlac_rt_group_set_transport(group, transport, &status) != XLAC_RT_OK) {
-    xlac_rt_group_destroy(group);
-    return absl::InvalidArgumentError(status.message);
+  if (this->group == nullptr) {
+    std::unique_ptr<XlacRtGroup, GroupDestroy> created(
+        xlac_rt_group_create(replicas, partitions, timeout_ms, &status));
+    if (created == nullptr) return absl::InternalError(fmt::format("cannot create devices: {}", status.message));
+    if (transport != nullptr && xlac_rt_group_set_transport(created.get(), transport, &status) != XLAC_RT_OK) {
+      return absl::InvalidArgumentError(status.message);
+    }
+    this->group = std::move(created);
   }
+  XlacRtGroup* group = this->group.get();
   int total = threads > 0 ? threads : xlac_rt_available_cpus();
   int64_t per_device = std::max<int64_t>(1, total / (local_end - local_begin));
   if (per_device > 1) {
     xlac_rt_group_set_thread_pool(group, xlac_rt_shared_thread_pool(static_cast<int>(per_device * devices)));
     xlac_rt_group_set_threads_per_device(group, per_device);
   }
+  // More devices than threads (256 emulated cores on 2 CPUs): devices take turns on `total` threads.
+  xlac_rt_group_set_os_threads(group, total);
   if (custom_calls.handler) xlac_rt_group_set_custom_call_handler(group, &RunCustomCall, &custom_calls);
   if (infeeds.handler) {
     infeeds.counts.assign(static_cast<size_t>(devices), std::vector<uint64_t>(infeeds.origins.size()));
@@ -466,7 +489,6 @@ absl::Status JitExecutable::Impl::Execute(const std::vector<void* const*>& table
   int code = xlac_rt_group_run(group, entry, tables.data(), &status);
   profile.end_ns = xlac_rt_now_ns();
   CollectProfile(group);
-  xlac_rt_group_destroy(group);
   if (code == XLAC_RT_OK) return absl::OkStatus();
   std::string message = status.message;
   switch (code) {
@@ -787,6 +809,7 @@ absl::StatusOr<std::vector<Literal>> JitExecutable::RunPerDevice(const std::vect
     }
   }
   const std::vector<Allocation>& allocations = assignment.allocations();
+  const std::vector<InputOutputAlias>& donations = impl_->prepared.module->config().input_output_alias;
   std::vector<std::vector<void*>> tables(static_cast<size_t>(devices));
   std::vector<void* const*> table_ptrs;
   for (int64_t d = 0; d < devices; ++d) {
@@ -799,14 +822,22 @@ absl::StatusOr<std::vector<Literal>> JitExecutable::RunPerDevice(const std::vect
     table.assign(allocations.size(), nullptr);
     for (const Allocation& alloc : allocations) {
       if (alloc.kind == AllocationKind::kConstant) continue;
+      const Literal* leaf = nullptr;
+      const Shape* shape = nullptr;
+      if (alloc.kind == AllocationKind::kParameter) {
+        shape = params[alloc.parameter_number].Subshape(alloc.parameter_shape_index);
+        leaf = &LeafOf(args[alloc.parameter_number], alloc.parameter_shape_index);
+        if (leaf->is_unknown()) return absl::InvalidArgumentError("argument literal has no values");
+        // Literals are row-major: as in RunBuffers, an argument compiled code only reads is used in place (no copy
+        // of every shard into every device's buffers).
+        if (ReadInPlace(*shape, leaf->raw_data(), alloc.parameter_number, donations)) {
+          table[alloc.index] = const_cast<uint8_t*>(leaf->raw_data());
+          continue;
+        }
+      }
       uint8_t* buffer = impl_->ArenaBuffer(d, alloc);
       if (buffer == nullptr) return absl::ResourceExhaustedError("cannot allocate buffers");
-      if (alloc.kind == AllocationKind::kParameter) {
-        const Shape* shape = params[alloc.parameter_number].Subshape(alloc.parameter_shape_index);
-        const Literal& leaf = LeafOf(args[alloc.parameter_number], alloc.parameter_shape_index);
-        if (leaf.is_unknown()) return absl::InvalidArgumentError("argument literal has no values");
-        CopyArray(*shape, leaf.raw_data(), buffer, /*to_physical=*/true);
-      }
+      if (leaf != nullptr) CopyArray(*shape, leaf->raw_data(), buffer, /*to_physical=*/true);
       table[alloc.index] = buffer;
     }
     table_ptrs.push_back(table.data());
@@ -918,12 +949,7 @@ absl::Status JitExecutable::RunBuffers(const std::vector<const void*>& parameter
       if (alloc.kind == AllocationKind::kParameter) {
         const Shape& shape = params[alloc.parameter_number];
         const void* user = parameters[alloc.parameter_number];
-        bool donated = false;
-        for (const InputOutputAlias& alias : donations) donated |= alias.parameter_number == alloc.parameter_number;
-        // Compiled code only reads a parameter that is not donated, and assumes element alignment only: a
-        // row-major caller buffer can be used in place, with no copy.
-        if (!donated && IsRowMajor(shape) && user != nullptr &&
-            reinterpret_cast<uintptr_t>(user) % static_cast<uintptr_t>(ByteWidth(shape.element_type)) == 0) {
+        if (ReadInPlace(shape, user, alloc.parameter_number, donations)) {
           table[alloc.index] = const_cast<void*>(user);
           continue;
         }

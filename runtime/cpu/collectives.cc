@@ -5,6 +5,7 @@
 // copied after the sync.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@
 
 namespace xlac::rt {
 namespace {
+
+// From this size on an all-reduce writes results straight into every destination (xlac_rt_all_reduce).
+constexpr int64_t kDirectAllReduceBytes = int64_t{256} << 10;
 
 bool Overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
   if (a == nullptr || b == nullptr || a_bytes <= 0 || b_bytes <= 0) return false;
@@ -48,13 +52,15 @@ bool FindGroup(XlacRtDevice* dev, int64_t op_id, const char* name, const int64_t
     if (me == group + group_size) continue;
     devices.assign(group, group + group_size);
     rank = me - group;
+    std::vector<bool> seen(static_cast<size_t>(num_devices));  // linear: a pod's groups have 256 members
     for (int64_t id : devices) {
-      if (id < 0 || id >= num_devices || std::count(devices.begin(), devices.end(), id) != 1) {
+      if (id < 0 || id >= num_devices || seen[static_cast<size_t>(id)]) {
         devices.clear();
         return Fail(dev, XLAC_RT_ERROR_INVALID_ARGUMENT,
                     What(name, op_id) + ": participant group of device " + std::to_string(dev->id) + " names device " +
                         std::to_string(id) + " out of range or twice (" + std::to_string(num_devices) + " devices)");
       }
+      seen[static_cast<size_t>(id)] = true;
     }
     return true;
   }
@@ -148,13 +154,29 @@ int xlac_rt_all_reduce(XlacRtDevice* dev, int64_t op_id, const char* name, const
     return ReduceAcrossProcesses(dev, CollectiveKind::kAllReduce, op_id, name, devices, src, dst, count, element_bytes,
                                  combine, combine_ctx, bytes);
   }
+  // Each rank folds an equal share of the elements, so the work is spread over all device threads while every
+  // element is still folded in rank order.
+  const int64_t n = static_cast<int64_t>(devices.size());
+  const int64_t begin = count * rank / n, end = count * (rank + 1) / n;
+  if (bytes >= kDirectAllReduceBytes) {
+    // Large arrays: each rank writes its folded share straight into every participant's destination (once all
+    // sources are read, so destinations may overlap them), which moves each result byte once instead of through a
+    // shared result that every rank then copies whole. One more sync, negligible at this size.
+    Instance* inst =
+        Arrive(dev, op_id, name, CollectiveKind::kAllReduce, devices, rank, src, dst, bytes, element_bytes, 0);
+    if (inst == nullptr) return Status(dev);
+    const int64_t share_bytes = (end - begin) * element_bytes;
+    std::unique_ptr<unsigned char[]> share(new unsigned char[static_cast<size_t>(std::max<int64_t>(share_bytes, 1))]);
+    Fold(*inst, 0, begin, end, element_bytes, share.get(), combine, combine_ctx);
+    Sync(dev, inst);
+    for (void* to : inst->dst) Copy(static_cast<unsigned char*>(to) + begin * element_bytes, share.get(), share_bytes);
+    Sync(dev, inst);
+    Depart(dev, inst);
+    return XLAC_RT_OK;
+  }
   Instance* inst =
       Arrive(dev, op_id, name, CollectiveKind::kAllReduce, devices, rank, src, dst, bytes, element_bytes, bytes);
   if (inst == nullptr) return Status(dev);
-  // Each rank folds an equal share of the elements into the shared result, so the work is spread over all device
-  // threads while every element is still folded in rank order.
-  int64_t n = static_cast<int64_t>(devices.size());
-  int64_t begin = count * rank / n, end = count * (rank + 1) / n;
   Fold(*inst, 0, begin, end, element_bytes, inst->scratch.data() + begin * element_bytes, combine, combine_ctx);
   Sync(dev, inst);
   Copy(dst, inst->scratch.data(), bytes);

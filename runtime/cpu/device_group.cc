@@ -1,4 +1,5 @@
-// Device groups: creation, running an entry on one thread per device, device queries and custom calls.
+// Device groups: creation, running an entry on one thread per device (or multiplexed on fewer: scheduler.cc),
+// device queries and custom calls.
 #include <algorithm>
 #include <string>
 #include <system_error>
@@ -14,6 +15,7 @@ void Reset(XlacRtGroup* group) {
   std::lock_guard<std::mutex> lock(group->mu);
   group->instances.clear();
   group->failed = false;
+  group->finished = 0;
   group->first_error_device = -1;
   for (auto& dev : group->devices) {
     dev->failed.store(0);
@@ -26,17 +28,35 @@ void Reset(XlacRtGroup* group) {
   }
 }
 
+// The run's status: its first error that is not a consequence of another, else the first failed device's.
+int Outcome(XlacRtGroup* group, int64_t first, int64_t end, XlacRtStatus* status) {
+  std::lock_guard<std::mutex> lock(group->mu);
+  int64_t culprit = group->first_error_device;
+  for (int64_t d = first; culprit < 0 && d < end; ++d) {
+    if (group->devices[static_cast<size_t>(d)]->failed.load()) culprit = d;
+  }
+  if (culprit < 0) {
+    FillStatus(status, XLAC_RT_OK, -1, "");
+    return XLAC_RT_OK;
+  }
+  const XlacRtDevice& dev = *group->devices[static_cast<size_t>(culprit)];
+  FillStatus(status, dev.code, culprit, "device " + std::to_string(culprit) + ": " + dev.message);
+  return dev.code;
+}
+
+}  // namespace
+
 void RunDevice(XlacRtGroup* group, XlacRtEntryFn entry, void* const* buffers, int64_t device) {
   XlacRtDevice* dev = group->devices[static_cast<size_t>(device)].get();
   entry(buffers, dev);
   std::lock_guard<std::mutex> lock(group->mu);
   // Peers waiting for this device at a collective learn at once that it will never come.
   if (dev->state != DeviceState::kFailed) dev->state = DeviceState::kFinished;
+  ++group->finished;
   dev->waiting_at.clear();
-  group->cv.notify_all();
+  WakeAllLocked(group);
 }
 
-}  // namespace
 }  // namespace xlac::rt
 
 using namespace xlac::rt;
@@ -90,6 +110,20 @@ int xlac_rt_group_run(XlacRtGroup* group, XlacRtEntryFn entry, void* const* cons
   }
   // Without a transport this process runs every device: [0, devices).
   const int64_t first = group->local_begin, n = group->local_end;
+  {
+    std::lock_guard<std::mutex> lock(group->mu);
+    group->progress = std::chrono::steady_clock::now();
+  }
+  // Devices of other processes may be waited for inside the transport, which a fiber cannot yield from.
+  if (group->os_threads > 0 && n - first > group->os_threads && group->transport == nullptr) {
+    std::string error;
+    int code = RunMultiplexed(group, entry, buffers_per_device, first, n, group->os_threads, error);
+    if (code != XLAC_RT_OK) {
+      FillStatus(status, code, -1, error);
+      return code;
+    }
+    return Outcome(group, first, n, status);
+  }
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(n - first));
   for (int64_t d = first + 1; d < n; ++d) {
@@ -103,19 +137,7 @@ int xlac_rt_group_run(XlacRtGroup* group, XlacRtEntryFn entry, void* const* cons
   }
   RunDevice(group, entry, buffers_per_device[first], first);
   for (std::thread& t : threads) t.join();
-
-  std::lock_guard<std::mutex> lock(group->mu);
-  int64_t culprit = group->first_error_device;
-  for (int64_t d = first; culprit < 0 && d < n; ++d) {
-    if (group->devices[static_cast<size_t>(d)]->failed.load()) culprit = d;
-  }
-  if (culprit < 0) {
-    FillStatus(status, XLAC_RT_OK, -1, "");
-    return XLAC_RT_OK;
-  }
-  const XlacRtDevice& dev = *group->devices[static_cast<size_t>(culprit)];
-  FillStatus(status, dev.code, culprit, "device " + std::to_string(culprit) + ": " + dev.message);
-  return dev.code;
+  return Outcome(group, first, n, status);
 }
 
 int64_t xlac_rt_device_id(XlacRtDevice* dev) { return dev->id; }

@@ -31,7 +31,7 @@ void RecordErrorLocked(XlacRtDevice* dev, int code, const std::string& message, 
     }
   }
   group->failed = true;
-  group->cv.notify_all();
+  WakeAllLocked(group);
 }
 
 void RecordError(XlacRtDevice* dev, int code, const std::string& message, bool consequence) {

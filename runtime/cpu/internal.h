@@ -1,7 +1,8 @@
 // Internals of the CPU runtime (C++ behind the C ABI of xlac_runtime.h); not part of its API.
 //
-// One mutex per group guards everything devices share: errors, device states, and the rendezvous table. Device
-// threads only block on the group's condition variable, so a failure anywhere can wake and release every waiter.
+// One mutex per group guards everything devices share: errors, device states, and the rendezvous table. Devices
+// only wait through WaitLocked (the group's condition variable, or parking a fiber) and every change others wait for
+// goes through WakeAllLocked, so a failure anywhere can wake and release every waiter.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -49,6 +51,9 @@ struct Instance {
 
 void FillStatus(XlacRtStatus* status, int code, int64_t device, const std::string& message);
 
+struct Fiber;   // scheduler.cc: a device multiplexed on a worker thread
+struct Worker;  // scheduler.cc: an OS thread running fibers
+
 }  // namespace xlac::rt
 
 struct XlacRtDevice {
@@ -70,6 +75,8 @@ struct XlacRtDevice {
   int64_t blocked_ns = 0;                // time blocked in Arrive/Sync so far in this run
   std::vector<int64_t> trace_stack;      // begin times of the open kernel slices
   std::vector<XlacRtTraceEvent> events;  // only while the group traces
+  // Set (under the group mutex) while the device runs as a fiber of a multiplexed run (scheduler.cc).
+  xlac::rt::Fiber* fiber = nullptr;
 };
 
 struct XlacRtGroup {
@@ -79,6 +86,7 @@ struct XlacRtGroup {
   std::vector<std::unique_ptr<XlacRtDevice>> devices;
   XlacRtThreadPool* pool = nullptr;
   int64_t threads_per_device = 0;  // 0: the pool's threads shared evenly
+  int64_t os_threads = 0;          // xlac_rt_group_set_os_threads; 0: one thread per device
   XlacRtCustomCallFn custom_call = nullptr;
   void* custom_call_user = nullptr;
   XlacRtInfeedFn infeed = nullptr;
@@ -94,11 +102,40 @@ struct XlacRtGroup {
   std::mutex mu;
   std::condition_variable cv;
   bool failed = false;              // some device failed in this run
+  int64_t finished = 0;             // devices that returned from the entry in this run
   int64_t first_error_device = -1;  // the run's first failure that is not a consequence of another
   std::map<xlac::rt::InstanceKey, std::unique_ptr<xlac::rt::Instance>> instances;
+  // A multiplexed run's workers (scheduler.cc), and when a device last arrived somewhere or something woke the
+  // waiters: a parked fiber times out only after the whole group made no progress for the timeout.
+  std::vector<xlac::rt::Worker*> workers;
+  std::chrono::steady_clock::time_point progress;
+  // Fiber stacks (mappings of fiber_stack_bytes, a guard page first), kept from run to run: compiled code packs GEMM
+  // panels on its stack, and fresh stacks would fault those pages in again for every device in every run.
+  std::vector<void*> fiber_stacks;
+  size_t fiber_stack_bytes = 0;
+
+  ~XlacRtGroup();  // scheduler.cc: unmaps the fiber stacks
 };
 
 namespace xlac::rt {
+
+// Runs the entry on one device and marks it finished (device_group.cc).
+void RunDevice(XlacRtGroup* group, XlacRtEntryFn entry, void* const* buffers, int64_t device);
+
+// Waiting and waking, for threads and fibers alike (scheduler.cc). WaitLocked blocks the calling device, whose
+// `lock` holds the group mutex, until WakeAllLocked or `deadline` (spurious wake-ups happen: callers re-check);
+// a fiber parks and its worker runs another device meanwhile. WakeAllLocked (group mutex held) wakes every waiter.
+void WaitLocked(XlacRtDevice* dev, std::unique_lock<std::mutex>& lock,
+                std::optional<std::chrono::steady_clock::time_point> deadline);
+void WakeAllLocked(XlacRtGroup* group);
+// Runs devices [first, end) as fibers on `threads` OS threads, the caller's included. Returns XLAC_RT_OK, or an
+// error code with `error` when the fibers could not be set up (then no device ran).
+int RunMultiplexed(XlacRtGroup* group, XlacRtEntryFn entry, void* const* const* buffers, int64_t first, int64_t end,
+                   int64_t threads, std::string& error);
+// The deadline of a wait that began at `begin`: the group's timeout later, and for a fiber no earlier than the
+// timeout after the group's last progress (its peers may be fibers that have not had their turn yet).
+std::chrono::steady_clock::time_point WaitDeadline(const XlacRtDevice* dev,
+                                                   std::chrono::steady_clock::time_point begin);
 
 // Records a device error (the device's first wins). `consequence` marks errors caused by another device's failure
 // (cancellation), which never become the run's reported error. Takes the group mutex unless `locked`.
@@ -110,8 +147,8 @@ void RecordErrorLocked(XlacRtDevice* dev, int code, const std::string& message, 
 Instance* Arrive(XlacRtDevice* dev, int64_t op_id, const char* name, CollectiveKind kind,
                  const std::vector<int64_t>& devices, int64_t rank, const void* src, void* dst, int64_t size,
                  int64_t element_bytes, int64_t scratch_bytes);
-// Blocks until every participant has called Sync (after Arrive succeeded every participant is inside the runtime,
-// so this cannot stall).
+// Blocks until every participant has called Sync as often (after Arrive succeeded every participant is inside the
+// runtime, so this cannot stall); a collective may sync several times.
 void Sync(XlacRtDevice* dev, Instance* inst);
 // Leaves the instance; the last participant to leave frees it. No access to `inst` afterwards.
 void Depart(XlacRtDevice* dev, Instance* inst);

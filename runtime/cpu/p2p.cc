@@ -72,7 +72,7 @@ int xlac_rt_p2p_send(XlacRtDevice* dev, int64_t channel, const void* data, int64
   slot->size = bytes;
   slot->scratch.resize(static_cast<size_t>(bytes));
   if (bytes > 0) std::memcpy(slot->scratch.data(), data, static_cast<size_t>(bytes));
-  group->cv.notify_all();
+  WakeAllLocked(group);
   return XLAC_RT_OK;
 }
 
@@ -87,7 +87,7 @@ int xlac_rt_p2p_recv(XlacRtDevice* dev, int64_t channel, void* data, int64_t byt
   std::unique_lock<std::mutex> lock(group->mu);
   dev->state = DeviceState::kWaiting;
   dev->waiting_at = what;
-  auto deadline = std::chrono::steady_clock::now() + group->timeout;
+  const auto begin = std::chrono::steady_clock::now();
   auto fail = [&](int code, const std::string& message, bool consequence) {
     RecordErrorLocked(dev, code, message, consequence);
     return dev->code;
@@ -140,6 +140,7 @@ int xlac_rt_p2p_recv(XlacRtDevice* dev, int64_t channel, void* data, int64_t byt
                   what + ": message #" + std::to_string(seq) + " was never sent and every other device finished",
                   false);
     }
+    const auto deadline = WaitDeadline(dev, begin);
     if (std::chrono::steady_clock::now() >= deadline) {
       return fail(XLAC_RT_ERROR_DEADLINE_EXCEEDED,
                   what + ": waited " + std::to_string(group->timeout.count()) + " ms for message #" +
@@ -148,9 +149,9 @@ int xlac_rt_p2p_recv(XlacRtDevice* dev, int64_t channel, void* data, int64_t byt
     }
     if (remote) {
       // Poll the transport again soon; a local send still wakes this wait at once.
-      group->cv.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::microseconds(500)));
+      WaitLocked(dev, lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::microseconds(500)));
     } else {
-      group->cv.wait_until(lock, deadline);
+      WaitLocked(dev, lock, deadline);
     }
   }
 }

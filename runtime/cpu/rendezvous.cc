@@ -122,21 +122,26 @@ Instance* Arrive(XlacRtDevice* dev, int64_t op_id, const char* name, CollectiveK
   inst->dst[r] = dst;
   inst->present[r] = 1;
   int64_t n = static_cast<int64_t>(devices.size());
+  const auto arrival = std::chrono::steady_clock::now();
+  group->progress = arrival;
   if (++inst->arrived == n) {
-    group->cv.notify_all();
+    WakeAllLocked(group);
     return inst;
   }
   dev->state = DeviceState::kWaiting;
   dev->waiting_at = what;
-  auto deadline = std::chrono::steady_clock::now() + group->timeout;
   for (;;) {
     if (inst->arrived == n) break;
     if (group->failed) {
       RecordErrorLocked(dev, XLAC_RT_ERROR_CANCELLED, Cancelled(group, what), /*consequence=*/true);
       return nullptr;
     }
+    const auto deadline = WaitDeadline(dev, arrival);
+    const bool expired = std::chrono::steady_clock::now() >= deadline;
+    // Who is missing only matters once some device finished or the wait expired: 256 waiters rescanning 256
+    // participants at every wake-up would be quadratic.
     std::vector<int64_t> missing, finished;
-    for (size_t i = 0; i < devices.size(); ++i) {
+    for (size_t i = 0; (expired || group->finished > 0) && i < devices.size(); ++i) {
       if (inst->present[i]) continue;
       missing.push_back(devices[i]);
       if (group->devices[static_cast<size_t>(devices[i])]->state == DeviceState::kFinished) {
@@ -148,14 +153,14 @@ Instance* Arrive(XlacRtDevice* dev, int64_t op_id, const char* name, CollectiveK
                         what + ": " + DeviceList(finished) + " finished without reaching it", /*consequence=*/false);
       return nullptr;
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (expired) {
       RecordErrorLocked(dev, XLAC_RT_ERROR_DEADLINE_EXCEEDED,
                         what + ": waited " + std::to_string(group->timeout.count()) + " ms but " + DeviceList(missing) +
                             " never arrived (" + WhereAre(group, missing) + ")",
                         /*consequence=*/false);
       return nullptr;
     }
-    group->cv.wait_until(lock, deadline);
+    WaitLocked(dev, lock, deadline);
   }
   dev->state = DeviceState::kRunning;
   dev->waiting_at.clear();
@@ -171,12 +176,14 @@ void Sync(XlacRtDevice* dev, Instance* inst) {
     ~Blocked() { dev->blocked_ns += NowNs() - begin; }
   } blocked{dev, begin};
   std::unique_lock<std::mutex> lock(group->mu);
-  int64_t n = static_cast<int64_t>(inst->devices.size());
-  if (++inst->synced == n) {
-    group->cv.notify_all();
+  const int64_t n = static_cast<int64_t>(inst->devices.size());
+  // The k-th Sync of every participant meets at synced == k * n.
+  const int64_t target = (inst->synced / n + 1) * n;
+  if (++inst->synced == target) {
+    WakeAllLocked(group);
     return;
   }
-  group->cv.wait(lock, [&] { return inst->synced == n; });
+  while (inst->synced < target) WaitLocked(dev, lock, std::nullopt);
 }
 
 void Depart(XlacRtDevice* dev, Instance* inst) {

@@ -6,9 +6,9 @@
  *
  * Devices. A group emulates num_replicas x num_partitions devices, numbered
  *   device = replica * num_partitions + partition,
- * each running the same compiled entry on its own thread. Every entry function has the signature XlacRtEntryFn and
- * receives its device's context as the last argument; the context is valid only during that call and only on that
- * device's thread.
+ * each running the same compiled entry on its own thread (or multiplexed on fewer: xlac_rt_group_set_os_threads).
+ * Every entry function has the signature XlacRtEntryFn and receives its device's context as the last argument; the
+ * context is valid only during that call and only on the thread running that device.
  *
  * Errors. Compiled code reports a failure with xlac_rt_set_error (the first error of a device wins) and, after any
  * runtime call that can fail, checks xlac_rt_failed and returns early. Runtime calls made on a failed device do
@@ -94,6 +94,14 @@ int64_t xlac_rt_group_num_devices(XlacRtGroup* group);
  * entry at a time; collective generations start from zero in every run. */
 int xlac_rt_group_run(XlacRtGroup* group, XlacRtEntryFn entry, void* const* const* buffers_per_device,
                       XlacRtStatus* status);
+/* Runs the group's devices on at most `threads` OS threads, the caller's included, when it has more (local) devices
+ * than that: each device becomes a fiber (its own stack) of one of the threads, device d always on the same one, and
+ * a device that waits in a collective or recv yields its thread to another device of it instead of blocking. 256
+ * emulated cores on 2 CPUs are then 2 busy threads, and a collective costs no futex wake-up per device. A waiting
+ * device times out only once no device of the group has made progress (arrived at a collective, finished) for the
+ * timeout, since its peers may be waiting for their turn on a thread. 0 (the default): one thread per device. Not
+ * with a transport (xlac_rt_group_set_transport): a device waiting for other processes blocks its thread. */
+void xlac_rt_group_set_os_threads(XlacRtGroup* group, int64_t threads);
 /* The outcome of `device` in the last run (including errors that were consequences of another device's). */
 int xlac_rt_group_device_status(XlacRtGroup* group, int64_t device, XlacRtStatus* status);
 
