@@ -3,9 +3,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ir/computation.h"
+#include "ir/kernel_calls.h"
 #include "ir/status_macros.h"
 #include "passes/spmd/partitioner_internal.h"
-#include "ir/kernel_calls.h"
 
 namespace xlac::spmd {
 
@@ -95,9 +95,8 @@ absl::StatusOr<PValue> HandleKernelCall(ComputationBuilder& b, const Instruction
   };
   // The result's target decides; failing that, the first operand's sharding (the kernel then runs where its input
   // already is, and only its result moves).
-  const Sharding& lead_target = target.kind == Sharding::Kind::kTuple && !target.tuple_elements.empty()
-                                    ? target.tuple_elements.front()
-                                    : target;
+  const Sharding& lead_target =
+      target.kind == Sharding::Kind::kTuple && !target.tuple_elements.empty() ? target.tuple_elements.front() : target;
   std::optional<Tiling> tiling = batch_tiling(lead_target, lead.rank());
   for (int64_t k = 0; !tiling && k < inst.operand_count(); ++k) {
     tiling = batch_tiling(b.Get(inst.operand(k)).sharding, inst.operand(k)->shape().rank());
@@ -122,6 +121,32 @@ absl::StatusOr<PValue> HandleKernelCall(ComputationBuilder& b, const Instruction
   }
   Instruction* out = b.Clone(inst, Shape::Tuple(std::move(local)), operands);
   return PValue{out, Sharding::Tuple(std::move(produced)), inst.shape()};
+}
+
+absl::StatusOr<PValue> HandleHostIo(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  if (inst.opcode() == Opcode::kInfeed) {
+    // Every core reads its own shard of the data (GSPMD's form); maximal and manual leaves, and tokens, are read
+    // whole. Shards of an uneven tiling are read padded, the padding being whatever the host sends.
+    XLAC_ASSIGN_OR_RETURN(Shape local, ShardShapeOf(inst.shape(), target, b.num_devices()));
+    std::vector<Instruction*> operands;
+    for (const Instruction* operand : inst.operands()) operands.push_back(b.Get(operand).hlo);
+    return PValue{b.Clone(inst, local, operands), target, inst.shape()};
+  }
+  if (inst.opcode() != Opcode::kOutfeed || inst.operand_count() != 2) return absl::NotFoundError("");
+  // An outfeed's sharding describes its data, leaf by leaf, possibly followed by the token's: every core writes its
+  // shard of the data in that sharding.
+  const Shape& data = inst.operand(0)->shape();
+  Sharding want = inst.sharding().value_or(Sharding::Replicated());
+  if (want.IsTuple() && data.IsTuple() && want.tuple_elements.size() == data.tuple_shapes.size() + 1) {
+    want.tuple_elements.pop_back();
+  } else if (want.IsTuple() && !data.IsTuple() && !want.tuple_elements.empty()) {
+    want = want.tuple_elements.front();
+  }
+  want = ExpandTupleSharding(want, data);
+  XLAC_ASSIGN_OR_RETURN(PValue moved, b.Reshard(b.Get(inst.operand(0)), want, inst));
+  Instruction* out = b.Clone(inst, inst.shape(), {moved.hlo, b.Get(inst.operand(1)).hlo});
+  out->SetAttr("outfeed_shape", AttrValue::Of(std::vector<Shape>{moved.hlo->shape()}));
+  return PValue{out, Sharding::Replicated(), inst.shape()};
 }
 
 absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {

@@ -322,7 +322,7 @@ absl::StatusOr<PValue> DispatchInstruction(ComputationBuilder& b, const Instruct
   using Handler = absl::StatusOr<PValue> (*)(ComputationBuilder&, const Instruction&, const Sharding&);
   for (Handler handler : {&HandleElementwise, &HandleKernelCall, &HandleDot, &HandleConvolution, &HandleReduce,
                           &HandleReduceWindow, &HandleSelectAndScatter, &HandleGatherScatter, &HandleTopK,
-                          &HandleShapeOp, &HandleFusion, &HandleControlFlow}) {
+                          &HandleShapeOp, &HandleFusion, &HandleControlFlow, &HandleHostIo}) {
     absl::StatusOr<PValue> value = handler(b, inst, target);
     if (value.ok() || !absl::IsNotFound(value.status())) return value;
   }

@@ -185,6 +185,8 @@ absl::StatusOr<PValue> HandleGatherScatter(ComputationBuilder& b, const Instruct
 absl::StatusOr<PValue> HandleTopK(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 absl::StatusOr<PValue> HandleControlFlow(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
+// infeed / outfeed: each core reads or writes its shard of the data in the instruction's sharding.
+absl::StatusOr<PValue> HandleHostIo(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
 // A fusion: its fused computation partitioned with the operands' shardings, re-fused between the collectives it needs
 // (handlers_fusion.cc).
 absl::StatusOr<PValue> HandleFusion(ComputationBuilder& b, const Instruction& inst, const Sharding& target);
