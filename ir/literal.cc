@@ -1,5 +1,6 @@
 #include "ir/literal.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <functional>
@@ -8,17 +9,28 @@
 
 namespace xlac {
 
-Literal::Literal(const Shape& shape) : shape_(shape) {
+Literal::Literal(const Shape& shape) : Literal(CreateUninitialized(shape)) {
+  std::function<void(Literal&)> zero = [&](Literal& literal) {
+    std::fill(literal.data_.begin(), literal.data_.end(), uint8_t{0});
+    for (Literal& element : literal.tuple_elements_) zero(element);
+  };
+  zero(*this);
+}
+
+Literal Literal::CreateUninitialized(const Shape& shape) {
+  Literal literal;
+  literal.shape_ = shape;
   if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes) tuple_elements_.emplace_back(element);
-    return;
+    for (const Shape& element : shape.tuple_shapes) literal.tuple_elements_.push_back(CreateUninitialized(element));
+    return literal;
   }
-  if (!shape.IsArray()) return;
+  if (!shape.IsArray()) return literal;
   std::optional<int64_t> count = shape.ElementCount();
   std::optional<int64_t> bytes = shape.ByteSizeOf();
   assert(count && bytes && "literal shape too large; callers must check ByteSizeOf first");
-  element_count_ = *count;
-  data_.assign(static_cast<size_t>(*bytes), 0);
+  literal.element_count_ = *count;
+  literal.data_.resize(static_cast<size_t>(*bytes));
+  return literal;
 }
 
 Literal Literal::CreateUnknown(const Shape& shape) {
@@ -52,10 +64,14 @@ double Literal::GetAsDouble(int64_t i) const {
   PrimitiveType t = shape_.element_type;
   const uint8_t* p = data_.data() + i * ByteWidth(t);
   switch (t) {
-    case PrimitiveType::kPred: return *p ? 1.0 : 0.0;
-    case PrimitiveType::kC64: return Get<std::complex<float>>(i).real();
-    case PrimitiveType::kC128: return Get<std::complex<double>>(i).real();
-    default: break;
+    case PrimitiveType::kPred:
+      return *p ? 1.0 : 0.0;
+    case PrimitiveType::kC64:
+      return Get<std::complex<float>>(i).real();
+    case PrimitiveType::kC128:
+      return Get<std::complex<double>>(i).real();
+    default:
+      break;
   }
   if (IsFloatingPointType(t)) return FloatBitsToDouble(t, LoadBits(p, ByteWidth(t)));
   if (IsSignedIntegralType(t)) return static_cast<double>(GetAsInt64(i));
@@ -78,10 +94,17 @@ int64_t Literal::GetAsInt64(int64_t i) const {
 void Literal::SetFromDouble(int64_t i, double v) {
   PrimitiveType t = shape_.element_type;
   switch (t) {
-    case PrimitiveType::kC64: Set(i, std::complex<float>(static_cast<float>(v), 0)); return;
-    case PrimitiveType::kC128: Set(i, std::complex<double>(v, 0)); return;
-    case PrimitiveType::kPred: data_[i] = v != 0; return;
-    default: break;
+    case PrimitiveType::kC64:
+      Set(i, std::complex<float>(static_cast<float>(v), 0));
+      return;
+    case PrimitiveType::kC128:
+      Set(i, std::complex<double>(v, 0));
+      return;
+    case PrimitiveType::kPred:
+      data_[i] = v != 0;
+      return;
+    default:
+      break;
   }
   if (IsFloatingPointType(t)) {
     uint64_t bits = DoubleToFloatBits(t, v);

@@ -9,12 +9,32 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/shape.h"
 
 namespace xlac {
+
+// std::allocator that default-initializes: resize() leaves bytes as they are instead of zeroing them.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
 
 class Literal {
  public:
@@ -22,6 +42,9 @@ class Literal {
   // Zero-filled array literal or tuple of zero-filled literals. Precondition: the element count fits in memory
   // (callers check Shape::ByteSizeOf against their limits first).
   explicit Literal(const Shape& shape);
+  // The same shape with unspecified bytes, for producers that write every byte before anything reads it (the
+  // interpreter's kernels: zero-filling a 150 MB activation first cost as much as computing it).
+  static Literal CreateUninitialized(const Shape& shape);
   static Literal CreateUnknown(const Shape& shape);
   static Literal CreateTuple(std::vector<Literal> elements);
 
@@ -62,7 +85,7 @@ class Literal {
 
  private:
   Shape shape_;
-  std::vector<uint8_t> data_;
+  std::vector<uint8_t, DefaultInitAllocator<uint8_t>> data_;
   int64_t element_count_ = 0;
   std::vector<Literal> tuple_elements_;
   bool unknown_ = false;

@@ -10,7 +10,7 @@ namespace {
 
 // result[r] = src[base + sum_d r[d] * coef[d]] for every result index r (row-major).
 Literal AffineGather(const Literal& src, const Shape& out_shape, int64_t base, const std::vector<int64_t>& coef) {
-  Literal result(out_shape);
+  Literal result = Literal::CreateUninitialized(out_shape);
   int64_t n = result.element_count();
   if (n == 0) return result;
   int64_t w = ByteWidth(out_shape.element_type);
@@ -62,7 +62,7 @@ Literal AffineGather(const Literal& src, const Shape& out_shape, int64_t base, c
 }
 
 Literal Reshaped(const Literal& src, const Shape& shape) {
-  Literal result(shape);
+  Literal result = Literal::CreateUninitialized(shape);
   CopyBytes(result.mutable_raw_data(), src.raw_data(), result.byte_size());
   return result;
 }

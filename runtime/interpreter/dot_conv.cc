@@ -136,7 +136,8 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
     if (!Contains(rb, d) && !Contains(rc, d)) rf.push_back(d);
   }
   int64_t batch = Product(ld, lb), m = Product(ld, lf), n = Product(rd, rf), k = Product(ld, lc);
-  Literal result(inst.shape());
+  // GemmNT and ComputeInto store every element.
+  Literal result = Literal::CreateUninitialized(inst.shape());
   if (result.element_count() != batch * m * n) return Error(inst, "result shape does not match the dimensions");
   if (!tpu_numerics && (type == PrimitiveType::kF32 || type == PrimitiveType::kF64)) {
     // Storage is the compute type: operands permuted straight from storage, the product written into the result.
@@ -236,7 +237,8 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
                              inst.shape().dimensions[dn.output_spatial_dimensions[i]]);
   }
 
-  Literal result(inst.shape());
+  // ConvCanonical and ComputeInto store every element.
+  Literal result = Literal::CreateUninitialized(inst.shape());
   const std::vector<int64_t>& od = inst.shape().dimensions;
   // The fast path: operands permuted to [batch][spatial...][feature] and [spatial...][in][out] (ConvCanonical).
   auto FastConvolution = [&]<typename T>(const T* a, const T* b, T* out) {

@@ -35,7 +35,9 @@ const C* Typed(const Literal& lit) {
 absl::StatusOr<Literal> EvalUnary(const Instruction& inst, const Literal& x, int64_t threads) {
   PrimitiveType type = x.shape().element_type;
   Opcode op = inst.opcode();
-  Literal result(inst.shape());
+  // Every element is written below, except by imag of a real operand, which is zeros.
+  Literal result =
+      op == Opcode::kImag && !IsComplexType(type) ? Literal(inst.shape()) : Literal::CreateUninitialized(inst.shape());
   int64_t n = result.element_count();
   PrimitiveType out_type = inst.shape().element_type;
   // Ops whose result type differs from the operand's.
@@ -105,7 +107,7 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, co
     return Error(inst, "operand types differ: {} and {}", PrimitiveTypeName(type),
                  PrimitiveTypeName(b.shape().element_type));
   }
-  Literal result(inst.shape());
+  Literal result = Literal::CreateUninitialized(inst.shape());  // every element is written
   int64_t n = result.element_count();
   if (op == Opcode::kComplex) {
     auto run = [&](auto tag) {
@@ -178,7 +180,7 @@ absl::StatusOr<Literal> EvalCompare(const Instruction& inst, const Literal& a, c
   std::optional<CompareDirection> dir = ParseDirection(TextAttr(inst, "direction"));
   if (!dir) return Error(inst, "bad comparison direction '{}'", std::string(TextAttr(inst, "direction")));
   bool total = TextAttr(inst, "type") == "TOTALORDER";
-  Literal result(inst.shape());
+  Literal result = Literal::CreateUninitialized(inst.shape());  // every element is written
   int64_t n = result.element_count();
   return DispatchKind(KindOf(type), [&](auto tag) -> absl::StatusOr<Literal> {
     using C = decltype(tag);
@@ -209,7 +211,7 @@ absl::StatusOr<Literal> EvalSelect(const Instruction& inst, const Literal& pred,
     // Legacy tuple select: a scalar predicate picks a whole operand.
     return LoadOne<bool>(pred, 0) ? t : f;
   }
-  Literal result(inst.shape());
+  Literal result = Literal::CreateUninitialized(inst.shape());  // every element is written
   int64_t n = result.element_count();
   int64_t width = ByteWidth(inst.shape().element_type);
   auto typed = [&](auto tag) {
@@ -243,7 +245,7 @@ absl::StatusOr<Literal> EvalSelect(const Instruction& inst, const Literal& pred,
 
 absl::StatusOr<Literal> EvalClamp(const Instruction& inst, const Literal& lo, const Literal& x, const Literal& hi) {
   PrimitiveType type = x.shape().element_type;
-  Literal result(inst.shape());
+  Literal result = Literal::CreateUninitialized(inst.shape());  // every element is written
   int64_t n = result.element_count();
   return DispatchKind(KindOf(type), [&](auto tag) -> absl::StatusOr<Literal> {
     using C = decltype(tag);

@@ -250,8 +250,38 @@ std::vector<double> LoadReal(const Literal& lit) {
   return out;
 }
 
+// Element i of a literal as a double: what GetAsDouble gives, f32 read directly.
+class RealReader {
+ public:
+  explicit RealReader(const Literal& lit)
+      : lit_(lit),
+        f32_(lit.shape().element_type == PrimitiveType::kF32 ? reinterpret_cast<const float*>(lit.raw_data())
+                                                             : nullptr) {}
+  double operator()(int64_t i) const { return f32_ != nullptr ? f32_[i] : lit_.GetAsDouble(i); }
+
+ private:
+  const Literal& lit_;
+  const float* f32_;
+};
+
+// A fresh literal written element by element from doubles, rounded as StoreReal rounds.
+struct RealWriter {
+  explicit RealWriter(const Shape& shape)
+      : lit(Literal::CreateUninitialized(shape)),
+        f32(shape.element_type == PrimitiveType::kF32 ? reinterpret_cast<float*>(lit.mutable_raw_data()) : nullptr) {}
+  void operator()(int64_t i, double v) {
+    if (f32 != nullptr) {
+      f32[i] = static_cast<float>(v);
+    } else {
+      lit.SetFromDouble(i, v);
+    }
+  }
+  Literal lit;
+  float* f32;
+};
+
 Literal StoreReal(const Shape& shape, const std::vector<double>& v) {
-  Literal lit(shape);
+  Literal lit = Literal::CreateUninitialized(shape);  // v has every element
   if (shape.element_type == PrimitiveType::kF32) {
     auto* data = reinterpret_cast<float*>(lit.mutable_raw_data());
     for (size_t i = 0; i < v.size(); ++i) data[i] = static_cast<float>(v[i]);  // round to nearest, as SetFromDouble
@@ -283,64 +313,75 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands
     eps = static_cast<float>(e->get<double>());
   }
   int64_t feature = IntAttr(inst, "feature_index", 0);
-  const Literal& x = *operands[0];
-  if (feature < 0 || feature >= static_cast<int64_t>(x.shape().dimensions.size())) {
+  const Literal& xl = *operands[0];
+  if (feature < 0 || feature >= static_cast<int64_t>(xl.shape().dimensions.size())) {
     return Error(inst, "feature_index {} out of range", feature);
   }
-  FeatureView view = ViewOf(x.shape(), feature);
-  std::vector<double> xv = LoadReal(x);
+  // Computed in double, element by element in row-major order, per-feature sums accumulated in that order; the
+  // operands are read and the results written in place (no array-sized double copies: a MobileNetV2 step's batch
+  // norms spent most of their time allocating and zero-filling those). Per-feature factors are the same doubles
+  // the per-element expressions computed, so the bits are too.
+  FeatureView view = ViewOf(xl.shape(), feature);
+  RealReader x(xl);
   double count = static_cast<double>(view.outer * view.inner);
-  auto per_feature_mean = [&](const std::vector<double>& v) {
-    std::vector<double> sum(static_cast<size_t>(view.features), 0);
-    view.ForEach([&](int64_t f, int64_t i) { sum[f] += v[i]; });
+  Shape feature_shape = Shape::Array(xl.shape().element_type, {view.features});
+  std::vector<double> mean(static_cast<size_t>(view.features), 0);
+  auto per_feature_mean = [&](std::vector<double>& sum) {
     for (double& s : sum) s /= count;
-    return sum;
   };
-  Shape feature_shape = Shape::Array(x.shape().element_type, {view.features});
   switch (inst.opcode()) {
     case Opcode::kBatchNormTraining: {
       std::vector<double> scale = LoadReal(*operands[1]), offset = LoadReal(*operands[2]);
-      std::vector<double> mean = per_feature_mean(xv);
-      std::vector<double> sq(xv.size());
+      view.ForEach([&](int64_t f, int64_t i) { mean[f] += x(i); });
+      per_feature_mean(mean);
+      std::vector<double> var(mean.size(), 0);
       view.ForEach([&](int64_t f, int64_t i) {
-        double c = xv[i] - mean[f];
-        sq[i] = c * c;
+        double c = x(i) - mean[f];
+        var[f] += c * c;
       });
-      std::vector<double> var = per_feature_mean(sq);
-      std::vector<double> out(xv.size());
-      view.ForEach(
-          [&](int64_t f, int64_t i) { out[i] = (xv[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f]; });
+      per_feature_mean(var);
+      std::vector<double> root(mean.size());
+      for (size_t f = 0; f < root.size(); ++f) root[f] = std::sqrt(var[f] + eps);
+      RealWriter out(xl.shape());
+      view.ForEach([&](int64_t f, int64_t i) { out(i, (x(i) - mean[f]) / root[f] * scale[f] + offset[f]); });
       std::vector<Literal> parts;
-      parts.push_back(StoreReal(x.shape(), out));
+      parts.push_back(std::move(out.lit));
       parts.push_back(StoreReal(feature_shape, mean));
       parts.push_back(StoreReal(feature_shape, var));
       return Literal::CreateTuple(std::move(parts));
     }
     case Opcode::kBatchNormInference: {
       std::vector<double> scale = LoadReal(*operands[1]), offset = LoadReal(*operands[2]);
-      std::vector<double> mean = LoadReal(*operands[3]), var = LoadReal(*operands[4]);
-      std::vector<double> out(xv.size());
-      view.ForEach(
-          [&](int64_t f, int64_t i) { out[i] = (xv[i] - mean[f]) / std::sqrt(var[f] + eps) * scale[f] + offset[f]; });
-      return StoreReal(x.shape(), out);
+      mean = LoadReal(*operands[3]);
+      std::vector<double> var = LoadReal(*operands[4]);
+      std::vector<double> root(mean.size());
+      for (size_t f = 0; f < root.size(); ++f) root[f] = std::sqrt(var[f] + eps);
+      RealWriter out(xl.shape());
+      view.ForEach([&](int64_t f, int64_t i) { out(i, (x(i) - mean[f]) / root[f] * scale[f] + offset[f]); });
+      return std::move(out.lit);
     }
     case Opcode::kBatchNormGrad: {
-      std::vector<double> scale = LoadReal(*operands[1]), mean = LoadReal(*operands[2]);
-      std::vector<double> var = LoadReal(*operands[3]), dy = LoadReal(*operands[4]);
+      std::vector<double> scale = LoadReal(*operands[1]);
+      mean = LoadReal(*operands[2]);
+      std::vector<double> var = LoadReal(*operands[3]);
+      RealReader dy(*operands[4]);
       std::vector<double> sum_dy(static_cast<size_t>(view.features), 0), sum_dy_xc(sum_dy);
       view.ForEach([&](int64_t f, int64_t i) {
-        sum_dy[f] += dy[i];
-        sum_dy_xc[f] += dy[i] * (xv[i] - mean[f]);
+        sum_dy[f] += dy(i);
+        sum_dy_xc[f] += dy(i) * (x(i) - mean[f]);
       });
-      std::vector<double> grad_x(xv.size()), grad_scale(sum_dy.size()), grad_offset = sum_dy;
-      for (size_t f = 0; f < sum_dy.size(); ++f) grad_scale[f] = sum_dy_xc[f] / std::sqrt(var[f] + eps);
-      view.ForEach([&](int64_t f, int64_t i) {
+      std::vector<double> grad_scale(sum_dy.size()), grad_offset = sum_dy, factor(sum_dy.size());
+      for (size_t f = 0; f < sum_dy.size(); ++f) {
+        grad_scale[f] = sum_dy_xc[f] / std::sqrt(var[f] + eps);
         double inv = 1 / std::sqrt(var[f] + eps);
-        grad_x[i] =
-            scale[f] * inv / count * (count * dy[i] - sum_dy[f] - (xv[i] - mean[f]) * sum_dy_xc[f] / (var[f] + eps));
+        factor[f] = scale[f] * inv / count;
+      }
+      RealWriter grad_x(xl.shape());
+      view.ForEach([&](int64_t f, int64_t i) {
+        grad_x(i, factor[f] * (count * dy(i) - sum_dy[f] - (x(i) - mean[f]) * sum_dy_xc[f] / (var[f] + eps)));
       });
       std::vector<Literal> parts;
-      parts.push_back(StoreReal(x.shape(), grad_x));
+      parts.push_back(std::move(grad_x.lit));
       parts.push_back(StoreReal(feature_shape, grad_scale));
       parts.push_back(StoreReal(feature_shape, grad_offset));
       return Literal::CreateTuple(std::move(parts));
