@@ -1,13 +1,5 @@
 #include "codegen/jit.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define XLAC_JIT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define XLAC_JIT_ASAN 1
-#endif
-#endif
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -40,6 +32,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "passes/verifier.h"
+#include "runtime/cpu/sanitizers.h"
 #include "runtime/cpu/xlac_runtime.h"
 #include "runtime/cpu/xlac_runtime_complex.h"
 #include "runtime/cpu/xlac_runtime_kernels.h"
@@ -470,8 +463,7 @@ absl::Status JitExecutable::Impl::Execute(const std::vector<void* const*>& table
   const int64_t devices = replicas * partitions;
   XlacRtStatus status;
   if (this->group == nullptr) {
-    std::unique_ptr<XlacRtGroup, GroupDestroy> created(
-        xlac_rt_group_create(replicas, partitions, timeout_ms, &status));
+    std::unique_ptr<XlacRtGroup, GroupDestroy> created(xlac_rt_group_create(replicas, partitions, timeout_ms, &status));
     if (created == nullptr) return absl::InternalError(fmt::format("cannot create devices: {}", status.message));
     if (transport != nullptr && xlac_rt_group_set_transport(created.get(), transport, &status) != XLAC_RT_OK) {
       return absl::InvalidArgumentError(status.message);
@@ -488,7 +480,7 @@ absl::Status JitExecutable::Impl::Execute(const std::vector<void* const*>& table
   // More devices than threads (256 emulated cores on 2 CPUs): devices take turns on `total` threads. Not in
   // AddressSanitizer builds: ASan supports swapcontext only partly (possible false positives, and a warning on
   // every process's stderr that tools' outputs would carry); cpu_runtime_multiplexed_test covers the scheduler.
-#ifndef XLAC_JIT_ASAN
+#ifndef XLAC_ASAN
   xlac_rt_group_set_os_threads(group, total);
 #endif
   if (custom_calls.handler) xlac_rt_group_set_custom_call_handler(group, &RunCustomCall, &custom_calls);

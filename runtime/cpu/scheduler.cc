@@ -22,15 +22,8 @@
 #include <thread>
 
 #include "runtime/cpu/internal.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define XLAC_RT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define XLAC_RT_ASAN 1
-#endif
-#endif
-#ifdef XLAC_RT_ASAN
+#include "runtime/cpu/sanitizers.h"
+#ifdef XLAC_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -75,14 +68,14 @@ namespace {
 thread_local Fiber* starting = nullptr;
 
 void StartSwitch([[maybe_unused]] void** save, [[maybe_unused]] const void* bottom, [[maybe_unused]] size_t size) {
-#ifdef XLAC_RT_ASAN
+#ifdef XLAC_ASAN
   __sanitizer_start_switch_fiber(save, bottom, size);
 #endif
 }
 
 void FinishSwitch([[maybe_unused]] void* saved, [[maybe_unused]] const void** old_bottom,
                   [[maybe_unused]] size_t* old_size) {
-#ifdef XLAC_RT_ASAN
+#ifdef XLAC_ASAN
   __sanitizer_finish_switch_fiber(saved, old_bottom, old_size);
 #endif
 }
