@@ -74,7 +74,7 @@ absl::StatusOr<bool> PartitionModule(Module& module, const CompilerOptions& opti
   for (const std::string& name : PartitionSteps()) {
     std::optional<ScopedPhase> phase(std::in_place, observer, "pass " + name, "pass");
     absl::StatusOr<bool> changed =
-        name == "spmd-partitioner" ? RunSpmdPartitioner(module, SpmdOptions{}, &report) : FindPass(name)->run(module);
+        name == "spmd-partitioner" ? RunSpmdPartitioner(module, options.spmd, &report) : FindPass(name)->run(module);
     phase.reset();
     if (changed.ok() && observer != nullptr) observer->DumpAfterPass(module, "spmd", name);
     if (!changed.ok()) {

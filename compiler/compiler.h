@@ -41,6 +41,9 @@ struct CompilerOptions {
   int64_t num_replicas = 0;
   // Custom-call targets declared to be identities (--custom-call-identity).
   std::vector<std::string> custom_call_identity;
+  // The SPMD partitioner's options (--spmd-windowed-einsum-threshold-mib); its num_partitions is ignored (the
+  // count above, or the module's, is written into the module first).
+  SpmdOptions spmd;
   // The optimization steps the partition step runs before partitioning (opt level, numerics mode, observer); its
   // `stage` is ignored. Codegen runs the rest (codegen::CompileOptions::partitioned).
   OptimizationOptions optimization;

@@ -15,13 +15,9 @@
 #include "ir/computation.h"
 #include "ir/status_macros.h"
 #include "passes/spmd/partitioner_internal.h"
+#include "passes/spmd/windowed_einsum.h"
 
 namespace xlac::spmd {
-namespace {
-
-struct DotDims {
-  std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting, lhs_free, rhs_free;
-};
 
 DotDims DotDimsOf(const Instruction& dot) {
   DotDims d;
@@ -41,9 +37,8 @@ DotDims DotDimsOf(const Instruction& dot) {
   return d;
 }
 
-// The local dot of two shards: the result shape follows from the operand shards; `type` overrides the element type.
 Instruction* LocalDot(ComputationBuilder& b, const Instruction& dot, const DotDims& d, Instruction* lhs,
-                      Instruction* rhs, std::optional<PrimitiveType> type = std::nullopt) {
+                      Instruction* rhs, std::optional<PrimitiveType> type) {
   std::vector<int64_t> dims;
   for (int64_t i : d.lhs_batch) dims.push_back(lhs->shape().dimensions[i]);
   for (int64_t i : d.lhs_free) dims.push_back(lhs->shape().dimensions[i]);
@@ -69,6 +64,8 @@ Instruction* ConvertTo(ComputationBuilder& b, Instruction* value, PrimitiveType 
   return b.Add(Opcode::kConvert, std::move(shape), {value});
 }
 
+namespace {
+
 absl::StatusOr<PValue> OutputDrivenDot(ComputationBuilder& b, const Instruction& dot, const DotDims& d,
                                        const Tiling& out) {
   const int64_t nb = static_cast<int64_t>(d.lhs_batch.size());
@@ -80,8 +77,11 @@ absl::StatusOr<PValue> OutputDrivenDot(ComputationBuilder& b, const Instruction&
   }
   for (int64_t k = 0; k < nlf; ++k) lhs_axes[d.lhs_free[k]] = {nb + k};
   for (size_t k = 0; k < d.rhs_free.size(); ++k) rhs_axes[d.rhs_free[k]] = {nb + nlf + static_cast<int64_t>(k)};
-  XLAC_ASSIGN_OR_RETURN(PValue lhs, b.ReshardToTiling(b.Get(dot.operand(0)), RegroupAxes(out, lhs_axes), dot));
-  XLAC_ASSIGN_OR_RETURN(PValue rhs, b.ReshardToTiling(b.Get(dot.operand(1)), RegroupAxes(out, rhs_axes), dot));
+  const Tiling lhs_target = RegroupAxes(out, lhs_axes), rhs_target = RegroupAxes(out, rhs_axes);
+  XLAC_ASSIGN_OR_RETURN(std::optional<PValue> windowed, WindowedAllGatherDot(b, dot, d, out, lhs_target, rhs_target));
+  if (windowed) return *std::move(windowed);
+  XLAC_ASSIGN_OR_RETURN(PValue lhs, b.ReshardToTiling(b.Get(dot.operand(0)), lhs_target, dot));
+  XLAC_ASSIGN_OR_RETURN(PValue rhs, b.ReshardToTiling(b.Get(dot.operand(1)), rhs_target, dot));
   return PValue{LocalDot(b, dot, d, lhs.hlo, rhs.hlo), ToSharding(out), dot.shape()};
 }
 
@@ -144,8 +144,13 @@ absl::StatusOr<PValue> ContractingDot(ComputationBuilder& b, const Instruction& 
       const int64_t held = partial->shape().dimensions[dim];
       const bool whole = out_axes[dim].empty();
       if (!whole && held % k != 0) continue;  // block offsets would not line up
-      Instruction* x = partial;
       const int64_t chunk = (held + k - 1) / k;
+      const std::vector<std::vector<int64_t>> groups = GroupsAlongAxes(pt, {c});
+      Instruction* windowed = lhs_primary
+                                  ? WindowedReduceScatterDot(b, dot, d, p_hlo, q_hlo, sum_type, dim, chunk, groups)
+                                  : WindowedReduceScatterDot(b, dot, d, q_hlo, p_hlo, sum_type, dim, chunk, groups);
+      if (windowed != nullptr) return PValue{ConvertTo(b, windowed, out_type), ToSharding(candidate), dot.shape()};
+      Instruction* x = partial;
       if (chunk * k != held) {
         std::vector<int64_t> high(partial->shape().dimensions.size(), 0);
         high[dim] = chunk * k - held;
@@ -156,7 +161,7 @@ absl::StatusOr<PValue> ContractingDot(ComputationBuilder& b, const Instruction& 
       Instruction* rs = b.Add(Opcode::kReduceScatter, shape, {x});
       rs->set_called_computations({reducer});
       rs->SetAttr("dimensions", AttrValue::IntList({static_cast<int64_t>(dim)}));
-      rs->SetAttr("replica_groups", AttrValue::Of(b.partitioner().GlobalGroups(GroupsAlongAxes(pt, {c}))));
+      rs->SetAttr("replica_groups", AttrValue::Of(b.partitioner().GlobalGroups(groups)));
       rs->SetAttr("channel_id", AttrValue::Int(b.partitioner().NextChannelId()));
       rs->SetAttr("use_global_device_ids", AttrValue::Bool(true));
       b.partitioner().RecordCollective(dot, *rs, k);

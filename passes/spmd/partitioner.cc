@@ -1,6 +1,8 @@
 // The partitioner's driver: walks each computation in post order, asks the op-family handlers for a per-core value
 // of every instruction, reshards it to the instruction's sharding, and finally swaps the partitioned computations in.
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <set>
 
@@ -563,6 +565,18 @@ std::string FormatSpmdReport(const SpmdReport& report) {
   for (const std::string& n : report.notes) absl::StrAppend(&out, "note: ", n, "\n");
   for (const std::string& w : report.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   return out;
+}
+
+absl::StatusOr<int64_t> ParseWindowedEinsumThresholdMib(std::string_view text) {
+  const std::string value(text);
+  char* end = nullptr;
+  const double mib = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+  if (value.empty() || end != value.c_str() + value.size() || !(mib >= 0) || mib > 1e9) {
+    return absl::InvalidArgumentError("invalid value '" + value +
+                                      "' for --spmd-windowed-einsum-threshold-mib (expected MiB >= 0, 0: off)");
+  }
+  if (mib == 0) return 0;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::llround(mib * 1024 * 1024)));
 }
 
 absl::StatusOr<bool> RunSpmdPartitioner(Module& module) { return RunSpmdPartitioner(module, SpmdOptions{}, nullptr); }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,11 @@ namespace xlac {
 struct SpmdOptions {
   // 0: the module's num_partitions.
   int64_t num_partitions = 0;
+  // Windowed einsum (collective matmul, XLA's threshold_for_windowed_einsum_mib): a dot whose operand all-gather, or
+  // whose result reduce-scatter, would move at least this many bytes per core becomes a while loop over the group's
+  // ring of cores, one collective-permute and one partial dot per step (windowed_einsum.h). 0: never. The loop is
+  // always a while loop, never unrolled, and one-directional (XLA's unroll / bidirectional knobs are not offered).
+  int64_t windowed_einsum_threshold_bytes = 0;
 };
 
 // What the partitioner did, for `--emit=spmd-report` and for tools that shard inputs and assemble outputs.
@@ -53,6 +59,10 @@ absl::StatusOr<bool> RunSpmdPartitioner(Module& module);
 
 // The report as text: one line per inserted collective, the bytes each core sends, then the warnings.
 std::string FormatSpmdReport(const SpmdReport& report);
+
+// The value of the tools' --spmd-windowed-einsum-threshold-mib=X (a non-negative decimal number of MiB: 64, 0.25)
+// in bytes for SpmdOptions::windowed_einsum_threshold_bytes; 0 is off, any positive value at least one byte.
+absl::StatusOr<int64_t> ParseWindowedEinsumThresholdMib(std::string_view text);
 
 // True when some instruction of the module carries a sharding other than {replicated}.
 bool HasShardings(const Module& module);

@@ -3,6 +3,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "tools/lib/opt_options.h"
 
 namespace xlac {
@@ -100,6 +101,14 @@ absl::StatusOr<OptOptions> ParseOptArgs(std::span<const std::string_view> args) 
       (name == "dump-to" ? options.dump_to : options.dump_pass_regex) = std::string(*v);
       continue;
     }
+    if (name == "spmd-windowed-einsum-threshold-mib") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<int64_t> bytes = ParseWindowedEinsumThresholdMib(*v);
+      if (!bytes.ok()) return bytes.status();
+      options.spmd_windowed_einsum_threshold_bytes = *bytes;
+      continue;
+    }
     if (name == "o") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
@@ -148,6 +157,9 @@ OPTIONS:
   --dump-pass-regex=<re>  With --dump-to: only after the passes whose name matches <re>
   --explain-sharding      After each module, print '%name: {sharding} <- origin' per instruction: where
                           sharding-propagation (which must be in --passes) got its sharding
+  --spmd-windowed-einsum-threshold-mib=<X>
+                          spmd-partitioner: windowed einsum for dots whose all-gather or reduce-scatter moves at
+                          least X MiB per core (decimals allowed; docs/spmd.md). 0 (default): off
   --list-passes           List the available passes and exit
   --list-pipeline         List the default compile pipeline xlac, xla-run and the APIs run, and exit
   -o <file>               Write the output to <file>, only if everything succeeded

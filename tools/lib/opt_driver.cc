@@ -20,6 +20,7 @@
 #include "ir/module.h"
 #include "passes/pass_manager.h"
 #include "passes/spmd/sharding_propagation.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "passes/verifier.h"
 #include "tools/lib/expected_diagnostics.h"
 #include "tools/lib/observe_flags.h"
@@ -99,6 +100,14 @@ bool ProcessModule(const OptOptions& options, const SourceFile& file, PassManage
 absl::Status AddPipeline(const OptOptions& options, PassManager& pass_manager,
                          ShardingPropagationReport* sharding_report) {
   for (const std::string& name : options.passes) {
+    if (name == "spmd-partitioner" && options.spmd_windowed_einsum_threshold_bytes > 0) {
+      PassInfo pass = *FindPass(name);
+      SpmdOptions spmd;
+      spmd.windowed_einsum_threshold_bytes = options.spmd_windowed_einsum_threshold_bytes;
+      pass.run = [spmd](Module& module) { return RunSpmdPartitioner(module, spmd, nullptr); };
+      pass_manager.AddPass(std::move(pass));
+      continue;
+    }
     if (sharding_report == nullptr || name != kShardingPropagation) {
       if (absl::Status s = pass_manager.AddPasses({name}); !s.ok()) return s;
       continue;

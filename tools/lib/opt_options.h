@@ -4,6 +4,7 @@
 // driver is a library that tests instantiate many times in one process.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +31,8 @@ struct OptOptions {
   // After each printed module, say where sharding-propagation got every instruction's sharding (requires the pass
   // in `passes`).
   bool explain_sharding = false;
+  // --spmd-windowed-einsum-threshold-mib: the spmd-partitioner pass's SpmdOptions::windowed_einsum_threshold_bytes.
+  int64_t spmd_windowed_einsum_threshold_bytes = 0;
   bool list_passes = false;
   bool list_pipeline = false;  // --list-pipeline: the default compile pipeline, one step a line
   bool help = false;

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "ir/tpu_target.h"
 #include "passes/annotation_custom_calls.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "tools/lib/run_memory.h"
 #include "tools/lib/run_options.h"
 
@@ -91,6 +92,12 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
       (name == "dump-to" ? options.dump_to
        : name == "trace" ? options.trace_file
                          : options.dump_pass_regex) = std::string(*v);
+    } else if (name == "spmd-windowed-einsum-threshold-mib") {
+      absl::StatusOr<std::string_view> v = take_value();
+      if (!v.ok()) return v.status();
+      absl::StatusOr<int64_t> bytes = ParseWindowedEinsumThresholdMib(*v);
+      if (!bytes.ok()) return Invalid(std::string(bytes.status().message()));
+      options.spmd_windowed_einsum_threshold_bytes = *bytes;
     } else if (name == "custom-call-identity") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
@@ -328,6 +335,10 @@ spmd-partitioner) and each partition runs its shard of the program on its own em
 arrays that xla-run splits by the entry parameters' shardings; outputs are assembled back to global arrays.
 --check-against=interpreter compares them with the interpreter running the unpartitioned module on one device.
   --per-device            Print / write every device's raw result shard instead of the assembled global results
+  --spmd-windowed-einsum-threshold-mib=<X>
+                          Windowed einsum (collective matmul): a sharded dot whose operand all-gather or result
+                          reduce-scatter moves at least X MiB per core (decimals allowed: 0.01) becomes a loop of
+                          collective-permutes around the ring, one partial dot per step. 0 (default): off
   --spmd-report           Print the collectives the partitioner inserted (source op, group size, bytes per core)
   --no-partition          Ignore shardings: run the global program on every device, as written
 

@@ -77,6 +77,8 @@ struct RunOptions {
   bool per_device = false;    // SPMD: print/write each device's shard instead of the assembled global outputs
   bool spmd_report = false;   // SPMD: print the partitioner's report
   bool no_partition = false;  // run a sharded module unpartitioned on every device
+  // --spmd-windowed-einsum-threshold-mib: SpmdOptions::windowed_einsum_threshold_bytes (0: off).
+  int64_t spmd_windowed_einsum_threshold_bytes = 0;
   // --mpi / --no-mpi: split the devices over the processes of an MPI run (docs/multihost.md); unset: when the
   // environment shows an mpirun launch (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_RANK).
   std::optional<bool> mpi;

@@ -60,6 +60,10 @@ OPTIONS:
   --num-partitions=<n>   Override the module's num_partitions. A module with sharding annotations and more
                          than one partition is partitioned (sharding-propagation, spmd-partitioner): the output
                          is the program each partition runs on its shard
+  --spmd-windowed-einsum-threshold-mib=<X>
+                         Windowed einsum (collective matmul, docs/spmd.md): a sharded dot whose operand all-gather
+                         or result reduce-scatter moves at least X MiB per core (decimals allowed) becomes a while
+                         loop of collective-permutes around the ring, one partial dot per step. 0 (default): off
   --custom-call-lib=<lib.so>[:<target>=<symbol>,...]
                          XLA FFI handler library (docs/custom_calls.md): checks that every typed-FFI custom call
                          has a handler in one of the libraries (repeatable); the host that runs the object
@@ -290,6 +294,10 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       options.custom_call_sources.emplace_back(value);
     } else if (name == "target-cpu" && has_value && !value.empty()) {
       options.target_cpu = std::string(value);
+    } else if (name == "spmd-windowed-einsum-threshold-mib" && has_value) {
+      absl::StatusOr<int64_t> bytes = ParseWindowedEinsumThresholdMib(value);
+      if (!bytes.ok()) return bytes.status();
+      options.spmd_windowed_einsum_threshold_bytes = *bytes;
     } else if (name == "num-partitions" && has_value) {
       int64_t n = 0;
       for (char c : value) {
@@ -349,6 +357,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   CompilerOptions compiler;
   compiler.num_partitions = options.num_partitions;
   compiler.custom_call_identity = options.custom_call_identity;
+  compiler.spmd.windowed_einsum_threshold_bytes = options.spmd_windowed_einsum_threshold_bytes;
   compiler.optimization.opt_level = options.opt_level;
   compiler.optimization.exact = options.exact;
   compiler.optimization.tpu_numerics = options.tpu_numerics;

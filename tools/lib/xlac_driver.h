@@ -27,6 +27,8 @@ struct XlacOptions {
   bool tpu_numerics = false;  // --tpu-numerics (ir/tpu_numerics.h)
   std::string target_cpu = "host";
   int64_t num_partitions = 0;  // 0: as the module says
+  // --spmd-windowed-einsum-threshold-mib: SpmdOptions::windowed_einsum_threshold_bytes (0: off).
+  int64_t spmd_windowed_einsum_threshold_bytes = 0;
   // --custom-call-identity=A,B (repeatable): custom-call targets that are identities (annotation-custom-calls pass).
   std::vector<std::string> custom_call_identity;
   // --custom-call-lib=FILE.so[:TARGET=SYMBOL,...] (repeatable): XLA FFI handler libraries (docs/custom_calls.md).
