@@ -41,6 +41,9 @@ bool IsCollective(const Instruction& inst) {
   }
 }
 
+// A windowed einsum's while loop (windowed_einsum.h) runs collectives inside, so it cuts a fusion like one.
+bool CutsFusion(const Instruction& inst) { return IsCollective(inst) || inst.opcode() == Opcode::kWhile; }
+
 // Operand-less elemental values (constants, iotas) are copied into every fusion that reads them rather than passed
 // in, as the fusion pass does.
 bool IsFusedLeaf(const Instruction& inst) {
@@ -132,7 +135,7 @@ void FusionPartitioner::FormUnits(Instruction* root) {
   // an unused one at the end).
   std::vector<Instruction*> stack = {root};
   for (Instruction* inst : order) {
-    if (IsCollective(*inst)) stack.push_back(inst);
+    if (CutsFusion(*inst)) stack.push_back(inst);
   }
   while (!stack.empty()) {
     Instruction* inst = stack.back();
@@ -144,7 +147,7 @@ void FusionPartitioner::FormUnits(Instruction* root) {
   // fusion and do not split it; only a collective of a value computed inside does.
   absl::flat_hash_set<const Instruction*> on_operands;
   for (Instruction* inst : order) {
-    if (!live_.contains(inst) || !IsCollective(*inst)) continue;
+    if (!live_.contains(inst) || !CutsFusion(*inst)) continue;
     const bool moves_operands =
         std::all_of(inst->operands().begin(), inst->operands().end(),
                     [&](const Instruction* o) { return o->operand_count() == 0 || on_operands.contains(o); });
@@ -156,7 +159,7 @@ void FusionPartitioner::FormUnits(Instruction* root) {
   }
   auto member = [&](const Instruction* inst) {
     // partition-id and replica-id are not elemental: they stay outside and come in as operands.
-    if (!live_.contains(inst) || inst->operand_count() == 0 || IsCollective(*inst)) return false;
+    if (!live_.contains(inst) || inst->operand_count() == 0 || CutsFusion(*inst)) return false;
     return !split_ || FitsSplitFusion(*inst);
   };
   std::vector<std::vector<Instruction*>> groups;

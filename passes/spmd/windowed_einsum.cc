@@ -56,11 +56,11 @@ std::optional<Ring> MakeRing(const std::vector<std::vector<int64_t>>& groups, in
   return ring;
 }
 
-// Whether a collective of `bytes` per core should become a windowed loop. Never inside a fusion being partitioned
-// (its scratch computation is outside the module): a kernel cannot hold a loop of collectives.
+// Whether a collective of `bytes` per core should become a windowed loop. In a fusion being partitioned the loop cuts
+// the fusion like a collective does (handlers_fusion.cc).
 bool Windowed(ComputationBuilder& b, int64_t bytes) {
   const int64_t threshold = b.partitioner().options().windowed_einsum_threshold_bytes;
-  return threshold > 0 && bytes >= threshold && b.computation()->parent() != nullptr;
+  return threshold > 0 && bytes >= threshold;
 }
 
 // Every device holds the same block under both tilings (the replicas may be ordered differently).
