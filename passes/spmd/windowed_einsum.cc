@@ -283,7 +283,9 @@ Instruction* WindowedReduceScatterDot(ComputationBuilder& b, const Instruction& 
       [&](ComputationBuilder& cb, Instruction* i, const std::vector<Instruction*>& v) -> std::vector<Instruction*> {
         Instruction* received = LoopPermute(cb, v[2], *ring, trips, dot);
         Instruction* mine = partial(cb, i, v[0], v[1]);
-        return {v[0], v[1], cb.Add(Opcode::kAdd, received->shape(), {received, mine})};
+        // As the reduce-scatter's reducer: a pred dot's partial results combine by or.
+        const Opcode combine = sum_type == PrimitiveType::kPred ? Opcode::kOr : Opcode::kAdd;
+        return {v[0], v[1], cb.Add(combine, received->shape(), {received, mine})};
       });
   b.partitioner().Note(dot, absl::StrCat("windowed einsum: reduce-scatter of the partial sums as a loop of ", trips,
                                          " collective-permute", trips == 1 ? "" : "s", " over ", ring->n, " cores"));
