@@ -311,8 +311,8 @@ llvm::Function* CreateGemmFunction(llvm::Module& module, const std::string& name
   const char* names[] = {"a", "b", "c", "batch", "m_begin", "m_end", "n_begin", "n_end"};
   for (unsigned i = 0; i < 8; ++i) fn->getArg(i)->setName(names[i]);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
-  // The packing buffers are static allocas (up to 1 MiB): inlined into its caller, each GEMM's buffers would occupy
-  // the caller's frame for the whole program, once per dot.
+  // Kept out of line: one function per shape class, called from every dot that uses it (and its tile buffer is a
+  // static alloca that would otherwise sit in the caller's frame once per dot).
   fn->addFnAttr(llvm::Attribute::NoInline);
   SetFunctionTargetAttributes(*fn, target);
   return fn;
@@ -336,14 +336,21 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
   llvm::Value* m_end = fn->getArg(5);
   llvm::Value* n_begin = fn->getArg(6);
   llvm::Value* n_end = fn->getArg(7);
-  auto buffer = [&](int64_t elements, const char* what) {
-    llvm::AllocaInst* alloca = b.CreateAlloca(element, b.getInt64(elements), what);
-    alloca->setAlignment(llvm::Align(64));
-    return alloca;
-  };
-  llvm::Value* b_pack = buffer(kc_max * nc_max, "b.pack");
-  llvm::Value* a_pack = buffer(mc_max * kc_max, "a.pack");
-  llvm::Value* tile = buffer(t.mr * t.nr, "tile");
+  // The packing buffers (up to ~1 MiB) live in the calling thread's scratch (xlac_rt_thread_scratch), not on the
+  // stack: devices multiplexed as fibers on one thread would each keep a resident copy on their own stack.
+  llvm::Module& module = *fn->getParent();
+  llvm::LLVMContext& ctx = module.getContext();
+  const int64_t element_bytes = static_cast<int64_t>(module.getDataLayout().getTypeAllocSize(element));
+  const int64_t b_pack_bytes = (kc_max * nc_max * element_bytes + 63) / 64 * 64;
+  llvm::FunctionCallee scratch = module.getOrInsertFunction(
+      "xlac_rt_thread_scratch", llvm::FunctionType::get(b.getPtrTy(), {b.getInt64Ty()}, false));
+  llvm::CallInst* b_pack =
+      b.CreateCall(scratch, {b.getInt64(b_pack_bytes + mc_max * kc_max * element_bytes)}, "b.pack");
+  b_pack->addRetAttr(llvm::Attribute::NoAlias);
+  b_pack->addRetAttr(llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+  llvm::Value* a_pack = b.CreateInBoundsGEP(b.getInt8Ty(), b_pack, b.getInt64(b_pack_bytes), "a.pack");
+  llvm::AllocaInst* tile = b.CreateAlloca(element, b.getInt64(t.mr * t.nr), "tile");
+  tile->setAlignment(llvm::Align(64));
   auto i64 = [&](int64_t v) { return b.getInt64(v); };
   auto add = [&](llvm::Value* x, llvm::Value* y) { return b.CreateNSWAdd(x, y); };
   auto at = [&](llvm::Value* base, llvm::Value* offset) { return b.CreateInBoundsGEP(element, base, offset); };

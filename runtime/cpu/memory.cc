@@ -20,6 +20,30 @@ void* xlac_rt_aligned_alloc(size_t bytes, size_t alignment) {
 
 void xlac_rt_free(void* ptr) { std::free(ptr); }
 
+void* xlac_rt_thread_scratch(int64_t bytes) {
+  // One buffer per OS thread, freed when the thread exits. Devices multiplexed as fibers on one thread share it:
+  // a fiber switches only inside a collective, never inside the leaf kernels that use the buffer.
+  struct Scratch {
+    void* ptr = nullptr;
+    size_t bytes = 0;
+    ~Scratch() { std::free(ptr); }
+  };
+  thread_local Scratch scratch;
+  const size_t wanted = bytes <= 0 ? 1 : static_cast<size_t>(bytes);
+  if (wanted > scratch.bytes) {
+    std::free(scratch.ptr);
+    scratch.ptr = nullptr;
+    scratch.bytes = 0;
+    // No room to report an error from inside a kernel: running out of memory for a few MiB is fatal.
+    if (posix_memalign(&scratch.ptr, 64, wanted) != 0) {
+      std::fprintf(stderr, "xlac runtime: cannot allocate %zu bytes of kernel scratch\n", wanted);
+      std::abort();
+    }
+    scratch.bytes = wanted;
+  }
+  return scratch.ptr;
+}
+
 int64_t xlac_rt_available_memory(void) {
   // MemAvailable counts what can be had without swapping (free plus reclaimable caches); MemFree would understate it.
   if (FILE* f = std::fopen("/proc/meminfo", "r")) {

@@ -220,6 +220,11 @@ void xlac_rt_group_local_devices(XlacRtGroup* group, int64_t* begin, int64_t* en
  * pointer. NULL on failure. Free with xlac_rt_free. */
 void* xlac_rt_aligned_alloc(size_t bytes, size_t alignment);
 void xlac_rt_free(void* ptr);
+/* A 64-byte aligned buffer of at least `bytes` bytes that belongs to the calling OS thread: valid until the thread
+ * calls this again or exits. Compiled leaf kernels (the GEMM's packing buffers) keep their scratch here rather than
+ * on the stack, where every device multiplexed as a fiber would keep its own resident copy. Aborts when out of
+ * memory. */
+void* xlac_rt_thread_scratch(int64_t bytes);
 /* Bytes of memory the process could allocate without swapping (MemAvailable), or -1 when unknown. */
 int64_t xlac_rt_available_memory(void);
 

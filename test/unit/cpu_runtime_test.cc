@@ -793,6 +793,31 @@ TEST(CpuRuntime, AlignedAlloc) {
   xlac_rt_free(nullptr);
 }
 
+TEST(CpuRuntime, ThreadScratchIsOneGrowingBufferPerThread) {
+  auto* first = static_cast<unsigned char*>(xlac_rt_thread_scratch(1000));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  std::memset(first, 0x5a, 1000);
+  // Smaller or equal requests reuse the buffer; a larger one may move it but is wholly writable.
+  EXPECT_EQ(xlac_rt_thread_scratch(10), first);
+  EXPECT_EQ(xlac_rt_thread_scratch(1000), first);
+  auto* grown = static_cast<unsigned char*>(xlac_rt_thread_scratch(4 << 20));
+  ASSERT_NE(grown, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(grown) % 64, 0u);
+  std::memset(grown, 0xa5, 4 << 20);
+  EXPECT_EQ(xlac_rt_thread_scratch(0), grown);
+  // Another thread gets its own buffer, which it may write while this thread's stays intact.
+  void* other = nullptr;
+  std::thread([&] {
+    other = xlac_rt_thread_scratch(4 << 20);
+    std::memset(other, 0x11, 4 << 20);
+  }).join();
+  EXPECT_NE(other, nullptr);
+  EXPECT_NE(other, static_cast<void*>(grown));
+  EXPECT_EQ(grown[0], 0xa5);
+  EXPECT_EQ(grown[(4 << 20) - 1], 0xa5);
+}
+
 TEST(CpuRuntime, BadGroupArguments) {
   XlacRtStatus status;
   EXPECT_EQ(xlac_rt_group_create(0, 1, 100, &status), nullptr);
@@ -868,13 +893,13 @@ TEST(CpuRuntime, RelayoutRunsOnTheDeviceThreads) {
   std::vector<float> src(elements), parallel(elements), serial(elements);
   for (size_t i = 0; i < elements; ++i) src[i] = static_cast<float>(i);
   RunAll(g.get(), [&](XlacRtDevice* dev, int64_t) {
-    EXPECT_EQ(xlac_rt_relayout(dev, src.data(), parallel.data(), 4, 4, dims.data(), src_strides.data(),
-                               dst_strides.data()),
-              0);
+    EXPECT_EQ(
+        xlac_rt_relayout(dev, src.data(), parallel.data(), 4, 4, dims.data(), src_strides.data(), dst_strides.data()),
+        0);
   });
-  ASSERT_EQ(xlac_rt_relayout(nullptr, src.data(), serial.data(), 4, 4, dims.data(), src_strides.data(),
-                             dst_strides.data()),
-            0);
+  ASSERT_EQ(
+      xlac_rt_relayout(nullptr, src.data(), serial.data(), 4, 4, dims.data(), src_strides.data(), dst_strides.data()),
+      0);
   EXPECT_EQ(parallel, serial);
   // Element (n, c, h, w) lands at c + 96 * (w + 14 * (h + 14 * n)).
   EXPECT_EQ(serial[5 + 96 * (3 + 14 * (2 + 14 * 1))], src[((1 * 96 + 5) * 14 + 2) * 14 + 3]);
