@@ -120,6 +120,25 @@ TEST(CodegenDot, TransposedOperandsAndLayouts) {
   }
 }
 
+// Operands contiguous along k (rhs [n, k], a column-major lhs, f64's row-major lhs) pack whole panels as blocks
+// transposed in registers (codegen/ir_emitter_gemm.cc, StridedGemmPacker): panels of 32 and 16 columns with edges
+// beside them, k in whole blocks and a remainder, and k beyond one cache block (k0 > 0).
+TEST(CodegenDot, PanelsContiguousAlongKMoveAsTransposedBlocks) {
+  struct Case {
+    int64_t m, k, n;
+  };
+  for (const char* type : {"f32", "f64"}) {
+    for (Case c : {Case{19, 45, 70}, Case{40, 300, 33}, Case{17, 16, 64}}) {
+      for (int mask = 0; mask < 4; ++mask) {
+        bool lhs_transposed = mask & 1, lhs_col = mask & 2;
+        SCOPED_TRACE(fmt::format("{} {}x{}x{} mask {}", type, c.m, c.k, c.n, mask));
+        ExpectDot(Matmul(type, c.m, c.k, c.n, lhs_transposed, /*rhs_transposed=*/true, lhs_col), c.k, {},
+                  static_cast<uint64_t>(c.k + mask));
+      }
+    }
+  }
+}
+
 TEST(CodegenDot, BatchedAndMatrixVector) {
   for (const std::string& t : {"f32", "f64", "bf16", "f16"}) {
     SCOPED_TRACE(t);
