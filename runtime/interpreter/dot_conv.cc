@@ -63,6 +63,56 @@ int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& wh
   return p;
 }
 
+// A convolution whose window covers the whole input in every spatial dimension (one output position; no padding,
+// dilation or reversal; no groups), as the filter gradients of 1x1 convolutions are: each output is one sum over
+// (window position, input feature) in row-major order, which is GemmNT's ascending contraction order over
+// [batch][spatial...][feature] x [output feature][spatial...][feature] operands. The same products in the same
+// order from +0, so the bits ConvCanonical computes, with the GEMM's blocking instead of a pass over the whole
+// kernel per pair of outputs. False (nothing written) for other convolutions.
+template <typename T>
+bool WholeWindowConvolution(const ConvolutionDimensionNumbers& dn, const std::vector<int64_t>& ld,
+                            const std::vector<int64_t>& rd, const std::vector<int64_t>& od,
+                            const std::vector<WindowTaps>& taps, const Window& window, int64_t feature_groups,
+                            int64_t batch_groups, const T* a, const T* b, T* out, int64_t threads) {
+  if (feature_groups != 1 || batch_groups != 1) return false;
+  size_t spatial = dn.input_spatial_dimensions.size();
+  for (size_t s = 0; s < spatial; ++s) {
+    int64_t size = ld[dn.input_spatial_dimensions[s]];
+    if (od[dn.output_spatial_dimensions[s]] != 1 || window.dimensions[s].window_reversal ||
+        rd[dn.kernel_spatial_dimensions[s]] != size || static_cast<int64_t>(taps[s][0].size()) != size) {
+      return false;
+    }
+    for (int64_t w = 0; w < size; ++w) {
+      if (taps[s][0][static_cast<size_t>(w)] != std::pair<int64_t, int64_t>{w, w}) return false;
+    }
+  }
+  int64_t m = ld[dn.input_batch_dimension], n = rd[dn.kernel_output_feature_dimension];
+  int64_t lhs_count = 1, rhs_count = 1;
+  for (int64_t d : ld) lhs_count *= d;
+  for (int64_t d : rd) rhs_count *= d;
+  if (m * n == 0) return false;
+  int64_t k = lhs_count / m;
+  std::vector<int64_t> a_order{dn.input_batch_dimension}, b_order{dn.kernel_output_feature_dimension};
+  for (size_t s = 0; s < spatial; ++s) {
+    a_order.push_back(dn.input_spatial_dimensions[s]);
+    b_order.push_back(dn.kernel_spatial_dimensions[s]);
+  }
+  a_order.push_back(dn.input_feature_dimension);
+  b_order.push_back(dn.kernel_input_feature_dimension);
+  // PermuteInto and GemmNT write every element.
+  std::vector<T, DefaultInitAllocator<T>> a_c(static_cast<size_t>(lhs_count)), b_c(static_cast<size_t>(rhs_count));
+  std::vector<T, DefaultInitAllocator<T>> product(static_cast<size_t>(m * n));
+  PermuteInto<T>(a, ld, a_order, a_c.data());
+  PermuteInto<T>(b, rd, b_order, b_c.data());
+  GemmNT<T>(a_c.data(), b_c.data(), product.data(), 1, m, n, k, threads);
+  std::vector<int64_t> os = RowMajorStrides(od);
+  int64_t batch_stride = os[dn.output_batch_dimension], feature_stride = os[dn.output_feature_dimension];
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) out[i * batch_stride + j * feature_stride] = product[i * n + j];
+  }
+  return true;
+}
+
 }  // namespace
 
 // run(a, b) under TPU numerics (ir/tpu_numerics.h): f32 operands rounded to bf16 (DEFAULT), or the 3-pass bf16 split
@@ -147,12 +197,12 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
                        const std::vector<std::vector<int64_t>>& lists) {
         std::vector<int64_t> order;
         for (const auto& list : lists) order.insert(order.end(), list.begin(), list.end());
-        std::vector<T> out(static_cast<size_t>(lit.element_count()));
+        std::vector<T, DefaultInitAllocator<T>> out(static_cast<size_t>(lit.element_count()));  // all gathered
         PermuteInto<T>(reinterpret_cast<const T*>(lit.raw_data()), dims, order, out.data());
         return out;
       };
-      std::vector<T> a = gather(*lhs, ld, {lb, lf, lc});
-      std::vector<T> b = gather(*rhs, rd, {rb, rf, rc});
+      auto a = gather(*lhs, ld, {lb, lf, lc});
+      auto b = gather(*rhs, rd, {rb, rf, rc});
       GemmNT<T>(a.data(), b.data(), reinterpret_cast<T*>(result.mutable_raw_data()), batch, m, n, k, threads);
     };
     if (type == PrimitiveType::kF32)
@@ -242,6 +292,9 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
   const std::vector<int64_t>& od = inst.shape().dimensions;
   // The fast path: operands permuted to [batch][spatial...][feature] and [spatial...][in][out] (ConvCanonical).
   auto FastConvolution = [&]<typename T>(const T* a, const T* b, T* out) {
+    if (WholeWindowConvolution<T>(dn, ld, rd, od, taps, window, feature_groups, batch_groups, a, b, out, threads)) {
+      return;
+    }
     ConvProblem p;
     p.in_batch = input_batch;
     p.input_z = input_z;
@@ -272,7 +325,7 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
     p.out_feature_stride = os[dn.output_feature_dimension];
     // Operands already in the canonical order (NHWC inputs, HWIO kernels) are used as they are.
     auto canonical = [](const T* data, const std::vector<int64_t>& dims, const std::vector<int64_t>& order,
-                        std::vector<T>& storage) {
+                        std::vector<T, DefaultInitAllocator<T>>& storage) {
       bool identity = true;
       for (size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int64_t>(i);
       if (identity) return data;
@@ -282,7 +335,7 @@ absl::StatusOr<Literal> EvalConvolution(const Instruction& inst, Operands operan
       PermuteInto<T>(data, dims, order, storage.data());
       return static_cast<const T*>(storage.data());
     };
-    std::vector<T> in_storage, k_storage;
+    std::vector<T, DefaultInitAllocator<T>> in_storage, k_storage;  // PermuteInto writes every element
     const T* in_c = canonical(a, ld, in_order, in_storage);
     const T* k_c = canonical(b, rd, k_order, k_storage);
     ConvCanonical<T>(p, in_c, k_c, out, threads);

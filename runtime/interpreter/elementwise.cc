@@ -128,6 +128,29 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, co
     return Error(inst, "result type {} differs from operand type {}", PrimitiveTypeName(inst.shape().element_type),
                  PrimitiveTypeName(type));
   }
+  if (type == PrimitiveType::kPred && (op == Opcode::kAnd || op == Opcode::kOr || op == Opcode::kXor)) {
+    // Bytes as LoadOne<bool> reads them (nonzero is true) and StoreOne<bool> writes them (0 or 1).
+    const uint8_t* pa = a.raw_data();
+    const uint8_t* pb = b.raw_data();
+    int64_t ia = a.element_count() == 1 ? 0 : 1, ib = b.element_count() == 1 ? 0 : 1;
+    uint8_t* out = result.mutable_raw_data();
+    auto loop = [&](auto f) {
+      ForChunks(n, threads, [&](int64_t s, int64_t e) {
+        if (ia == 1 && ib == 1) {
+          for (int64_t i = s; i < e; ++i) out[i] = f(pa[i] != 0, pb[i] != 0);
+        } else {
+          for (int64_t i = s; i < e; ++i) out[i] = f(pa[i * ia] != 0, pb[i * ib] != 0);
+        }
+      });
+    };
+    if (op == Opcode::kAnd)
+      loop([](bool x, bool y) -> uint8_t { return x && y; });
+    else if (op == Opcode::kOr)
+      loop([](bool x, bool y) -> uint8_t { return x || y; });
+    else
+      loop([](bool x, bool y) -> uint8_t { return x != y; });
+    return result;
+  }
   return DispatchKind(KindOf(type), [&](auto tag) -> absl::StatusOr<Literal> {
     using C = decltype(tag);
     BinaryFn<C> fn = GetBinaryFn<C>(op);
@@ -142,6 +165,12 @@ absl::StatusOr<Literal> EvalBinary(const Instruction& inst, const Literal& a, co
         ForChunks(n, threads, [&](int64_t s, int64_t e) {
           if (ia == 1 && ib == 1) {
             for (int64_t i = s; i < e; ++i) out[i] = f(pa[i], pb[i]);
+          } else if (ia == 1) {
+            C y = pb[0];
+            for (int64_t i = s; i < e; ++i) out[i] = f(pa[i], y);
+          } else if (ib == 1) {
+            C x = pa[0];
+            for (int64_t i = s; i < e; ++i) out[i] = f(x, pb[i]);
           } else {
             for (int64_t i = s; i < e; ++i) out[i] = f(pa[i * ia], pb[i * ib]);
           }
@@ -186,15 +215,51 @@ absl::StatusOr<Literal> EvalCompare(const Instruction& inst, const Literal& a, c
     using C = decltype(tag);
     CompareFn<C> fn = GetCompareFn<C>(*dir, total);
     if (fn == nullptr) return Unsupported(inst, "direction not defined for {}", PrimitiveTypeName(type));
-    if (StoredAsCompute<C>(type)) {
-      const C* pa = Typed<C>(a);
-      const C* pb = Typed<C>(b);
-      int64_t ia = a.element_count() == 1 ? 0 : 1, ib = b.element_count() == 1 ? 0 : 1;
-      uint8_t* out = result.mutable_raw_data();
-      ForChunks(n, threads, [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; ++i) out[i] = fn(pa[i * ia], pb[i * ib]) ? 1 : 0;
-      });
-      return std::move(result);
+    if constexpr (kIsFloat<C>) {
+      if (StoredAsCompute<C>(type)) {
+        const C* pa = Typed<C>(a);
+        const C* pb = Typed<C>(b);
+        int64_t ia = a.element_count() == 1 ? 0 : 1, ib = b.element_count() == 1 ? 0 : 1;
+        uint8_t* out = result.mutable_raw_data();
+        // The IEEE comparisons inline (what the kernels return); total order calls its kernel.
+        auto loop = [&](auto f) {
+          ForChunks(n, threads, [&](int64_t s, int64_t e) {
+            if (ia == 1 && ib == 1) {
+              for (int64_t i = s; i < e; ++i) out[i] = f(pa[i], pb[i]) ? 1 : 0;
+            } else if (ia == 1) {
+              C y = pb[0];
+              for (int64_t i = s; i < e; ++i) out[i] = f(pa[i], y) ? 1 : 0;
+            } else {
+              for (int64_t i = s; i < e; ++i) out[i] = f(pa[i * ia], pb[i * ib]) ? 1 : 0;
+            }
+          });
+        };
+        if (total) {
+          loop([&](C x, C y) { return fn(x, y); });
+          return std::move(result);
+        }
+        switch (*dir) {
+          case CompareDirection::kEq:
+            loop([](C x, C y) { return x == y; });
+            break;
+          case CompareDirection::kNe:
+            loop([](C x, C y) { return x != y; });
+            break;
+          case CompareDirection::kLt:
+            loop([](C x, C y) { return x < y; });
+            break;
+          case CompareDirection::kGt:
+            loop([](C x, C y) { return x > y; });
+            break;
+          case CompareDirection::kLe:
+            loop([](C x, C y) { return x <= y; });
+            break;
+          case CompareDirection::kGe:
+            loop([](C x, C y) { return x >= y; });
+            break;
+        }
+        return std::move(result);
+      }
     }
     std::vector<C> va = LoadAll<C>(a);
     std::vector<C> vb = LoadAll<C>(b);
@@ -223,7 +288,17 @@ absl::StatusOr<Literal> EvalSelect(const Instruction& inst, const Literal& pred,
     int64_t jf = f.element_count() == 1 ? 0 : 1;
     W* out = reinterpret_cast<W*>(result.mutable_raw_data());
     ForChunks(n, threads, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) out[i] = p[i * ip] != 0 ? pt[i * it] : pf[i * jf];
+      if (ip == 1 && it == 1 && jf == 1) {
+        for (int64_t i = s; i < e; ++i) out[i] = p[i] != 0 ? pt[i] : pf[i];
+      } else if (ip == 1 && it == 1) {  // select(mask, x, broadcast zero): a ReLU's gradient
+        W y = pf[0];
+        for (int64_t i = s; i < e; ++i) out[i] = p[i] != 0 ? pt[i] : y;
+      } else if (ip == 1 && jf == 1) {
+        W x = pt[0];
+        for (int64_t i = s; i < e; ++i) out[i] = p[i] != 0 ? x : pf[i];
+      } else {
+        for (int64_t i = s; i < e; ++i) out[i] = p[i * ip] != 0 ? pt[i * it] : pf[i * jf];
+      }
     });
   };
   // Whole-byte elements of 4 or 8 bytes (pred storage is one byte per element).
@@ -243,7 +318,8 @@ absl::StatusOr<Literal> EvalSelect(const Instruction& inst, const Literal& pred,
   return result;
 }
 
-absl::StatusOr<Literal> EvalClamp(const Instruction& inst, const Literal& lo, const Literal& x, const Literal& hi) {
+absl::StatusOr<Literal> EvalClamp(const Instruction& inst, const Literal& lo, const Literal& x, const Literal& hi,
+                                  int64_t threads) {
   PrimitiveType type = x.shape().element_type;
   Literal result = Literal::CreateUninitialized(inst.shape());  // every element is written
   int64_t n = result.element_count();
@@ -252,6 +328,24 @@ absl::StatusOr<Literal> EvalClamp(const Instruction& inst, const Literal& lo, co
     if constexpr (kIsComplex<C>) {
       return Unsupported(inst, "clamp is not defined for complex types");
     } else {
+      if (StoredAsCompute<C>(type) && lo.shape().element_type == type && hi.shape().element_type == type) {
+        const C* pl = Typed<C>(lo);
+        const C* px = Typed<C>(x);
+        const C* ph = Typed<C>(hi);
+        C* out = reinterpret_cast<C*>(result.mutable_raw_data());
+        bool sl = lo.element_count() == 1, sx = x.element_count() == 1, sh = hi.element_count() == 1;
+        ForChunks(n, threads, [&](int64_t s, int64_t e) {
+          if (sl && !sx && sh) {  // clamp(scalar, array, scalar): ReLU6
+            C l = pl[0], h = ph[0];
+            for (int64_t i = s; i < e; ++i) out[i] = ClampValue<C>(l, px[i], h);
+          } else {
+            for (int64_t i = s; i < e; ++i) {
+              out[i] = ClampValue<C>(pl[sl ? 0 : i], px[sx ? 0 : i], ph[sh ? 0 : i]);
+            }
+          }
+        });
+        return std::move(result);
+      }
       for (int64_t i = 0; i < n; ++i) {
         StoreOne<C>(result, i,
                     ClampValue<C>(LoadOne<C>(lo, At(lo, i)), LoadOne<C>(x, At(x, i)), LoadOne<C>(hi, At(hi, i))));
@@ -271,7 +365,7 @@ absl::StatusOr<Literal> EvalElementwise(const Instruction& inst, Operands operan
     case Opcode::kSelect:
       return EvalSelect(inst, *operands[0], *operands[1], *operands[2], threads);
     case Opcode::kClamp:
-      return EvalClamp(inst, *operands[0], *operands[1], *operands[2]);
+      return EvalClamp(inst, *operands[0], *operands[1], *operands[2], threads);
     default:
       break;
   }

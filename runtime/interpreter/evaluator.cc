@@ -1,11 +1,12 @@
 // The computation walk (post order over live instructions, freeing values after their last use), opcode dispatch
 // and control flow (call, while, conditional, fusion, async wrappers).
 #include <algorithm>
+#include <chrono>
 
+#include "ir/kernel_calls.h"
 #include "ir/sharding.h"
 #include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/internal.h"
-#include "ir/kernel_calls.h"
 
 namespace xlac::interp {
 
@@ -14,9 +15,66 @@ struct Evaluator::Plan {
   std::vector<const Instruction*> order;
   std::vector<std::vector<int32_t>> operand_slots;
   std::vector<int32_t> last_use;  // position after which an owned value may be freed; INT32_MAX = keep
-  std::vector<int32_t> alias_of;  // get-tuple-element views into its operand's storage: that slot; else -1
+  // Values that are another slot's literal: get-tuple-element (a view into its operand's storage) and elided scalar
+  // broadcasts (see TakesScalarOperands); that slot, else -1.
+  std::vector<int32_t> alias_of;
+  std::vector<uint8_t> elided_broadcast;  // a broadcast of one element whose users all take it as that element
   int32_t root = -1;
 };
+
+namespace {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Elementwise ops whose kernels (elementwise.cc) read an operand of one element as that element broadcast to the
+// result's shape: binary ops, compare, select (array form) and clamp.
+bool TakesScalarOperands(const Instruction& inst) {
+  if (inst.shape().IsTuple()) return false;
+  Opcode op = inst.opcode();
+  return IsElementwiseBinary(op) || op == Opcode::kCompare || op == Opcode::kSelect || op == Opcode::kClamp;
+}
+
+// A broadcast of a one-element array is never materialized when every user takes one-element operands (the ReLU6
+// bounds and zeros of a training step: 3 G elements, 12 GB written and read again in a MobileNetV2 step). Its users
+// read the operand's element wherever they would have read the broadcast: the same value, so the same results.
+bool ElidableBroadcast(const Instruction& inst, const Computation& comp) {
+  if (inst.opcode() != Opcode::kBroadcast || inst.operand_count() != 1 || &inst == comp.root()) return false;
+  const Shape& in = inst.operand(0)->shape();
+  if (!in.IsArray() || ElementCount(in) != 1 || in.element_type != inst.shape().element_type) return false;
+  if (inst.users().empty()) return false;
+  for (const Instruction* user : inst.users()) {
+    if (!TakesScalarOperands(*user)) return false;
+  }
+  return true;
+}
+
+std::optional<int64_t> ByteSizeRecursive(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& e : shape.tuple_shapes) {
+      std::optional<int64_t> b = ByteSizeRecursive(e);
+      if (!b) return std::nullopt;
+      total += *b;
+    }
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  return shape.ByteSizeOf();
+}
+
+absl::Status CheckResultBytes(const Instruction& inst, const InterpreterOptions& options) {
+  std::optional<int64_t> bytes = ByteSizeRecursive(inst.shape());
+  if (!bytes || *bytes > options.max_result_bytes) {
+    return Error(inst, "result {} is larger than the interpreter's limit of {} bytes", ShapeToString(inst.shape()),
+                 options.max_result_bytes);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::flat_hash_set<const Instruction*> LiveInstructions(const Computation& comp) {
   absl::flat_hash_set<const Instruction*> live;
@@ -58,10 +116,15 @@ const Evaluator::Plan& Evaluator::GetPlan(const Computation& comp) {
   plan->operand_slots.resize(n);
   plan->last_use.assign(n, -1);
   plan->alias_of.assign(n, -1);
+  plan->elided_broadcast.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const Instruction* inst = plan->order[i];
     for (const Instruction* op : inst->operands()) plan->operand_slots[i].push_back(slot.at(op));
     if (inst->opcode() == Opcode::kGetTupleElement) plan->alias_of[i] = plan->operand_slots[i][0];
+    if (ElidableBroadcast(*inst, comp)) {
+      plan->alias_of[i] = plan->operand_slots[i][0];
+      plan->elided_broadcast[i] = 1;
+    }
   }
   auto owner = [&](int32_t s) {
     while (plan->alias_of[s] >= 0) s = plan->alias_of[s];
@@ -111,10 +174,18 @@ absl::StatusOr<Literal> Evaluator::Call(const Computation& comp, Operands args) 
       value[i] = &tuple->tuple_elements()[static_cast<size_t>(index)];
       continue;
     }
+    if (plan.elided_broadcast[i]) {
+      XLAC_RETURN_IF_ERROR(CheckResultBytes(inst, *device_.options));  // refused as if it were materialized
+      value[i] = value[plan.operand_slots[i][0]];
+      continue;
+    }
     operands.clear();
     for (int32_t s : plan.operand_slots[i]) operands.push_back(value[s]);
+    const bool observed = depth_ == 1 && device_.options->on_instruction != nullptr;
+    const int64_t begin_ns = observed ? SteadyNowNs() : 0;
     absl::StatusOr<Literal> result = EvalInstruction(inst, operands);
     if (!result.ok()) return result.status();
+    if (observed) device_.options->on_instruction(device_.device_id, inst, begin_ns, SteadyNowNs());
     owned[i] = *std::move(result);
     value[i] = &owned[i];
     for (int32_t s : plan.operand_slots[i]) {
@@ -128,20 +199,6 @@ absl::StatusOr<Literal> Evaluator::Call(const Computation& comp, Operands args) 
 }
 
 namespace {
-
-std::optional<int64_t> ByteSizeRecursive(const Shape& shape) {
-  if (shape.IsTuple()) {
-    int64_t total = 0;
-    for (const Shape& e : shape.tuple_shapes) {
-      std::optional<int64_t> b = ByteSizeRecursive(e);
-      if (!b) return std::nullopt;
-      total += *b;
-    }
-    return total;
-  }
-  if (!shape.IsArray()) return 0;
-  return shape.ByteSizeOf();
-}
 
 bool IsElementwiseOp(Opcode op) {
   if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
@@ -158,11 +215,7 @@ bool IsElementwiseOp(Opcode op) {
 }  // namespace
 
 absl::StatusOr<Literal> Evaluator::EvalInstruction(const Instruction& inst, Operands operands) {
-  std::optional<int64_t> bytes = ByteSizeRecursive(inst.shape());
-  if (!bytes || *bytes > device_.options->max_result_bytes) {
-    return Error(inst, "result {} is larger than the interpreter's limit of {} bytes", ShapeToString(inst.shape()),
-                 device_.options->max_result_bytes);
-  }
+  XLAC_RETURN_IF_ERROR(CheckResultBytes(inst, *device_.options));
   for (size_t i = 0; i < operands.size(); ++i) {
     if (operands[i]->is_unknown()) return Error(inst, "operand {} has no value", i);
   }
@@ -235,7 +288,7 @@ absl::StatusOr<Literal> Evaluator::EvalInstruction(const Instruction& inst, Oper
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad:
-      return EvalBatchNorm(inst, operands);
+      return EvalBatchNorm(inst, operands, KernelThreads(device_));
     case Opcode::kAllReduce:
     case Opcode::kAllReduceStart:
     case Opcode::kAllGather:

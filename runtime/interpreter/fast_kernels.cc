@@ -72,6 +72,7 @@ struct GemmArgs {
   const T* bp;  // [batch][panels][k][NR], zero-padded columns
   T* out;
   int64_t m, n, k, panels, row_chunks, panel_chunks;
+  int64_t row_chunk, panel_chunk;  // rows and panels per block
 };
 
 template <typename T, int MR>
@@ -121,8 +122,8 @@ XLAC_INLINE void GemmBlock(const GemmArgs<T>& g, int64_t block) {
   int64_t b = block / per_batch;
   int64_t rc = (block % per_batch) / g.panel_chunks;
   int64_t pc = block % g.panel_chunks;
-  int64_t i0 = rc * kGemmRowChunk, i1 = std::min(g.m, i0 + kGemmRowChunk);
-  int64_t p0 = pc * kGemmPanelChunk, p1 = std::min(g.panels, p0 + kGemmPanelChunk);
+  int64_t i0 = rc * g.row_chunk, i1 = std::min(g.m, i0 + g.row_chunk);
+  int64_t p0 = pc * g.panel_chunk, p1 = std::min(g.panels, p0 + g.panel_chunk);
   const T* a = g.a + b * g.m * g.k;
   T* out = g.out + b * g.m * g.n;
   for (int64_t kb = 0; kb < g.k; kb += kGemmKC) {
@@ -152,6 +153,9 @@ struct ConvArgs {
   int64_t ozp;
   int64_t positions_per_block;
   int64_t positions;
+  // Blocks split the output features too: lane_chunks chunks of lane_chunk features (batch-minor problems, whose
+  // few positions share one pass over the kernel); otherwise one chunk of all of them.
+  int64_t lane_chunk = 0, lane_chunks = 1;
   std::vector<int64_t> in_sstride, k_sstride;
   int64_t in_bstride, in_fstride;
 };
@@ -244,6 +248,84 @@ XLAC_INLINE void ConvBatchLanes(const ConvArgs<T>& c, const int64_t* taps, int64
   for (int v = 0; v < kConvMaxNV; ++v) Store(acc_out + v * L, acc[v]);
 }
 
+// Batch-minor lanes for several positions at one window position: each kernel vector is loaded once for all of
+// them (A <= kMergedPositions). acc[i] holds position i's kMaxLanes sums, ip[i] its input row at this tap.
+constexpr int kMergedPositions = 8;
+template <typename T, int A>
+XLAC_INLINE void ConvBatchLanesTap(const ConvArgs<T>& c, const T* kr, const T* const* ip, T* const* acc) {
+  using V = typename VecOf<T>::V;
+  constexpr int L = VecOf<T>::kLanes;
+  int64_t in_group = c.p->in_group;
+  for (int v = 0; v < kConvMaxNV; ++v) {
+    V a[A];
+    for (int i = 0; i < A; ++i) a[i] = Load(acc[i] + v * L);
+    for (int64_t iz = 0; iz < in_group; ++iz) {
+      V k = Load(kr + iz * c.ozp + v * L);
+      for (int i = 0; i < A; ++i) a[i] = a[i] + Load(ip[i] + iz * c.in_fstride + v * L) * k;
+    }
+    for (int i = 0; i < A; ++i) Store(acc[i] + v * L, a[i]);
+  }
+}
+
+template <typename T>
+XLAC_INLINE void ConvBatchLanesTapN(int a, const ConvArgs<T>& c, const T* kr, const T* const* ip, T* const* acc) {
+  switch (a) {
+    case 1:
+      return ConvBatchLanesTap<T, 1>(c, kr, ip, acc);
+    case 2:
+      return ConvBatchLanesTap<T, 2>(c, kr, ip, acc);
+    case 3:
+      return ConvBatchLanesTap<T, 3>(c, kr, ip, acc);
+    case 4:
+      return ConvBatchLanesTap<T, 4>(c, kr, ip, acc);
+    case 5:
+      return ConvBatchLanesTap<T, 5>(c, kr, ip, acc);
+    case 6:
+      return ConvBatchLanesTap<T, 6>(c, kr, ip, acc);
+    case 7:
+      return ConvBatchLanesTap<T, 7>(c, kr, ip, acc);
+    default:
+      return ConvBatchLanesTap<T, kMergedPositions>(c, kr, ip, acc);
+  }
+}
+
+// ConvBatchLanes for all npos positions of a block at once (a depthwise filter gradient: a handful of kernel
+// positions, each a sum over a whole image): window positions in row-major order outermost, each position
+// accumulating at the window positions it has taps for, so every position still adds its taps in window order and
+// each tap's input features in order, while the kernel is streamed once per block instead of once per position.
+// acc_out: npos rows of kMaxLanes sums.
+template <typename T>
+XLAC_INLINE void ConvBatchLanesMerged(const ConvArgs<T>& c, const int64_t* taps, const int64_t* window,
+                                      const int64_t* tap_start, int64_t npos, const int64_t* in_off, int64_t oz0,
+                                      T* acc_out) {
+  constexpr int64_t kMaxLanes = kConvMaxNV * VecOf<T>::kLanes;
+  std::fill(acc_out, acc_out + npos * kMaxLanes, T(0));
+  std::vector<int64_t> cur(tap_start, tap_start + npos);
+  const T* ip[kMergedPositions];
+  T* ap[kMergedPositions];
+  while (true) {
+    int64_t w = INT64_MAX;
+    for (int64_t q = 0; q < npos; ++q) {
+      if (cur[q] < tap_start[q + 1]) w = std::min(w, window[cur[q]]);
+    }
+    if (w == INT64_MAX) break;
+    const T* kr = nullptr;
+    int a = 0;
+    for (int64_t q = 0; q < npos; ++q) {
+      if (cur[q] >= tap_start[q + 1] || window[cur[q]] != w) continue;
+      kr = c.kp + taps[2 * cur[q] + 1] + oz0;  // the kernel offset of window position w
+      ip[a] = c.in + in_off[q] + taps[2 * cur[q]];
+      ap[a] = acc_out + q * kMaxLanes;
+      ++cur[q];
+      if (++a == kMergedPositions) {
+        ConvBatchLanesTapN<T>(a, c, kr, ip, ap);
+        a = 0;
+      }
+    }
+    if (a > 0) ConvBatchLanesTapN<T>(a, c, kr, ip, ap);
+  }
+}
+
 // Any lanes: lane l reads from its own input offset (feature and batch group of output feature oz0 + l).
 template <typename T>
 XLAC_INLINE void ConvPerLane(const ConvArgs<T>& c, const int64_t* taps, int64_t ntaps, const int64_t* lane_off,
@@ -266,10 +348,13 @@ XLAC_INLINE void ConvBlock(const ConvArgs<T>& c, int64_t block) {
   constexpr int64_t kMaxLanes = kConvMaxNV * L;
   const ConvProblem& p = *c.p;
   size_t spatial = p.out_spatial.size();
-  int64_t q0 = block * c.positions_per_block, q1 = std::min(c.positions, q0 + c.positions_per_block);
+  int64_t chunk = block % c.lane_chunks;
+  int64_t q0 = block / c.lane_chunks * c.positions_per_block, q1 = std::min(c.positions, q0 + c.positions_per_block);
+  int64_t oz_begin = c.lane_chunk > 0 ? chunk * c.lane_chunk : 0;
+  int64_t oz_end = c.lane_chunk > 0 ? std::min(p.output_z, oz_begin + c.lane_chunk) : p.output_z;
   // Tap lists of every position of the block: (input spatial offset, kernel spatial offset) pairs in row-major
   // window order (the accumulation order), built once per block.
-  std::vector<int64_t> taps, tap_start, out_base, batch_of;
+  std::vector<int64_t> taps, tap_start, out_base, batch_of, window;  // window: each tap's row-major window index
   std::vector<int64_t> o(spatial), k(spatial);
   for (int64_t q = q0; q < q1; ++q) {
     int64_t rest = q;
@@ -290,15 +375,17 @@ XLAC_INLINE void ConvBlock(const ConvArgs<T>& c, int64_t block) {
     if (!any) continue;
     std::fill(k.begin(), k.end(), 0);
     while (true) {
-      int64_t in_sp = 0, k_sp = 0;
+      int64_t in_sp = 0, k_sp = 0, wl = 0;
       for (size_t s = 0; s < spatial; ++s) {
         const auto& [x, w] = (*p.taps)[s][static_cast<size_t>(o[s])][static_cast<size_t>(k[s])];
         int64_t kw = p.reversal[s] ? p.kernel_spatial[s] - 1 - w : w;
         in_sp += x * c.in_sstride[s];
         k_sp += kw * c.k_sstride[s];
+        wl = wl * p.kernel_spatial[s] + w;
       }
       taps.push_back(in_sp);
       taps.push_back(k_sp);
+      window.push_back(wl);
       bool done = true;
       for (size_t s = spatial; s-- > 0;) {
         if (++k[s] < static_cast<int64_t>((*p.taps)[s][static_cast<size_t>(o[s])].size())) {
@@ -315,32 +402,45 @@ XLAC_INLINE void ConvBlock(const ConvArgs<T>& c, int64_t block) {
   bool depthwise = p.in_group == 1 && p.out_group == 1 && p.depthwise_multiplier >= p.output_z;
   alignas(32) T acc[kMaxLanes];
   int64_t lane_off[kMaxLanes];
-  for (int64_t oz0 = 0; oz0 < p.output_z;) {
+  for (int64_t oz0 = oz_begin; oz0 < oz_end;) {
     int64_t fg_end = (oz0 / p.out_group + 1) * p.out_group;
     int64_t bg_end = (oz0 / p.depthwise_multiplier + 1) * p.depthwise_multiplier;
-    int64_t seg = std::min({p.output_z, fg_end, bg_end}) - oz0;
+    int64_t seg = std::min({oz_end, fg_end, bg_end}) - oz0;
     int mode;  // 0 broadcast, 1 depthwise, 2 per lane, 3 batch lanes
     int64_t lanes;
     int nv = 0;
-    if (depthwise && oz0 + kMaxLanes <= p.output_z) {
+    if (depthwise && oz0 + kMaxLanes <= oz_end) {
       mode = 1;
       lanes = kMaxLanes;
-    } else if (p.batch_minor && oz0 + kMaxLanes <= p.output_z) {
+    } else if (p.batch_minor && oz0 + kMaxLanes <= oz_end) {
       mode = 3;
       lanes = kMaxLanes;
-    } else if (seg >= L / 2 || seg >= p.output_z - oz0) {
+    } else if (seg >= L / 2 || seg >= oz_end - oz0) {
       mode = 0;
       lanes = std::min(seg, kMaxLanes);
       nv = static_cast<int>((lanes + L - 1) / L);
       if (nv == 3) nv = 4;
     } else {
       mode = 2;
-      lanes = std::min(kMaxLanes, p.output_z - oz0);
+      lanes = std::min(kMaxLanes, oz_end - oz0);
     }
     auto in_offset_of = [&](int64_t ob, int64_t oz) {
       int64_t batch = ob + (oz / p.depthwise_multiplier) * p.batch_group_size;
       return batch * c.in_bstride + (oz / p.out_group) * p.in_group * c.in_fstride;
     };
+    if (mode == 3 && q1 - q0 >= 2) {
+      std::vector<int64_t> in_off(static_cast<size_t>(q1 - q0));
+      for (int64_t q = q0; q < q1; ++q) in_off[q - q0] = in_offset_of(batch_of[q - q0], oz0);
+      std::vector<T> sums(static_cast<size_t>((q1 - q0) * kMaxLanes));
+      ConvBatchLanesMerged<T>(c, taps.data(), window.data(), tap_start.data(), q1 - q0, in_off.data(), oz0,
+                              sums.data());
+      for (int64_t q = q0; q < q1; ++q) {
+        T* out = c.out + out_base[q - q0];
+        for (int64_t l = 0; l < lanes; ++l) out[(oz0 + l) * p.out_feature_stride] = sums[(q - q0) * kMaxLanes + l];
+      }
+      oz0 += lanes;
+      continue;
+    }
     for (int64_t q = q0; q < q1; ++q) {
       size_t qi = static_cast<size_t>(q - q0);
       const int64_t* tp = taps.data() + 2 * tap_start[qi];
@@ -451,7 +551,7 @@ void GemmNT(const T* a, const T* b, T* out, int64_t batch, int64_t m, int64_t n,
   }
   constexpr int64_t NR = kGemmNV * VecOf<T>::kLanes;
   int64_t panels = (n + NR - 1) / NR;
-  std::vector<T> bp(static_cast<size_t>(batch * panels * k * NR));
+  std::vector<T, DefaultInitAllocator<T>> bp(static_cast<size_t>(batch * panels * k * NR));  // all packed below
   ParallelBlocks(batch * panels, threads, [&](int64_t gp) {
     int64_t g = gp / panels, p = gp % panels;
     T* dst = bp.data() + gp * k * NR;
@@ -461,6 +561,21 @@ void GemmNT(const T* a, const T* b, T* out, int64_t batch, int64_t m, int64_t n,
       for (int64_t j = 0; j < NR; ++j) dst[kk * NR + j] = j < cols ? src[j * k + kk] : T(0);
     }
   });
+  // Blocks of kGemmRowChunk rows and kGemmPanelChunk panels, smaller when that leaves threads idle (a filter
+  // gradient's GEMM: few rows and columns, a long contraction). Blocks never split a sum.
+  int64_t row_chunk = kGemmRowChunk, panel_chunk = kGemmPanelChunk;
+  auto blocks_of = [&](int64_t rows, int64_t pans) {
+    return batch * ((m + rows - 1) / rows) * ((panels + pans - 1) / pans);
+  };
+  while (blocks_of(row_chunk, panel_chunk) < 2 * threads && (panel_chunk > 1 || row_chunk > kGemmMR)) {
+    if (panel_chunk > 1 &&
+        (panels + panel_chunk / 2 - 1) / (panel_chunk / 2) > (panels + panel_chunk - 1) / panel_chunk)
+      panel_chunk /= 2;
+    else if (row_chunk > kGemmMR)
+      row_chunk /= 2;
+    else
+      panel_chunk /= 2;
+  }
   GemmArgs<T> args{a,
                    bp.data(),
                    out,
@@ -468,8 +583,10 @@ void GemmNT(const T* a, const T* b, T* out, int64_t batch, int64_t m, int64_t n,
                    n,
                    k,
                    panels,
-                   (m + kGemmRowChunk - 1) / kGemmRowChunk,
-                   (panels + kGemmPanelChunk - 1) / kGemmPanelChunk};
+                   (m + row_chunk - 1) / row_chunk,
+                   (panels + panel_chunk - 1) / panel_chunk,
+                   row_chunk,
+                   panel_chunk};
   ParallelBlocks(batch * args.row_chunks * args.panel_chunks, threads,
                  [&](int64_t block) { RunGemmBlock(args, block); });
 }
@@ -484,14 +601,20 @@ void ConvCanonical(const ConvProblem& p, const T* input, const T* kernel, T* out
   c.p = &p;
   c.in = input;
   c.out = out;
-  // Room for whole vectors past the last feature: lanes past a block's end compute values nobody stores.
-  c.ozp = (p.output_z + L - 1) / L * L + kConvMaxNV * L;
+  // Room for whole vectors past the last feature: lanes past a block's end compute values nobody stores. A block's
+  // vectors end before its last lane plus two vectors (three vectors' lanes run as four).
+  c.ozp = (p.output_z + L - 1) / L * L + 2 * L;
   int64_t kernel_rows = p.in_group;
   for (int64_t d : p.kernel_spatial) kernel_rows *= d;
-  std::vector<T> kp(static_cast<size_t>(kernel_rows * c.ozp), T(0));
-  for (int64_t r = 0; r < kernel_rows; ++r) {
-    std::copy(kernel + r * p.output_z, kernel + (r + 1) * p.output_z, kp.begin() + r * c.ozp);
-  }
+  // Rows of output_z values and zeros up to ozp (a filter gradient's "kernel" is a whole activation: no zero-fill
+  // of all of it first).
+  std::vector<T, DefaultInitAllocator<T>> kp(static_cast<size_t>(kernel_rows * c.ozp));
+  ParallelBlocks((kernel_rows + 4095) / 4096, threads, [&](int64_t b) {
+    for (int64_t r = b * 4096; r < std::min(kernel_rows, (b + 1) * 4096); ++r) {
+      std::copy(kernel + r * p.output_z, kernel + (r + 1) * p.output_z, kp.begin() + r * c.ozp);
+      std::fill(kp.begin() + r * c.ozp + p.output_z, kp.begin() + (r + 1) * c.ozp, T(0));
+    }
+  });
   c.kp = kp.data();
   size_t spatial = p.out_spatial.size();
   c.in_sstride.assign(spatial, 0);
@@ -507,7 +630,17 @@ void ConvCanonical(const ConvProblem& p, const T* input, const T* kernel, T* out
   c.in_fstride = p.batch_minor ? p.in_batch : 1;
   c.positions = positions;
   c.positions_per_block = std::clamp<int64_t>(positions / (std::max<int64_t>(threads, 1) * 8), 1, 64);
-  int64_t blocks = (positions + c.positions_per_block - 1) / c.positions_per_block;
+  if (p.batch_minor && positions <= 64) {
+    // Few positions with long sums (depthwise filter gradients): blocks of output feature chunks, each with all the
+    // positions it can share a pass over the kernel with (ConvBatchLanesMerged), split further only to give every
+    // thread work.
+    constexpr int64_t kMaxLanes = kConvMaxNV * L;
+    c.lane_chunk = kMaxLanes;
+    c.lane_chunks = (p.output_z + kMaxLanes - 1) / kMaxLanes;
+    int64_t position_blocks = std::min(positions, (std::max<int64_t>(threads, 1) + c.lane_chunks - 1) / c.lane_chunks);
+    c.positions_per_block = (positions + position_blocks - 1) / position_blocks;
+  }
+  int64_t blocks = (positions + c.positions_per_block - 1) / c.positions_per_block * c.lane_chunks;
   ParallelBlocks(blocks, threads, [&](int64_t block) { RunConvBlock(c, block); });
 }
 
@@ -528,6 +661,41 @@ void PermuteInto(const T* data, const std::vector<int64_t>& dims, const std::vec
     ps[i] = strides[static_cast<size_t>(order[i])];
   }
   int64_t inner = pd[rank - 1], inner_stride = ps[rank - 1];
+  // Transposes that change the minor dimension (an NCHW activation into NHWC): the row loop below would read one
+  // element per cache line. Instead, tiles of kTile x kTile elements over the source's contiguous dimension and the
+  // result's, each tile's source lines reused from L1 for all its rows.
+  constexpr int64_t kTile = 16;
+  size_t p = rank;
+  for (size_t i = 0; i + 1 < rank; ++i) {
+    if (ps[i] == 1 && pd[i] > 1) p = i;
+  }
+  if (inner_stride != 1 && p < rank && inner >= kTile / 2 && pd[p] >= kTile / 2) {
+    std::vector<int64_t> os = RowMajorStrides(pd);
+    std::vector<int64_t> rest = pd;  // every dim but the two tiled ones
+    rest[p] = 1;
+    rest[rank - 1] = 1;
+    std::vector<int64_t> index(rank, 0);
+    int64_t rows = pd[p], row_stride = os[p];
+    do {
+      int64_t src = 0, dst = 0;
+      for (size_t i = 0; i < rank; ++i) {
+        src += index[i] * ps[i];
+        dst += index[i] * os[i];
+      }
+      for (int64_t a0 = 0; a0 < rows; a0 += kTile) {
+        int64_t a1 = std::min(rows, a0 + kTile);
+        for (int64_t b0 = 0; b0 < inner; b0 += kTile) {
+          int64_t b1 = std::min(inner, b0 + kTile);
+          for (int64_t b = b0; b < b1; ++b) {
+            const T* from = data + src + b * inner_stride;
+            T* to = out + dst + b;
+            for (int64_t a = a0; a < a1; ++a) to[a * row_stride] = from[a];
+          }
+        }
+      }
+    } while (NextIndex(index, rest));
+    return;
+  }
   std::vector<int64_t> index(rank - 1, 0);
   std::vector<int64_t> outer_dims(pd.begin(), pd.end() - 1);
   int64_t pos = 0;

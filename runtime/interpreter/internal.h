@@ -255,7 +255,8 @@ absl::StatusOr<Literal> EvalElementwiseKernel(const Instruction& inst, Operands 
                                               const InterpreterOptions& options);
 // A custom call bound to a C++ buffer kernel, through the same table (custom_kernels.cc).
 absl::StatusOr<Literal> EvalBufferKernel(const Instruction& inst, Operands operands, const InterpreterOptions& options);
-absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands);
+// `threads`: KernelThreads; features and rows split over them, never one feature's sums.
+absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands, int64_t threads);
 absl::StatusOr<Literal> EvalCollective(const Instruction& inst, Operands operands, Evaluator& ev);
 
 // Runs programs[d] on device d = replica * partitions + partition with args[d], each device on its own thread

@@ -76,6 +76,11 @@ struct InterpreterOptions {
   // compiled function, found here by the call's kernel symbol (codegen/clang/kernel_runner.h compiles them): the
   // interpreter computes what the program computes. Not owned; null when the program has no kernels.
   const ElementwiseKernels* elementwise_kernels = nullptr;
+  // Called after each instruction of the entry computation ran (instructions of called computations count in their
+  // caller's time; parameters and get-tuple-elements, which compute nothing, are not reported), with the
+  // steady-clock nanoseconds it began and ended. Called from device threads, possibly concurrently. xla-run's
+  // --trace and --metrics report these with --backend=interpreter.
+  std::function<void(int64_t device_id, const Instruction& inst, int64_t begin_ns, int64_t end_ns)> on_instruction;
 };
 
 // Runs the entry computation on every device. `arguments[d]` are device d's parameters (d = replica *

@@ -1,11 +1,15 @@
 // cholesky, triangular-solve, the batch-norm ops and XLA's QR custom calls, computed in double (complex<double>)
 // precision and rounded to the element type once.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <optional>
 
 #include "runtime/cpu/xlac_runtime_kernels.h"
+#include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/internal.h"
+
+#define XLAC_BN_INLINE inline __attribute__((always_inline))
 
 namespace xlac::interp {
 namespace {
@@ -291,6 +295,161 @@ Literal StoreReal(const Shape& shape, const std::vector<double>& v) {
   return lit;
 }
 
+// ---- f32 batch norm: the generic loops' double expressions in the same order, each feature's sums in registers ----
+
+// Calls fn(f0, n) for groups of up to kBnGroup consecutive features covering [0, features), split over threads. A
+// feature's sums stay sequential in one call, so who computes which group never changes a result.
+constexpr int kBnGroup = 4;
+template <typename Fn>
+void ForFeatureGroups(int64_t features, int64_t threads, const Fn& fn) {
+  int64_t groups = (features + kBnGroup - 1) / kBnGroup;
+  ParallelBlocks(groups, threads, [&](int64_t g) {
+    int64_t f0 = g * kBnGroup;
+    fn(f0, std::min<int64_t>(kBnGroup, features - f0));
+  });
+}
+
+// Calls fn(f, begin, end) for every row (outer index, feature f) of the elements [begin, end), blocks of rows over
+// threads (elementwise work: every element is computed on its own).
+template <typename Fn>
+void ForRows(const FeatureView& v, int64_t threads, const Fn& fn) {
+  int64_t rows = v.outer * v.features;
+  int64_t per_block = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, v.inner));
+  ParallelBlocks((rows + per_block - 1) / per_block, threads, [&](int64_t b) {
+    for (int64_t r = b * per_block; r < std::min(rows, (b + 1) * per_block); ++r) {
+      fn(r % v.features, r * v.inner, (r + 1) * v.inner);
+    }
+  });
+}
+
+// acc[k] (k < N) folded over feature f0 + k's elements in row-major order: step(k, acc, linear index) per element.
+template <int N, typename Step>
+XLAC_BN_INLINE void FoldFeatures(const FeatureView& v, int64_t f0, double* acc, const Step& step) {
+  double a[2 * N];
+  for (int k = 0; k < 2 * N; ++k) a[k] = acc[k];
+  for (int64_t o = 0; o < v.outer; ++o) {
+    int64_t row = (o * v.features + f0) * v.inner;
+    for (int64_t j = 0; j < v.inner; ++j) {
+      for (int k = 0; k < N; ++k) step(k, a, row + k * v.inner + j);
+    }
+  }
+  for (int k = 0; k < 2 * N; ++k) acc[k] = a[k];
+}
+
+// Up to two sums per feature: acc[2k] and acc[2k + 1] of feature f0 + k, for n features.
+template <typename Step>
+void FoldGroup(const FeatureView& v, int64_t f0, int64_t n, double* acc, const Step& step) {
+  if (n == kBnGroup) {
+    FoldFeatures<kBnGroup>(v, f0, acc, step);
+  } else {
+    for (int64_t k = 0; k < n; ++k) FoldFeatures<1>(v, f0 + k, acc + 2 * k, step);
+  }
+}
+
+absl::StatusOr<Literal> BatchNormF32(const Instruction& inst, Operands operands, const FeatureView& view, double eps,
+                                     int64_t threads) {
+  const float* x = reinterpret_cast<const float*>(operands[0]->raw_data());
+  double count = static_cast<double>(view.outer * view.inner);
+  size_t features = static_cast<size_t>(view.features);
+  Shape feature_shape = Shape::Array(PrimitiveType::kF32, {view.features});
+  Literal out = Literal::CreateUninitialized(operands[0]->shape());  // every element is written
+  float* y = reinterpret_cast<float*>(out.mutable_raw_data());
+  if (inst.opcode() == Opcode::kBatchNormTraining) {
+    std::vector<double> scale = LoadReal(*operands[1]), offset = LoadReal(*operands[2]);
+    std::vector<double> mean(features, 0), var(features, 0);
+    ForFeatureGroups(view.features, threads, [&](int64_t f0, int64_t n) {
+      double acc[2 * kBnGroup] = {};
+      FoldGroup(view, f0, n, acc, [&](int k, double* a, int64_t i) { a[2 * k] += x[i]; });
+      for (int64_t k = 0; k < n; ++k) mean[f0 + k] = acc[2 * k] / count;
+      double m[kBnGroup] = {};
+      for (int64_t k = 0; k < n; ++k) m[k] = mean[f0 + k];
+      double acc2[2 * kBnGroup] = {};
+      // FoldGroup's k is the feature's place in the group: mean m[k] (single features: acc2 + 2k, m[k] via f0 + k).
+      if (n == kBnGroup) {
+        FoldFeatures<kBnGroup>(view, f0, acc2, [&](int k, double* a, int64_t i) {
+          double c = x[i] - m[k];
+          a[2 * k] += c * c;
+        });
+      } else {
+        for (int64_t k = 0; k < n; ++k) {
+          double mk = m[k];
+          FoldFeatures<1>(view, f0 + k, acc2 + 2 * k, [&](int, double* a, int64_t i) {
+            double c = x[i] - mk;
+            a[0] += c * c;
+          });
+        }
+      }
+      for (int64_t k = 0; k < n; ++k) var[f0 + k] = acc2[2 * k] / count;
+    });
+    std::vector<double> root(features);
+    for (size_t f = 0; f < features; ++f) root[f] = std::sqrt(var[f] + eps);
+    ForRows(view, threads, [&](int64_t f, int64_t b, int64_t e) {
+      double m = mean[f], r = root[f], sc = scale[f], of = offset[f];
+      for (int64_t i = b; i < e; ++i) y[i] = static_cast<float>((x[i] - m) / r * sc + of);
+    });
+    std::vector<Literal> parts;
+    parts.push_back(std::move(out));
+    parts.push_back(StoreReal(feature_shape, mean));
+    parts.push_back(StoreReal(feature_shape, var));
+    return Literal::CreateTuple(std::move(parts));
+  }
+  if (inst.opcode() == Opcode::kBatchNormInference) {
+    std::vector<double> scale = LoadReal(*operands[1]), offset = LoadReal(*operands[2]);
+    std::vector<double> mean = LoadReal(*operands[3]), var = LoadReal(*operands[4]);
+    std::vector<double> root(features);
+    for (size_t f = 0; f < features; ++f) root[f] = std::sqrt(var[f] + eps);
+    ForRows(view, threads, [&](int64_t f, int64_t b, int64_t e) {
+      double m = mean[f], r = root[f], sc = scale[f], of = offset[f];
+      for (int64_t i = b; i < e; ++i) y[i] = static_cast<float>((x[i] - m) / r * sc + of);
+    });
+    return out;
+  }
+  // batch-norm-grad
+  std::vector<double> scale = LoadReal(*operands[1]), mean = LoadReal(*operands[2]), var = LoadReal(*operands[3]);
+  const float* dy = reinterpret_cast<const float*>(operands[4]->raw_data());
+  std::vector<double> sum_dy(features, 0), sum_dy_xc(features, 0);
+  ForFeatureGroups(view.features, threads, [&](int64_t f0, int64_t n) {
+    double acc[2 * kBnGroup] = {};
+    double m[kBnGroup] = {};
+    for (int64_t k = 0; k < n; ++k) m[k] = mean[f0 + k];
+    if (n == kBnGroup) {
+      FoldFeatures<kBnGroup>(view, f0, acc, [&](int k, double* a, int64_t i) {
+        double d = dy[i];
+        a[2 * k] += d;
+        a[2 * k + 1] += d * (x[i] - m[k]);
+      });
+    } else {
+      for (int64_t k = 0; k < n; ++k) {
+        double mk = m[k];
+        FoldFeatures<1>(view, f0 + k, acc + 2 * k, [&](int, double* a, int64_t i) {
+          double d = dy[i];
+          a[0] += d;
+          a[1] += d * (x[i] - mk);
+        });
+      }
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      sum_dy[f0 + k] = acc[2 * k];
+      sum_dy_xc[f0 + k] = acc[2 * k + 1];
+    }
+  });
+  std::vector<double> grad_scale(features), factor(features);
+  for (size_t f = 0; f < features; ++f) {
+    grad_scale[f] = sum_dy_xc[f] / std::sqrt(var[f] + eps);
+    double inv = 1 / std::sqrt(var[f] + eps);
+    factor[f] = scale[f] * inv / count;
+  }
+  ForRows(view, threads, [&](int64_t f, int64_t b, int64_t e) {
+    double fa = factor[f], sd = sum_dy[f], m = mean[f], sx = sum_dy_xc[f], ve = var[f] + eps;
+    for (int64_t i = b; i < e; ++i) y[i] = static_cast<float>(fa * (count * dy[i] - sd - (x[i] - m) * sx / ve));
+  });
+  std::vector<Literal> parts;
+  parts.push_back(std::move(out));
+  parts.push_back(StoreReal(feature_shape, grad_scale));
+  parts.push_back(StoreReal(feature_shape, sum_dy));
+  return Literal::CreateTuple(std::move(parts));
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> EvalLinalg(const Instruction& inst, Operands operands) {
@@ -307,7 +466,7 @@ std::optional<absl::StatusOr<Literal>> EvalLinalgCustomCall(const Instruction& i
   return std::nullopt;
 }
 
-absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands) {
+absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands, int64_t threads) {
   double eps = 0;
   if (const AttrValue* e = inst.FindAttr("epsilon"); e != nullptr && e->kind == AttrKind::kFloat) {
     eps = static_cast<float>(e->get<double>());
@@ -322,6 +481,10 @@ absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands
   // norms spent most of their time allocating and zero-filling those). Per-feature factors are the same doubles
   // the per-element expressions computed, so the bits are too.
   FeatureView view = ViewOf(xl.shape(), feature);
+  if (xl.shape().element_type == PrimitiveType::kF32 &&
+      (inst.opcode() != Opcode::kBatchNormGrad || operands[4]->shape().element_type == PrimitiveType::kF32)) {
+    return BatchNormF32(inst, operands, view, eps, threads);
+  }
   RealReader x(xl);
   double count = static_cast<double>(view.outer * view.inner);
   Shape feature_shape = Shape::Array(xl.shape().element_type, {view.features});

@@ -289,9 +289,11 @@ bool BuildArguments(const RunOptions& options, const Computation& entry, std::ve
   return true;
 }
 
+// `profile` (--metrics, --trace): receives one trace slice per instruction of the entry computation, per device.
 absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options, const Module& module,
                                                       const std::vector<std::vector<Literal>>& args,
-                                                      harness::CheckCollector& checks, int64_t num_partitions) {
+                                                      harness::CheckCollector& checks, int64_t num_partitions,
+                                                      codegen::ExecutionProfile* profile = nullptr) {
   interp::InterpreterOptions interp_options;
   interp_options.num_replicas = options.num_replicas;
   interp_options.num_partitions = num_partitions;
@@ -300,6 +302,21 @@ absl::StatusOr<std::vector<Literal>> RunOnInterpreter(const RunOptions& options,
   interp_options.threads = options.threads;  // the interpreter's dot/convolution kernels; results never change
   interp_options.custom_call_handler = WithCustomCallLibs(options.ffi_libs, checks, options.input_filename);
   if (options.kernels != nullptr) interp_options.elementwise_kernels = options.kernels->elementwise();
+  std::mutex profile_mu;
+  if (profile != nullptr) {
+    profile->traced = true;
+    interp_options.on_instruction = [&](int64_t device, const Instruction& inst, int64_t begin_ns, int64_t end_ns) {
+      std::lock_guard<std::mutex> lock(profile_mu);
+      while (static_cast<int64_t>(profile->devices.size()) <= device) {
+        const int64_t next = static_cast<int64_t>(profile->devices.size());
+        profile->devices.emplace_back().device = next;
+      }
+      codegen::DeviceProfile& d = profile->devices[static_cast<size_t>(device)];
+      d.kernels += 1;
+      d.kernel_ns += end_ns - begin_ns;
+      d.slices.push_back({inst.name(), std::string(OpcodeName(inst.opcode())), begin_ns, end_ns});
+    };
+  }
   return interp::Evaluate(module, args, interp_options);
 }
 
@@ -423,6 +440,14 @@ bool ReportObservations(const RunOptions& options, const CompileObserver& observ
     metrics.AddCompile(observer.phases(),
                        options.backend == "jit" ? std::optional<bool>(observation.cache_hit) : std::nullopt);
     metrics.AddExecution(observation.profile);
+    if (options.backend == "interpreter") {
+      // The interpreter's time per opcode (KernelTime.<opcode>), summed over devices.
+      for (const codegen::DeviceProfile& d : observation.profile.devices) {
+        for (const codegen::TraceSlice& s : d.slices) {
+          metrics.AddTimeSample("KernelTime." + s.category, s.end_ns - s.begin_ns);
+        }
+      }
+    }
     out << metrics.Report();
   }
   if (!options.trace_file.empty()) {
@@ -707,7 +732,9 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
                      run_seconds, observation, partitioned_module != nullptr)
           : [&] {
               ProgressLine progress("running on the interpreter");
-              return RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions);
+              const bool observed = options.metrics || !options.trace_file.empty();
+              return RunOnInterpreter(options, run_module, device_args, checks, options.num_partitions,
+                                      observed ? &observation.profile : nullptr);
             }();
   if (options.backend != "jit") {
     observation.profile.begin_ns = execute_begin;
