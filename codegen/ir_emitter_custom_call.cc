@@ -1,5 +1,6 @@
-// Custom-calls other than "Sharding" go to the runtime: xlac_rt_custom_call(dev, target, backend_config, operands,
-// result) (runtime/cpu/xlac_runtime.h), which dispatches to the device group's handler.
+// Custom-calls other than "Sharding" and the built-in Winograd transforms (calls of their runtime kernels) go to the
+// runtime: xlac_rt_custom_call(dev, target, backend_config, operands, result) (runtime/cpu/xlac_runtime.h), which
+// dispatches to the device group's handler.
 //
 // ABI of the call: `operands` is an array of pointers to every array leaf of every operand, operands in order and
 // tuple leaves depth first (tokens have none); `result` is the result buffer when the result is an array, a pointer to
@@ -12,6 +13,7 @@
 #include "codegen/parallel_programs.h"
 #include "ir/kernel_calls.h"
 #include "ir/sharding.h"
+#include "ir/winograd.h"
 #include "llvm/IR/Constants.h"
 
 namespace xlac::codegen {
@@ -73,6 +75,50 @@ std::vector<std::vector<int64_t>> ArrayLeaves(const Shape& shape) {
 absl::Status IrEmitter::EmitCustomCall(const Instruction& inst) {
   if (IsBufferKernelCall(inst)) return EmitBufferKernelCall(inst);
   std::string target(inst.StringAttr("custom_call_target"));
+  // The built-in Winograd transforms (ir/winograd.h): calls of the runtime's kernels, xlac_rt_winograd_input_f32 and
+  // xlac_rt_winograd_output_f32 (runtime/cpu/winograd.cc), with nothing to compile. The image (x or y) is passed with
+  // its layout's strides, so any dim_labels and layout work in place; the transformed array is row-major (the pass
+  // creates it so, and layout assignment keeps a custom call's operand and result layouts). The matrices come from
+  // ir/winograd.h: the f32 values the interpreter multiplies by.
+  if (IsWinogradTarget(target)) {
+    absl::StatusOr<WinogradGeometry> geometry = WinogradGeometryOf(inst);
+    if (!geometry.ok()) return Unimplemented(inst, "{}", std::string(geometry.status().message()));
+    const WinogradGeometry& g = *geometry;
+    const bool input = target == kWinogradInputTarget;
+    const IrArray operand = ArrayFor(inst.operand(0)), result = ArrayFor(&inst);
+    const IrArray& image = input ? operand : result;
+    const IrArray& transformed = input ? result : operand;
+    if (!HasDefaultLayout(transformed.shape)) {
+      return Unimplemented(inst, "the transformed array {} is not row-major", ShapeToString(transformed.shape, true));
+    }
+    const std::vector<int64_t> strides = {image.strides[g.batch_dim], image.strides[g.feature_dim],
+                                          image.strides[g.spatial_dims[0]], image.strides[g.spatial_dims[1]]};
+    std::vector<int64_t> sizes = {g.batch, g.features, g.image_size[0], g.image_size[1], g.tiles[0], g.tiles[1]};
+    if (input) {
+      sizes.push_back(g.padding_low[0]);
+      sizes.push_back(g.padding_low[1]);
+    }
+    const std::vector<float> matrix = input ? WinogradBtF32(g.m) : WinogradAtF32(g.m);
+    llvm::Constant* init = llvm::ConstantDataArray::get(ctx(), llvm::ArrayRef<float>(matrix));
+    auto* coefficients = new llvm::GlobalVariable(llvm_module_, init->getType(), /*isConstant=*/true,
+                                                  llvm::GlobalValue::PrivateLinkage, init, inst.name() + ".matrix");
+    coefficients->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    coefficients->setAlignment(llvm::Align(64));
+    int64_t elements = 1;
+    for (int64_t d : transformed.shape.dimensions) elements *= d;
+    // The device's threads for a large transform (the kernel splits it by channels or features); NULL: this thread.
+    llvm::Value* dev = CanParallelize(elements) ? static_cast<llvm::Value*>(entry_function_->getArg(1))
+                                                : llvm::ConstantPointerNull::get(b_.getPtrTy());
+    llvm::Type* ptr = b_.getPtrTy();
+    llvm::Type* i64 = b_.getInt64Ty();
+    llvm::FunctionCallee fn = llvm_module_.getOrInsertFunction(
+        input ? "xlac_rt_winograd_input_f32" : "xlac_rt_winograd_output_f32",
+        llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, i64, ptr, ptr, ptr}, false));
+    b_.CreateCall(
+        fn, {dev, operand.base, result.base, I64(g.m), coefficients, ConstantI64Array(sizes, inst.name() + ".sizes"),
+             ConstantI64Array(strides, inst.name() + ".strides")});
+    return absl::OkStatus();
+  }
   // An array of pointers, built in an entry-block alloca (so loops do not grow the stack).
   auto pointer_array = [&](const std::vector<llvm::Value*>& pointers, const char* label) -> llvm::Value* {
     if (pointers.empty()) return llvm::ConstantPointerNull::get(b_.getPtrTy());

@@ -8,6 +8,7 @@
 #include "fmt/format.h"
 #include "ir/run_parallel.h"
 #include "ir/status_macros.h"
+#include "ir/winograd.h"
 
 namespace xlac::codegen {
 namespace {
@@ -143,7 +144,9 @@ absl::StatusOr<Literal> RunSite(Site& site, const Instruction& inst, const std::
 
 }  // namespace
 
-bool IsBuiltinCustomCallTarget(std::string_view target) { return target == kRunParallel || target == kProbe; }
+bool IsBuiltinCustomCallTarget(std::string_view target) {
+  return target == kRunParallel || target == kProbe || IsWinogradTarget(target);
+}
 
 absl::StatusOr<GridModule> BuildGridModule(const Module& module, const Instruction& run_parallel) {
   XLAC_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> grid, GridOf(run_parallel));
@@ -320,7 +323,8 @@ absl::StatusOr<CustomCallHandler> WithBuiltinCustomCalls(const Module& prepared,
     for (const auto& inst : comp->instructions()) {
       if (inst->opcode() != Opcode::kCustomCall) continue;
       std::string_view target = inst->StringAttr("custom_call_target");
-      if (!IsBuiltinCustomCallTarget(target)) continue;
+      // The Winograd transforms are calls of runtime kernels (ir_emitter_winograd.cc), never of the handler.
+      if (!IsBuiltinCustomCallTarget(target) || IsWinogradTarget(target)) continue;
       builtin = true;
       if (target != kRunParallel) continue;
       auto site = std::make_unique<Site>();

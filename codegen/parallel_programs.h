@@ -4,6 +4,7 @@
 //    JitExecutable::Compile time into a module of its own whose entry runs program (r, p) on device
 //    r * num_partitions + p, and runs as a nested device group when the call executes.
 //  - "interpreter.probe" is an identity.
+// The Winograd transforms of ir/winograd.h are built in too: calls of runtime kernels, not of a handler.
 #pragma once
 
 #include <string_view>

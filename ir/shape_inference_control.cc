@@ -4,6 +4,7 @@
 
 #include "ir/shape_inference_internal.h"
 #include "ir/status_macros.h"
+#include "ir/winograd.h"
 
 namespace xlac::shape_inference_internal {
 namespace {
@@ -311,6 +312,8 @@ absl::StatusOr<Shape> InferSort(const Instruction& inst) {
 // The result is whatever the target produces; only the declared aliasing can be checked against operands.
 absl::StatusOr<Shape> InferCustomCall(const Instruction& inst) {
   XLAC_RETURN_IF_ERROR(CheckOutputOperandAliasing(inst));
+  // The built-in Winograd transforms (ir/winograd.h) must be well formed: codegen and the interpreter rely on it.
+  if (IsWinogradTarget(inst.StringAttr("custom_call_target"))) XLAC_RETURN_IF_ERROR(WinogradGeometryOf(inst).status());
   return StripLayout(inst.shape());
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,57 +12,14 @@
 #include "ir/instruction.h"
 #include "ir/literal.h"
 #include "ir/shape_inference.h"
+#include "ir/sharding.h"
 #include "ir/status_macros.h"
+#include "ir/winograd.h"
 
 namespace xlac {
 namespace {
 
 using Matrix = std::vector<std::vector<double>>;
-
-// F(m, 3) by Toom-Cook on the points 0, 1, -1, 2, -2 (, 1/2, -1/2) and infinity, for correlation
-// y = A^T [(G g) . (B^T d)] with n = m + 2 points. A^T[i][k] = p_k^i; G[k][j] = p_k^j / f_k with
-// f_k = prod_{l != k} (p_k - p_l); B^T's row k holds the coefficients of prod_{l != k} (x - p_l) (its row for
-// infinity those of prod_l (x - p_l)). For m = 4 these are Lavin and Gray's matrices.
-struct Transforms {
-  Matrix at, g, bt;
-};
-
-Transforms MakeTransforms(int64_t m) {
-  std::vector<double> points = {0, 1, -1, 2, -2, 0.5, -0.5};
-  points.resize(m + 1);
-  int64_t n = m + 2;
-  auto product_except = [&](int64_t skip) {  // coefficients of prod_{l != skip} (x - p_l), lowest first
-    std::vector<double> poly = {1};
-    for (int64_t l = 0; l <= m; ++l) {
-      if (l == skip) continue;
-      std::vector<double> next(poly.size() + 1, 0.0);
-      for (size_t i = 0; i < poly.size(); ++i) {
-        next[i + 1] += poly[i];
-        next[i] -= points[l] * poly[i];
-      }
-      poly = std::move(next);
-    }
-    poly.resize(n, 0.0);
-    return poly;
-  };
-  Transforms t{Matrix(m, std::vector<double>(n, 0.0)), Matrix(n, std::vector<double>(3, 0.0)), Matrix(n)};
-  for (int64_t k = 0; k <= m; ++k) {
-    double f = 1;
-    for (int64_t l = 0; l <= m; ++l) {
-      if (l != k) f *= points[k] - points[l];
-    }
-    double power = 1;
-    for (int64_t i = 0; i < std::max<int64_t>(m, 3); ++i, power *= points[k]) {
-      if (i < m) t.at[i][k] = power;
-      if (i < 3) t.g[k][i] = power / f;
-    }
-    t.bt[k] = product_except(k);
-  }
-  t.at[m - 1][n - 1] = 1;
-  t.g[n - 1][2] = 1;
-  t.bt[n - 1] = product_except(-1);
-  return t;
-}
 
 class Builder {
  public:
@@ -102,6 +60,22 @@ class Builder {
     return Constant(dims, values);
   }
 
+  // A Winograd transform custom call (ir/winograd.h) on `x`, with the convolution's window and dim_labels.
+  absl::StatusOr<Instruction*> WinogradCall(std::string_view target, Instruction* x, Shape shape) {
+    shape.EnsureLayout();
+    auto inst = Instruction::Create(
+        Opcode::kCustomCall,
+        module_.UniqueInstructionName(target == kWinogradInputTarget ? "winograd_input" : "winograd_output"),
+        std::move(shape), {x});
+    inst->SetAttr("custom_call_target", AttrValue::String(std::string(target)));
+    inst->SetAttr("window", *conv_.FindAttr("window"));
+    inst->SetAttr("dim_labels", *conv_.FindAttr("dim_labels"));
+    *inst->mutable_metadata() = conv_.metadata();
+    inst->set_loc(conv_.loc());
+    XLAC_RETURN_IF_ERROR(WinogradGeometryOf(*inst).status());
+    return comp_.AddInstruction(std::move(inst));
+  }
+
   absl::StatusOr<Instruction*> Reshape(Instruction* x, std::vector<int64_t> dims) {
     auto inst = Instruction::Create(Opcode::kReshape, module_.UniqueInstructionName("reshape"),
                                     Shape::Array(x->shape().element_type, std::move(dims)), {x});
@@ -128,9 +102,8 @@ class Builder {
   absl::StatusOr<Instruction*> Dot(Instruction* a, Instruction* b, std::vector<int64_t> batch, int64_t a_contract,
                                    int64_t b_contract, std::vector<int64_t> b_batch = {}) {
     if (b_batch.empty()) b_batch = batch;
-    std::vector<std::pair<std::string, AttrValue>> attrs = {
-        {"lhs_contracting_dims", AttrValue::IntList({a_contract})},
-        {"rhs_contracting_dims", AttrValue::IntList({b_contract})}};
+    std::vector<std::pair<std::string, AttrValue>> attrs = {{"lhs_contracting_dims", AttrValue::IntList({a_contract})},
+                                                            {"rhs_contracting_dims", AttrValue::IntList({b_contract})}};
     if (!batch.empty()) {
       attrs.push_back({"lhs_batch_dims", AttrValue::IntList(batch)});
       attrs.push_back({"rhs_batch_dims", AttrValue::IntList(b_batch)});
@@ -152,6 +125,7 @@ class Builder {
     out.insert(out.end(), dims.begin() + 2, dims.end());
     return Reshape(second, out);
   }
+
  private:
   Module& module_;
   Computation& comp_;
@@ -186,9 +160,42 @@ bool Eligible(const Instruction& conv, int64_t m, int64_t min_channels) {
          rhs.dimensions[dn.kernel_output_feature_dimension] >= min_channels;
 }
 
+// The filter transform U = G g G^T of the convolution's kernel, [n, n, K, C].
+absl::StatusOr<Instruction*> FilterTransform(Builder& b, const Instruction& conv, const WinogradMatrices& t) {
+  const auto& dn = conv.FindAttr("dim_labels")->get<ConvolutionDimensionNumbers>();
+  XLAC_ASSIGN_OR_RETURN(
+      Instruction * g,
+      b.Transpose(conv.operand(1), {dn.kernel_spatial_dimensions[0], dn.kernel_spatial_dimensions[1],
+                                    dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension}));
+  return b.Separable(g, t.g);
+}
+
+// The kernel form: the built-in transforms of ir/winograd.h around one dot batched over the n^2 transform points,
+// [K, C] x [C, N * T0 * T1] each.
+absl::StatusOr<Instruction*> RewriteWithKernels(Module& module, Computation& comp, Instruction& conv, int64_t m) {
+  Builder b(module, comp, conv);
+  const WinogradMatrices t = MakeWinogradMatrices(m);
+  const int64_t n = m + 2;
+  const auto& dn = conv.FindAttr("dim_labels")->get<ConvolutionDimensionNumbers>();
+  const std::vector<int64_t>& in_dims = conv.operand(0)->shape().dimensions;
+  const std::vector<int64_t>& out_dims = conv.shape().dimensions;
+  const int64_t batch = in_dims[dn.input_batch_dimension], channels = in_dims[dn.input_feature_dimension];
+  const int64_t features = out_dims[dn.output_feature_dimension];
+  int64_t tile_count = batch;
+  for (int i = 0; i < 2; ++i) tile_count *= (out_dims[dn.output_spatial_dimensions[i]] + m - 1) / m;
+  XLAC_ASSIGN_OR_RETURN(Instruction * v,
+                        b.WinogradCall(kWinogradInputTarget, conv.operand(0),
+                                       Shape::Array(PrimitiveType::kF32, {n * n, channels, tile_count})));
+  XLAC_ASSIGN_OR_RETURN(Instruction * u_full, FilterTransform(b, conv, t));
+  XLAC_ASSIGN_OR_RETURN(Instruction * u, b.Reshape(u_full, {n * n, features, channels}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * product, b.Dot(u, v, {0}, 2, 1));  // [n * n, K, N * T0 * T1]
+  return b.WinogradCall(kWinogradOutputTarget, product, conv.shape());
+}
+
+// The pure-HLO form, which the SPMD partitioner can shard like any other ops.
 absl::StatusOr<Instruction*> Rewrite(Module& module, Computation& comp, Instruction& conv, int64_t m) {
   Builder b(module, comp, conv);
-  const Transforms t = MakeTransforms(m);
+  const WinogradMatrices t = MakeWinogradMatrices(m);
   const int64_t n = m + 2;
   const auto& w = conv.FindAttr("window")->get<Window>();
   const auto& dn = conv.FindAttr("dim_labels")->get<ConvolutionDimensionNumbers>();
@@ -208,10 +215,9 @@ absl::StatusOr<Instruction*> Rewrite(Module& module, Computation& comp, Instruct
   // [N * C, n, T0, m T1 + 2]; its rows then form one image [1, 1, N * C * n * T0, m T1 + 2] (the second
   // convolution is then one GEMM over all of them, not one tiny GEMM per image): [1, n, N * C * n * T0, T1], seen
   // as V [n (b), N, C, n (a), T0 * T1].
-  XLAC_ASSIGN_OR_RETURN(Instruction * x, b.Transpose(conv.operand(0), {dn.input_batch_dimension,
-                                                                      dn.input_feature_dimension,
-                                                                      dn.input_spatial_dimensions[0],
-                                                                      dn.input_spatial_dimensions[1]}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * x,
+                        b.Transpose(conv.operand(0), {dn.input_batch_dimension, dn.input_feature_dimension,
+                                                      dn.input_spatial_dimensions[0], dn.input_spatial_dimensions[1]}));
   XLAC_ASSIGN_OR_RETURN(Instruction * images,
                         b.Reshape(x, {batch * channels, 1, in_dims[dn.input_spatial_dimensions[0]],
                                       in_dims[dn.input_spatial_dimensions[1]]}));
@@ -257,13 +263,8 @@ absl::StatusOr<Instruction*> Rewrite(Module& module, Computation& comp, Instruct
                         b.Reshape(v_conv, {n, batch, channels, n, tiles[0] * tiles[1]}));  // [b, N, C, a, T0 T1]
 
   // Filter: [3, 3, K, C], U = G g G^T [n, n, K, C], broadcast over the batch: [n, n, N, K, C].
-  XLAC_ASSIGN_OR_RETURN(Instruction * g, b.Transpose(conv.operand(1), {dn.kernel_spatial_dimensions[0],
-                                                                      dn.kernel_spatial_dimensions[1],
-                                                                      dn.kernel_output_feature_dimension,
-                                                                      dn.kernel_input_feature_dimension}));
-  XLAC_ASSIGN_OR_RETURN(Instruction * u_full, b.Separable(g, t.g));
-  XLAC_ASSIGN_OR_RETURN(Instruction * u_batch,
-                        b.Broadcast(u_full, {n, n, batch, features, channels}, {0, 1, 3, 4}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * u_full, FilterTransform(b, conv, t));
+  XLAC_ASSIGN_OR_RETURN(Instruction * u_batch, b.Broadcast(u_full, {n, n, batch, features, channels}, {0, 1, 3, 4}));
 
   // One GEMM per transform point (a, b) and image: [K, C] x [C, T0 * T1] -> M [n, n, N, K, T0 * T1].
   XLAC_ASSIGN_OR_RETURN(Instruction * product, b.Dot(u_batch, v, {0, 1, 2}, 4, 2, {3, 0, 1}));
@@ -281,8 +282,7 @@ absl::StatusOr<Instruction*> Rewrite(Module& module, Computation& comp, Instruct
   XLAC_ASSIGN_OR_RETURN(Instruction * y_flat, b.Dot(b.Constant({m * m, n * n}, kron_a), flat, {}, 1, 0));
   XLAC_ASSIGN_OR_RETURN(Instruction * y, b.Reshape(y_flat, {m, m, batch, features, tiles[0], tiles[1]}));
   XLAC_ASSIGN_OR_RETURN(Instruction * y_tiles, b.Transpose(y, {2, 3, 4, 0, 5, 1}));
-  XLAC_ASSIGN_OR_RETURN(Instruction * result,
-                        b.Reshape(y_tiles, {batch, features, m * tiles[0], m * tiles[1]}));
+  XLAC_ASSIGN_OR_RETURN(Instruction * result, b.Reshape(y_tiles, {batch, features, m * tiles[0], m * tiles[1]}));
   if (m * tiles[0] != out_size[0] || m * tiles[1] != out_size[1]) {
     std::vector<SliceRange> ranges = {{0, batch, 1}, {0, features, 1}, {0, out_size[0], 1}, {0, out_size[1], 1}};
     XLAC_ASSIGN_OR_RETURN(result, b.Add(Opcode::kSlice, {result}, {{"slice", AttrValue::Of(std::move(ranges))}}));
@@ -297,12 +297,45 @@ absl::StatusOr<Instruction*> Rewrite(Module& module, Computation& comp, Instruct
   return result;
 }
 
+// No sharding anywhere and one partition: the partitioner (which would not know how to shard the transforms' custom
+// calls) has nothing to do; and the host runs the kernels' vector code.
+bool KernelFormAllowed(const Module& module) {
+  if (!WinogradTransformKernelsAreFast() || module.config().num_partitions > 1) return false;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->sharding().has_value()) return false;
+      if (inst->opcode() == Opcode::kCustomCall) {
+        const std::string_view target = inst->StringAttr("custom_call_target");
+        if ((IsShardingIdentityTarget(target) && !IsAnnotationIdentityTarget(target)) ||
+            IsShardMapBoundaryTarget(target)) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-absl::StatusOr<bool> RunWinogradConvolution(Module& module, int64_t tile_size, int64_t min_channels) {
+bool WinogradTransformKernelsAreFast() {
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+  static const bool fast = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return fast;
+#else
+  return false;
+#endif
+}
+
+absl::StatusOr<bool> RunWinogradConvolution(Module& module, int64_t tile_size, int64_t min_channels,
+                                            WinogradForm form) {
   if (tile_size != 2 && tile_size != 4 && tile_size != 6) {
     return absl::InvalidArgumentError("winograd-convolution: the tile size must be 2, 4 or 6");
   }
+  const bool kernels = form == WinogradForm::kKernels || (form == WinogradForm::kAuto && KernelFormAllowed(module));
   bool changed = false;
   for (const auto& comp : module.computations()) {
     if (comp->is_fusion_computation()) continue;
@@ -311,7 +344,8 @@ absl::StatusOr<bool> RunWinogradConvolution(Module& module, int64_t tile_size, i
       if (Eligible(*inst, tile_size, min_channels)) targets.push_back(inst.get());
     }
     for (Instruction* conv : targets) {
-      XLAC_ASSIGN_OR_RETURN(Instruction * result, Rewrite(module, *comp, *conv, tile_size));
+      XLAC_ASSIGN_OR_RETURN(Instruction * result, kernels ? RewriteWithKernels(module, *comp, *conv, tile_size)
+                                                          : Rewrite(module, *comp, *conv, tile_size));
       result->set_sharding(conv->sharding());
       conv->ReplaceAllUsesWith(result);
       XLAC_RETURN_IF_ERROR(comp->RemoveInstruction(conv));

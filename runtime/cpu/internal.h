@@ -196,4 +196,25 @@ void ResetObservability(XlacRtDevice* dev);
 // Permute: the source rank of every rank (-1: none; the last pair naming a target wins).
 std::vector<int64_t> PermuteSources(const CrossCollective& c);
 
+// The Winograd transforms behind xlac_rt_winograd_input_f32 / xlac_rt_winograd_output_f32 (winograd.cc).
+// `portable` takes the portable code even where the vector code would run (tests compare the two).
+struct WinogradInputArgs {
+  const float* x = nullptr;
+  float* v = nullptr;
+  int64_t m = 0;
+  const float* bt = nullptr;
+  int64_t batch = 0, channels = 0, height = 0, width = 0, tiles[2] = {0, 0}, pad_low[2] = {0, 0};
+  int64_t x_strides[4] = {0, 0, 0, 0};
+};
+void WinogradInput(XlacRtDevice* dev, const WinogradInputArgs& args, bool portable);
+struct WinogradOutputArgs {
+  const float* mm = nullptr;
+  float* y = nullptr;
+  int64_t m = 0;
+  const float* at = nullptr;
+  int64_t batch = 0, features = 0, height = 0, width = 0, tiles[2] = {0, 0};
+  int64_t y_strides[4] = {0, 0, 0, 0};
+};
+void WinogradOutput(XlacRtDevice* dev, const WinogradOutputArgs& args, bool portable);
+
 }  // namespace xlac::rt

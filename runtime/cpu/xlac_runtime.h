@@ -271,6 +271,22 @@ void xlac_rt_device_parallel_for(XlacRtDevice* dev, int64_t n, void (*fn)(int64_
 int32_t xlac_rt_relayout(XlacRtDevice* dev, const void* src, void* dst, int64_t element_bytes, int64_t rank,
                          const int64_t* dims, const int64_t* src_strides, const int64_t* dst_strides);
 
+/* ---- Winograd F(m x m, 3 x 3) transforms (ir/winograd.h defines them; the interpreter computes them bit for bit
+ * the same) ---- */
+
+/* The input transform of x, an f32 image [N, C, H, W] at element strides x_strides (of N, C, H and W, in that
+ * order), into v [n*n, C, N*T0*T1] (dense, row-major; n = m + 2): v[a*n + b][c][(i*T0 + ty)*T1 + tx] = (B^T d B)[a][b]
+ * with d the n x n window of image i, channel c at rows m*ty - pad_low0 + [0, n) and columns m*tx - pad_low1 + [0, n)
+ * (zero outside the image). bt is B^T, n*n row-major. sizes = {N, C, H, W, T0, T1, pad_low0, pad_low1}. m is 2, 4
+ * or 6 (anything else writes nothing). Large transforms run on the device's threads (dev may be NULL). */
+void xlac_rt_winograd_input_f32(XlacRtDevice* dev, const float* x, float* v, int64_t m, const float* bt,
+                                const int64_t* sizes, const int64_t* x_strides);
+/* The output transform of mm [n*n, K, N*T0*T1] (dense, row-major) into y, an f32 image [N, K, H, W] at element
+ * strides y_strides: y[i][k][m*ty + r][m*tx + q] = (A^T M A)[r][q] for the rows and columns below H and W, M the
+ * n x n values of tile (ty, tx) of image i, feature k. at is A^T, m*n row-major. sizes = {N, K, H, W, T0, T1}. */
+void xlac_rt_winograd_output_f32(XlacRtDevice* dev, const float* mm, float* y, int64_t m, const float* at,
+                                 const int64_t* sizes, const int64_t* y_strides);
+
 /* ---- custom calls ---- */
 
 /* Returns 0 on success. On failure, it should call xlac_rt_set_error(dev, ...) with a message; otherwise the runtime

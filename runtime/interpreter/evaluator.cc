@@ -5,6 +5,7 @@
 
 #include "ir/kernel_calls.h"
 #include "ir/sharding.h"
+#include "ir/winograd.h"
 #include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/internal.h"
 
@@ -364,7 +365,7 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
     }
     case Opcode::kCustomCall: {
       std::string_view target = TextAttr(inst, "custom_call_target");
-      if (target == "interpreter.run_parallel" || target == "interpreter.probe") {
+      if (target == "interpreter.run_parallel" || target == "interpreter.probe" || IsWinogradTarget(target)) {
         return EvalInterpreterOp(inst, operands, *this);
       }
       // Sharding annotations and barriers are identities on values.

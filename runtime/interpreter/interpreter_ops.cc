@@ -3,8 +3,11 @@
 //    {"programs":[[i, ...], ...]} places them on a grid whose rows are replicas and columns partitions. Operands are
 //    the processes' arguments and results their results, both in grid order.
 //  - custom-call "interpreter.probe": an identity (the recorded value is the runner's business).
+// and the compiler's built-in Winograd transforms (ir/winograd.h; winograd.cc).
 #include "ir/run_parallel.h"
+#include "ir/winograd.h"
 #include "runtime/interpreter/internal.h"
+#include "runtime/interpreter/winograd.h"
 
 namespace xlac::interp {
 namespace {
@@ -59,6 +62,7 @@ absl::StatusOr<Literal> RunParallel(const Instruction& inst, Operands operands, 
 }  // namespace
 
 absl::StatusOr<Literal> EvalInterpreterOp(const Instruction& inst, Operands operands, Evaluator& ev) {
+  if (IsWinogradTarget(inst.StringAttr("custom_call_target"))) return EvalWinogradTransform(inst, operands);
   if (inst.StringAttr("custom_call_target") == "interpreter.probe") {
     if (operands.size() != 1) return Error(inst, "interpreter.probe takes one operand");
     return *operands[0];

@@ -30,6 +30,15 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(
     ("%ffi_test_lib", os.path.join(config.xlac_obj_root, "test", "ffi", "libxlac_ffi_test_handlers.so")))
 
+# The Winograd transform kernels' vector code (runtime/cpu/winograd.cc) needs AVX-512; without it winograd-convolution
+# keeps its HLO form (passes/winograd_convolution.h), so tests of the kernel form need the feature.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if any(line.startswith("flags") and " avx512f" in line for line in cpuinfo):
+            config.available_features.add("avx512")
+except OSError:
+    pass
+
 # Tests that read the shared corpus (../shared/corpus next to the repository) need it to exist.
 if os.path.isdir(os.path.join(config.xlac_src_root, "..", "shared", "corpus")):
     config.available_features.add("corpus")
