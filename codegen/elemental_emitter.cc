@@ -123,58 +123,6 @@ absl::StatusOr<Index> ElementalEmitter::ReshapeIndex(const Shape& from, const Sh
   return src;
 }
 
-// Same-width bit reinterpretation of a compute value, through the storage bits LoadCompute/StoreCompute use (narrow
-// types: their low BitWidth bits, as EmitSubByteBitcastConvert moves them).
-absl::StatusOr<llvm::Value*> ElementalEmitter::EmitBitcastConvert(const Instruction* inst, llvm::Value* v) {
-  PrimitiveType from = inst->operand(0)->shape().element_type, to = inst->shape().element_type;
-  if (IsComplexType(from) || IsComplexType(to) || BitWidth(from) != BitWidth(to)) {
-    return Unimplemented(*inst, "fused bitcast-convert from {} to {}", PrimitiveTypeName(from), PrimitiveTypeName(to));
-  }
-  llvm::Value* raw;
-  if (IrEmitter::IsNarrowType(from)) {
-    raw = e_.NarrowStore(from, v);
-  } else {
-    switch (from) {
-      case PrimitiveType::kPred:
-        raw = b_.CreateZExt(v, b_.getInt8Ty());
-        break;
-      case PrimitiveType::kBF16:
-        raw = e_.BF16BitsFromFloat(v);
-        break;
-      case PrimitiveType::kF16:
-        raw = b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
-        break;
-      case PrimitiveType::kF32:
-      case PrimitiveType::kF64:
-        raw = b_.CreateBitCast(v, e_.MoveType(from));
-        break;
-      default:
-        raw = v;
-        break;
-    }
-  }
-  if (IrEmitter::IsNarrowType(to)) {
-    if (raw->getType() != b_.getInt8Ty()) raw = b_.CreateZExtOrTrunc(raw, b_.getInt8Ty());
-    int bits = BitWidth(to);
-    if (bits < 8) raw = b_.CreateAnd(raw, b_.getInt8(static_cast<uint8_t>((1u << bits) - 1)));
-    return e_.NarrowLoad(to, raw);
-  }
-  switch (to) {
-    case PrimitiveType::kPred:
-      return b_.CreateICmpNE(raw, llvm::ConstantInt::get(raw->getType(), 0));
-    case PrimitiveType::kBF16:
-      return e_.FloatFromBF16Bits(raw);
-    case PrimitiveType::kF16:
-      return b_.CreateFPExt(b_.CreateBitCast(raw, b_.getHalfTy()), b_.getFloatTy());
-    case PrimitiveType::kF32:
-      return b_.CreateBitCast(raw, b_.getFloatTy());
-    case PrimitiveType::kF64:
-      return b_.CreateBitCast(raw, b_.getDoubleTy());
-    default:
-      return b_.CreateZExtOrTrunc(raw, e_.ComputeType(to));
-  }
-}
-
 absl::StatusOr<llvm::Value*> ElementalEmitter::EmitUncached(const Instruction* inst, const Index& index) {
   const Shape& shape = inst->shape();
   if (!shape.IsArray() || !shape.IsStatic()) return Unimplemented(*inst, "non-array or dynamic value in a fusion");
@@ -214,7 +162,7 @@ absl::StatusOr<llvm::Value*> ElementalEmitter::EmitUncached(const Instruction* i
     }
     case Opcode::kBitcastConvert: {
       XLAC_ASSIGN_OR_RETURN(llvm::Value * v, EmitOperandAt(inst, 0, index));
-      return EmitBitcastConvert(inst, v);
+      return e_.EmitBitcastConvert(*inst, v);
     }
     case Opcode::kCopy:
       return Emit(inst->operand(0), index);

@@ -33,7 +33,6 @@ class ElementalEmitter {
   absl::StatusOr<llvm::Value*> EmitUncached(const Instruction* inst, const Index& index);
   absl::StatusOr<llvm::Value*> EmitOperandAt(const Instruction* inst, int64_t operand, const Index& index);
   absl::StatusOr<Index> ReshapeIndex(const Shape& from, const Shape& to, const Index& index);
-  absl::StatusOr<llvm::Value*> EmitBitcastConvert(const Instruction* inst, llvm::Value* v);
   IrArray ConstantArray(const Instruction* inst);
 
   IrEmitter& e_;

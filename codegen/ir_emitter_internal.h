@@ -170,6 +170,10 @@ class IrEmitter {
                                             absl::Span<llvm::Value* const> operands);
   absl::StatusOr<llvm::Value*> EmitConvert(const Instruction& inst, llvm::Value* v, PrimitiveType from,
                                            PrimitiveType to);
+  // Same-width bit reinterpretation of a compute value (bitcast-convert in a fusion or an embedded computation),
+  // through the storage bits LoadCompute/StoreCompute use (narrow types: their low BitWidth bits, as
+  // EmitSubByteBitcastConvert moves them).
+  absl::StatusOr<llvm::Value*> EmitBitcastConvert(const Instruction& inst, llvm::Value* v);
   // A custom call bound to a C++ elementwise kernel (ir/kernel_calls.h) on compute values: a call of the kernel's
   // function (ir_emitter_kernel.cc).
   absl::StatusOr<llvm::Value*> EmitElementwiseKernelCall(const Instruction& inst,

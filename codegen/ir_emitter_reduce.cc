@@ -45,6 +45,14 @@ absl::StatusOr<std::vector<llvm::Value*>> IrEmitter::EmitScalarComputation(const
         out = {values[inst->operand(0)->unique_id()].at(static_cast<size_t>(which))};
         continue;
       }
+      case Opcode::kBitcastConvert: {
+        // JAX's float sort comparators order by the total order through the bits (sign-magnitude to two's
+        // complement).
+        if (!shape.IsScalar()) return Unimplemented(*inst, "non-scalar bitcast-convert in an embedded computation");
+        XLAC_ASSIGN_OR_RETURN(llvm::Value * v, EmitBitcastConvert(*inst, values[inst->operand(0)->unique_id()].at(0)));
+        out = {v};
+        continue;
+      }
       default:
         break;
     }

@@ -31,15 +31,21 @@ using AnyFn = void (*)();
 }  // namespace
 
 struct ScalarComputation::Program {
-  enum class StepKind : uint8_t { kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kCopy };
+  enum class StepKind : uint8_t { kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kBitcast, kCopy };
   struct Step {
     StepKind kind;
-    NumKind num;         // compute type of the operands
-    PrimitiveType type;  // element type of the result (operand type for compare)
-    PrimitiveType from;  // kConvert: operand element type
-    int32_t dst, a, b, c;
+    NumKind num;           // compute type of the operands
+    PrimitiveType type;    // element type of the result (operand type for compare)
+    PrimitiveType from;    // kConvert: operand element type
+    int32_t dst, a, b, c;  // kBitcast: c indexes bitcasts
     AnyFn fn;
   };
+  // A bitcast step's value goes through the storage bytes of a scalar of its source type into one of its result
+  // type (same width), as the array op moves them.
+  struct Bitcast {
+    Literal from, to;
+  };
+  std::vector<Bitcast> bitcasts;
   std::vector<PrimitiveType> reg_types;
   std::vector<Reg> regs;  // constants preloaded; reused across calls
   std::vector<int32_t> params, outputs;
@@ -62,6 +68,13 @@ struct ScalarComputation::Program {
         case StepKind::kConvert:
           ConvertComputeValue(s.from, regs[s.a].bytes, s.type, dst.bytes);
           break;
+        case StepKind::kBitcast: {
+          Bitcast& bc = bitcasts[static_cast<size_t>(s.c)];
+          DispatchKind(KindOf(s.from), [&](auto tag) { StoreOne(bc.from, 0, Get<decltype(tag)>(regs[s.a])); });
+          CopyBytes(bc.to.mutable_raw_data(), bc.from.raw_data(), bc.from.byte_size());
+          DispatchKind(KindOf(s.type), [&](auto tag) { Set(dst, LoadOne<decltype(tag)>(bc.to, 0)); });
+          break;
+        }
         default:
           DispatchKind(s.num, [&](auto tag) {
             using C = decltype(tag);
@@ -199,6 +212,16 @@ std::unique_ptr<Program> Compile(const Computation& comp) {
     } else if (op == Opcode::kConvert) {
       step.kind = StepKind::kConvert;
       step.from = inst->operand(0)->shape().element_type;
+    } else if (op == Opcode::kBitcastConvert) {
+      PrimitiveType from = inst->operand(0)->shape().element_type;
+      auto plain = [](PrimitiveType t) {
+        return t != PrimitiveType::kPred && !IsComplexType(t) && BitWidth(t) == ByteWidth(t) * 8;
+      };
+      if (!plain(from) || !plain(type) || BitWidth(from) != BitWidth(type)) return nullptr;
+      step.kind = StepKind::kBitcast;
+      step.from = from;
+      step.c = static_cast<int32_t>(p->bitcasts.size());
+      p->bitcasts.push_back({MakeArray(from, {}), MakeArray(type, {})});
     } else if (IsElementwiseBinary(op) && op != Opcode::kComplex && inst->operand(0)->shape().element_type == type) {
       step.kind = StepKind::kBinary;
       step.b = operand_reg(1);
