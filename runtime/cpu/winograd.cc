@@ -10,6 +10,9 @@
 // (a first version with one gather per tile input took 5.5 ms per ResNet-block input transform), and masked stores
 // next to gathers stalled too. One image's tiles go through a staging row per transform point, so that V (M) is
 // written (read) one row at a time. Images with strided columns (NHWC) copy rows in and out element by element.
+// For F(4x4, 3x3) (what the pass emits) the kernels are specialized: B^T and A^T are compile-time constants (no zero
+// tests per step) and the input transform gathers each tile's six columns by permutes instead of transforming all
+// columns and picking every 4th (InputChannelF4, OutputFeatureF4).
 // Elsewhere the portable code does the same arithmetic one tile at a time.
 //
 // Every step of a 1-D transform is one fused multiply-add (std::fma, _mm512_fmadd_ps: rounded once, so the same bits
@@ -18,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "runtime/cpu/internal.h"
 #include "runtime/cpu/xlac_runtime.h"
@@ -281,6 +285,213 @@ __attribute__((target("avx512f"))) void OutputFeatureAvx512(const WinogradOutput
   }
 }
 
+// F(4x4, 3x3), the form the pass emits, with B^T and A^T known at compile time (ir/winograd.cc's matrices for m = 4;
+// the callers check that bt / at hold exactly these, anything else takes the generic code above). The same fused
+// steps in the same order as CombineVec, bit for bit, but without the run-time zero tests, which cost branches or
+// mask computations at every step and kept the generic kernels at 3-4 ms per ResNet-block transform (~10x what
+// their arithmetic needs; V's 14.4 MB are written in ~0.4 ms on this machine).
+constexpr float kBt4[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                              {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+constexpr float kAt4[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+
+// Row `R` of `Matrix` applied to in[0], in[step], ...: +0, then one fused multiply-add per nonzero coefficient in
+// order (the zero ones are dropped by the compiler: the coefficients are constants).
+template <const auto& Matrix, int R, int... K>
+__attribute__((target("avx512f"), always_inline)) inline __m512 CombineConst(const __m512* in, int step,
+                                                                             std::integer_sequence<int, K...>) {
+  __m512 acc = _mm512_setzero_ps();
+  ((Matrix[R][K] != 0.0f ? void(acc = _mm512_fmadd_ps(_mm512_set1_ps(Matrix[R][K]), in[K * step], acc)) : void()), ...);
+  return acc;
+}
+
+// out[r * out_step] = row r of `Matrix` applied to `in` (at `step`), for every row r.
+template <const auto& Matrix, int Rows, int... R>
+__attribute__((target("avx512f"), always_inline)) inline void ApplyConst(const __m512* in, int step, __m512* out,
+                                                                         int out_step,
+                                                                         std::integer_sequence<int, R...>) {
+  ((out[R * out_step] = CombineConst<Matrix, R>(in, step, std::make_integer_sequence<int, 6>{})), ...);
+}
+template <const auto& Matrix, int Rows>
+__attribute__((target("avx512f"), always_inline)) inline void ApplyConst(const __m512* in, int step, __m512* out,
+                                                                         int out_step) {
+  ApplyConst<Matrix, Rows>(in, step, out, out_step, std::make_integer_sequence<int, Rows>{});
+}
+
+bool IsF4(const float* matrix, const float* constants, int rows) {
+  return std::memcmp(matrix, constants, static_cast<size_t>(rows) * 6 * sizeof(float)) == 0;
+}
+
+// The lanes j of a 16-lane load at position s of a row whose positions [lo, hi) hold data (zero elsewhere).
+inline __mmask16 RangeMask(int64_t s, int64_t lo, int64_t hi) {
+  const int64_t a = std::clamp<int64_t>(lo - s, 0, 16), b = std::clamp<int64_t>(hi - s, 0, 16);
+  return b <= a ? 0 : static_cast<__mmask16>(((1u << b) - 1) & ~((1u << a) - 1));
+}
+
+// Every cache line of [p, p + bytes) towards L1 (a hint: addresses are never dereferenced).
+inline void Prefetch(const void* p, int64_t bytes) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}, end = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t line = begin; line < end; line += 64) _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+}
+
+// Positions [s, s + 16) of a row whose position w is at address base + 4 w, zero outside [lo, hi) (masked lanes
+// are not read).
+__attribute__((target("avx512f"))) inline __m512 LoadRange(uintptr_t base, int64_t lo, int64_t hi, int64_t s) {
+  return _mm512_maskz_loadu_ps(RangeMask(s, lo, hi), reinterpret_cast<const float*>(base + s * 4));
+}
+
+// The input transform of one channel of every image for F(4x4). Per image row, for 16 tiles of a tile row at once,
+// the six columns 4j + l (l = 0..5) each tile reads become six vectors (lane j = tile j) by two-source permutes of
+// the row's first four vectors and a one-lane shift for l = 4, 5; the transform along columns then runs once per
+// tile, not at all 64 columns (as the generic code does) with every 4th picked out. Rows of contiguous images are
+// read in place by masked loads (zero outside the image); strided ones through a zero-padded copy. The transform
+// along rows and the staging of V's rows are the generic kernel's.
+__attribute__((target("avx512f"))) void InputChannelF4(const WinogradInputArgs& p, int64_t channel) {
+  constexpr int N = 6;
+  const int64_t chunks = (p.tiles[1] + 15) / 16, rows = 4 * p.tiles[0] + 2;
+  const int64_t row_length = chunks * 64 + 32;  // the loads below reach 64 * chunks + 17
+  const int64_t tiles = p.tiles[0] * p.tiles[1], unit_length = p.batch * tiles;
+  const int64_t point_stride = p.channels * unit_length;
+  const int64_t staging_length = (tiles + 15) / 16 * 16 + 16;  // see InputChannelAvx512
+  auto* row =
+      static_cast<float*>(xlac_rt_thread_scratch((row_length + rows * N * chunks * 16 + N * N * staging_length) * 4));
+  __m512* h = reinterpret_cast<__m512*>(row + row_length);
+  float* staging = row + row_length + rows * N * chunks * 16;
+  float* out = p.v + channel * unit_length;
+  // Lane j of X_l (l < 4) is position 64 c + 4 j + l: lanes 0-7 from the chunk's vectors 0 and 1, lanes 8-15 from 2
+  // and 3, both by the same two-source index (4 j + l) mod 32.
+  __m512i pick[4];
+  for (int l = 0; l < 4; ++l) {
+    alignas(64) int32_t index[16];
+    for (int j = 0; j < 16; ++j) index[j] = (4 * j + l) % 32;
+    pick[l] = _mm512_load_si512(index);
+  }
+  const bool contiguous = p.x_strides[3] == 1;
+  // Positions of the padded row: position w is image column w - pad_low[1]; [lo, hi) hold the image's columns.
+  const int64_t lo = contiguous ? p.pad_low[1] : 0, hi = contiguous ? p.pad_low[1] + p.width : row_length;
+  if (!contiguous) {
+    for (int64_t w = 0; w < row_length; ++w) row[w] = 0.0f;
+  }
+  for (int64_t image = 0; image < p.batch; ++image) {
+    const float* plane = p.x + image * p.x_strides[0] + channel * p.x_strides[1];
+    // The plane read after this one (the next image's, or the next channel's first), prefetched a row at a time one
+    // plane ahead: the loads of x stalled on memory for about half of this kernel's time without it.
+    const float* next = image + 1 < p.batch        ? plane + p.x_strides[0]
+                        : channel + 1 < p.channels ? p.x + (channel + 1) * p.x_strides[1]
+                                                   : nullptr;
+    for (int64_t r = 0; r < rows; ++r) {
+      __m512* hr = h + r * N * chunks;
+      const int64_t y = r - p.pad_low[0];
+      if (y < 0 || y >= p.height) {
+        for (int64_t i = 0; i < N * chunks; ++i) hr[i] = _mm512_setzero_ps();
+        continue;
+      }
+      const float* src = plane + y * p.x_strides[2];
+      if (next != nullptr && contiguous) Prefetch(next + y * p.x_strides[2], p.width * 4);
+      // Address of position w (only dereferenced by masked loads at positions in [lo, hi)).
+      uintptr_t base = reinterpret_cast<uintptr_t>(src) - static_cast<uintptr_t>(p.pad_low[1]) * 4;
+      if (!contiguous) {
+        for (int64_t w = 0; w < p.width && p.pad_low[1] + w < row_length; ++w) {
+          row[p.pad_low[1] + w] = src[w * p.x_strides[3]];
+        }
+        base = reinterpret_cast<uintptr_t>(row);
+      }
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t s = 64 * c;
+        const __m512 v0 = LoadRange(base, lo, hi, s), v1 = LoadRange(base, lo, hi, s + 16),
+                     v2 = LoadRange(base, lo, hi, s + 32), v3 = LoadRange(base, lo, hi, s + 48);
+        __m512 x[N];
+        for (int l = 0; l < 4; ++l) {
+          x[l] = _mm512_mask_blend_ps(0xff00, _mm512_permutex2var_ps(v0, pick[l], v1),
+                                      _mm512_permutex2var_ps(v2, pick[l], v3));
+        }
+        // X_4 (X_5) is X_0 (X_1) one tile on: lanes 1-15 of it, then position 64 (65).
+        x[4] = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_castps_si512(LoadRange(base, lo, hi, s + 64)), _mm512_castps_si512(x[0]), 1));
+        x[5] = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_castps_si512(LoadRange(base, lo, hi, s + 65)), _mm512_castps_si512(x[1]), 1));
+        ApplyConst<kBt4, N>(x, 1, hr + c, static_cast<int>(chunks));
+      }
+    }
+    if (!contiguous) {
+      for (int64_t w = 0; w < row_length; ++w) row[w] = 0.0f;  // the next image's copies rely on the zeros
+    }
+    for (int64_t ty = 0; ty < p.tiles[0]; ++ty) {
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t column = ty * p.tiles[1] + c * 16;
+        for (int b = 0; b < N; ++b) {
+          __m512 rows_k[N], t[N];
+          for (int k = 0; k < N; ++k) rows_k[k] = h[((4 * ty + k) * N + b) * chunks + c];
+          ApplyConst<kBt4, N>(rows_k, 1, t, 1);
+          for (int a = 0; a < N; ++a) _mm512_storeu_ps(staging + (a * N + b) * staging_length + column, t[a]);
+        }
+      }
+    }
+    for (int q = 0; q < N * N; ++q)
+      CopyRow(staging + q * staging_length, out + q * point_stride + image * tiles, tiles);
+  }
+}
+
+// The output transform of one feature of every image for F(4x4): the generic kernel's order, with the coefficients
+// constant and each output row's four vectors of 16 tiles (one per column q of the tiles) interleaved into image
+// columns by two two-source permutes and a blend per image vector.
+__attribute__((target("avx512f"))) void OutputFeatureF4(const WinogradOutputArgs& p, int64_t feature) {
+  constexpr int N = 6, m = 4;
+  const int64_t chunks = (p.tiles[1] + 15) / 16;
+  const int64_t tiles = p.tiles[0] * p.tiles[1], unit_length = p.batch * tiles;
+  const int64_t point_stride = p.features * unit_length;
+  const float* in = p.mm + feature * unit_length;
+  const int64_t staging_length = (tiles + 15) / 16 * 16 + 16;  // see OutputFeatureAvx512
+  auto* staging = static_cast<float*>(xlac_rt_thread_scratch(N * N * staging_length * 4));
+  for (int q = 0; q < N * N; ++q) {
+    for (int64_t i = tiles; i < staging_length; ++i) staging[q * staging_length + i] = 0.0f;
+  }
+  // Image vector o, lane i is column q = i % 4 of tile 4 o + i / 4: from out[0] / out[1] (q < 2) or out[2] / out[3].
+  __m512i spread[m];
+  for (int o = 0; o < m; ++o) {
+    alignas(64) int32_t index[16];
+    for (int i = 0; i < 16; ++i) index[i] = (i % 2) * 16 + 4 * o + i / 4;
+    spread[o] = _mm512_load_si512(index);
+  }
+  for (int64_t image = 0; image < p.batch; ++image) {
+    float* plane = p.y + image * p.y_strides[0] + feature * p.y_strides[1];
+    for (int q = 0; q < N * N; ++q) CopyRow(in + q * point_stride + image * tiles, staging + q * staging_length, tiles);
+    for (int64_t ty = 0; ty < p.tiles[0]; ++ty) {
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t column = ty * p.tiles[1] + c * 16;
+        const int64_t lanes = std::min<int64_t>(16, p.tiles[1] - c * 16);
+        __m512 values[N * N], s[m * N], out[m];
+        for (int q = 0; q < N * N; ++q) values[q] = _mm512_loadu_ps(staging + q * staging_length + column);
+        for (int b = 0; b < N; ++b) ApplyConst<kAt4, m>(values + b, N, s + b, N);
+        const int64_t first_col = c * 16 * m;
+        const int64_t cols = std::min<int64_t>(p.width - first_col, lanes * m);
+        for (int r = 0; r < m; ++r) {
+          const int64_t y = m * ty + r;
+          if (y >= p.height) break;
+          ApplyConst<kAt4, m>(s + r * N, 1, out, 1);
+          float* dst_row = plane + y * p.y_strides[2] + first_col * p.y_strides[3];
+          for (int o = 0; o < m && 16 * o < cols; ++o) {
+            const __m512 low = _mm512_permutex2var_ps(out[0], spread[o], out[1]);
+            const __m512 high = _mm512_permutex2var_ps(out[2], spread[o], out[3]);
+            const __m512 columns = _mm512_mask_blend_ps(0xcccc, low, high);
+            const int64_t count = std::min<int64_t>(16, cols - 16 * o);
+            if (p.y_strides[3] == 1) {
+              if (count == 16) {
+                _mm512_storeu_ps(dst_row + 16 * o, columns);
+              } else {
+                _mm512_mask_storeu_ps(dst_row + 16 * o, FirstLanes(count), columns);
+              }
+            } else {
+              alignas(64) float buffer[16];
+              _mm512_store_ps(buffer, columns);
+              for (int64_t j = 0; j < count; ++j) dst_row[(16 * o + j) * p.y_strides[3]] = buffer[j];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 bool HasAvx512() {
   static const bool has = [] {
     __builtin_cpu_init();
@@ -294,6 +505,7 @@ bool HasAvx512() {
 struct InputJob {
   const WinogradInputArgs* args;
   bool vectors;
+  bool f4;  // vectors, m = 4 and bt the standard B^T: InputChannelF4
 };
 
 // Work units: channels.
@@ -303,6 +515,10 @@ void InputRange(int64_t begin, int64_t end, void* ctx) {
   const int n = static_cast<int>(p.m + 2);
   for (int64_t channel = begin; channel < end; ++channel) {
 #ifdef XLAC_WINOGRAD_AVX512
+    if (job.f4) {
+      InputChannelF4(p, channel);
+      continue;
+    }
     if (job.vectors) {
       switch (n) {
         case 4:
@@ -336,6 +552,7 @@ void InputRange(int64_t begin, int64_t end, void* ctx) {
 struct OutputJob {
   const WinogradOutputArgs* args;
   bool vectors;
+  bool f4;  // vectors, m = 4 and at the standard A^T: OutputFeatureF4
 };
 
 // Work units: features.
@@ -344,6 +561,10 @@ void OutputRange(int64_t begin, int64_t end, void* ctx) {
   const WinogradOutputArgs& p = *job.args;
   for (int64_t feature = begin; feature < end; ++feature) {
 #ifdef XLAC_WINOGRAD_AVX512
+    if (job.f4) {
+      OutputFeatureF4(p, feature);
+      continue;
+    }
     if (job.vectors) {
       switch (p.m + 2) {
         case 4:
@@ -388,7 +609,10 @@ void WinogradInput(XlacRtDevice* dev, const WinogradInputArgs& args, bool portab
   if (args.m != 2 && args.m != 4 && args.m != 6) return;
   const int64_t elements = n * n * args.channels * args.batch * args.tiles[0] * args.tiles[1];
   if (elements == 0) return;
-  InputJob job{&args, UseVectors(portable)};
+  InputJob job{&args, UseVectors(portable), false};
+#ifdef XLAC_WINOGRAD_AVX512
+  job.f4 = job.vectors && args.m == 4 && IsF4(args.bt, &kBt4[0][0], 6);
+#endif
   xlac_rt_device_parallel_for(elements < kMinParallelElements ? nullptr : dev, args.channels, InputRange, &job);
 }
 
@@ -396,7 +620,10 @@ void WinogradOutput(XlacRtDevice* dev, const WinogradOutputArgs& args, bool port
   if (args.m != 2 && args.m != 4 && args.m != 6) return;
   const int64_t elements = args.batch * args.features * args.height * args.width;
   if (elements == 0) return;
-  OutputJob job{&args, UseVectors(portable)};
+  OutputJob job{&args, UseVectors(portable), false};
+#ifdef XLAC_WINOGRAD_AVX512
+  job.f4 = job.vectors && args.m == 4 && IsF4(args.at, &kAt4[0][0], 4);
+#endif
   xlac_rt_device_parallel_for(elements < kMinParallelElements ? nullptr : dev, args.features, OutputRange, &job);
 }
 

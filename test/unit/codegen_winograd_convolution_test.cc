@@ -224,6 +224,10 @@ std::vector<TransformCase> TransformCases() {
       // More than 16 tiles per tile row (the vector code's lanes): 35 and 17.
       {"wide_rows_f2", "[2,2,9,70]", "{size=3x3 pad=1_1x1_1}", "bf01_oi01->bf01", 2},
       {"wide_nhwc_f6", "[1,5,100,2]", "{size=3x3 pad=0_2x1_1}", "b01f_01io->b01f", 6},
+      // F(4x4), the kernels with constant coefficients (runtime/cpu/winograd.cc): two vectors of tiles per tile row
+      // (19 and 18 tiles), contiguous and strided columns, padding on either side beyond the window.
+      {"wide_rows_f4", "[2,3,9,75]", "{size=3x3 pad=1_1x1_1}", "bf01_oi01->bf01", 4},
+      {"wide_nhwc_f4", "[1,9,70,2]", "{size=3x3 pad=2_0x1_2}", "b01f_01io->b01f", 4},
   };
 }
 
