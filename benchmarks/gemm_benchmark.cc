@@ -1,21 +1,22 @@
 // JIT-compiled dots through the tiled GEMM (codegen/ir_emitter_gemm.cc), on one thread (and, for BM_Gemm/
 // default_2threads, two threads against two OpenMP threads of oneDNN, wall time).
 //
-// BM_Gemm/{default,exact}/M/K/N: f32 row-major C[M,N] = A[M,K] B[K,N] in the default numerics mode (fused
-// multiply-add) and in exact mode (CompileOptions::exact: multiply, round, add; bit-for-bit the interpreter),
-// compiled and run through the public JIT API (xlac/jit.h) on caller buffers, as a user runs it: packing, edge tiles
-// and the call included. Times are wall times (fastest run). (An earlier version timed a while loop of dots at two
-// trip counts through JitExecutable's literal copies; the difference drowned in those copies' page faults on large
-// shapes and printed negative rates.) Counters: GFLOPs (2*M*N*K per dot), best_ms, and when oneDNN's shared
-// library (Debian libdnnl2) can be loaded, onednn_GFLOPs (dnnl_sgemm, one OpenMP thread, same shape, same process) and
-// vs_onednn = GFLOPs / onednn_GFLOPs. BM_Dot/{f32,bf16,f64}/M/K/N: default-mode tiled dot against the plain loop nest
-// (CompileOptions::tiled_dot = false): GFLOPs, loop_GFLOPs, speedup.
+// BM_Gemm/{default,exact,bf16,tpu_default}/M/K/N: f32 (bf16; f32 under TPU numerics) row-major C[M,N] = A[M,K] B[K,N]
+// in the default numerics mode (fused multiply-add) and in exact mode (CompileOptions::exact: multiply, round, add;
+// bit-for-bit the interpreter), compiled and run through the public JIT API (xlac/jit.h) on caller buffers, as a user
+// runs it: packing, edge tiles and the call included. Times are wall times (fastest run). (An earlier version timed a
+// while loop of dots at two trip counts through JitExecutable's literal copies; the difference drowned in those copies'
+// page faults on large shapes and printed negative rates.) Counters: GFLOPs (2*M*N*K per dot), best_ms, and when
+// oneDNN's shared library (Debian libdnnl2) can be loaded, onednn_GFLOPs (dnnl_sgemm, one OpenMP thread, same shape,
+// same process) and vs_onednn = GFLOPs / onednn_GFLOPs. BM_Dot/{f32,bf16,f64}/M/K/N: default-mode tiled dot against the
+// plain loop nest (CompileOptions::tiled_dot = false): GFLOPs, loop_GFLOPs, speedup.
 #include <dlfcn.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -145,19 +146,24 @@ double OneDnnGflops(int64_t m, int64_t k, int64_t n, int threads) {
 
 // One dot through the public JIT API on caller-owned, 64-byte aligned buffers (what a user's Run costs: no literal
 // copies), timed by the wall clock: the fastest of at least 20 runs and 0.5 s after 2 warm-up runs.
-void BM_Gemm(benchmark::State& state, bool exact, int threads) {
+// `type`: "f32"; "bf16" (bf16 operands and result, f32 sums: vdpbf16ps where the CPU has AVX512_BF16); "tpu" (f32
+// under TPU numerics at DEFAULT precision: operands rounded to bf16, the same kernel). oneDNN's figure is its f32
+// sgemm on the same shape in every case.
+void BM_Gemm(benchmark::State& state, bool exact, int threads, const std::string& type) {
   int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const std::string element = type == "bf16" ? "bf16" : "f32";
   const std::string text = fmt::format(R"(
 HloModule gemm
 ENTRY e {{
-  a = f32[{0},{1}] parameter(0)
-  b = f32[{1},{2}] parameter(1)
-  ROOT y = f32[{0},{2}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  a = {3}[{0},{1}] parameter(0)
+  b = {3}[{1},{2}] parameter(1)
+  ROOT y = {3}[{0},{2}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
 }})",
-                                       m, k, n);
+                                       m, k, n, element);
   CompileOptions options;
   options.exact = exact;
+  options.tpu_numerics = type == "tpu";
   options.threads = threads;  // against as many oneDNN (OpenMP) threads
   absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Compile(text, options);
   if (!exe.ok()) {
@@ -168,9 +174,23 @@ ENTRY e {{
     size_t bytes = (static_cast<size_t>(elements) * sizeof(float) + 63) / 64 * 64;
     return std::unique_ptr<float, decltype(&std::free)>(static_cast<float*>(std::aligned_alloc(64, bytes)), &std::free);
   };
+  // Small multiples of powers of two: the same values as f32 and as bf16 (whose bits are an f32's upper half).
   auto a = buffer(m * k), b = buffer(k * n), c = buffer(m * n);
-  for (int64_t i = 0; i < m * k; ++i) a.get()[i] = static_cast<float>(i % 7) * 0.25f - 0.5f;
-  for (int64_t i = 0; i < k * n; ++i) b.get()[i] = static_cast<float>(i % 5) * 0.125f - 0.25f;
+  auto fill = [&](float* x, int64_t count, int period, float scale, float offset) {
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = static_cast<float>(i % period) * scale + offset;
+      if (element == "bf16") {
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        const uint16_t half = static_cast<uint16_t>(bits >> 16);
+        std::memcpy(reinterpret_cast<char*>(x) + 2 * i, &half, 2);
+      } else {
+        x[i] = v;
+      }
+    }
+  };
+  fill(a.get(), m * k, 7, 0.25f, -0.5f);
+  fill(b.get(), k * n, 5, 0.125f, -0.25f);
   const std::vector<const void*> params = {a.get(), b.get()};
   const std::vector<void*> results = {c.get()};
   double best = 1e30;
@@ -210,10 +230,14 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->Iterations(1);
 }
 
-BENCHMARK_CAPTURE(BM_Gemm, default, false, 1)->Apply(GemmShapes);
-BENCHMARK_CAPTURE(BM_Gemm, exact, true, 1)->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_Gemm, default, false, 1, "f32")->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_Gemm, exact, true, 1, "f32")->Apply(GemmShapes);
 // Both on two threads (the JIT's process-wide pool against oneDNN's OpenMP), wall time.
-BENCHMARK_CAPTURE(BM_Gemm, default_2threads, false, 2)->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_Gemm, default_2threads, false, 2, "f32")->Apply(GemmShapes);
+// bf16 operands: twice the products per instruction on AVX512_BF16 (docs/numerics.md, "bf16 dots on AVX512_BF16").
+BENCHMARK_CAPTURE(BM_Gemm, bf16, false, 1, "bf16")->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_Gemm, tpu_default, false, 1, "tpu")->Apply(GemmShapes);
+BENCHMARK_CAPTURE(BM_Gemm, bf16_2threads, false, 2, "bf16")->Apply(GemmShapes);
 
 void BM_Dot(benchmark::State& state, std::string type) {
   int64_t m = state.range(0), k = state.range(1), n = state.range(2);

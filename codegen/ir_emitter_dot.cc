@@ -141,6 +141,8 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
         int64_t elements = batch * m * n;
         c_base = AllocTemp(elements * 4);
       }
+      spec.bf16_pairs = spec.fma && options_.target.has_avx512_bf16 &&
+                        (spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kRoundBf16);
       llvm::Function* gemm = EmitGemmFunction(llvm_module_, "xlac.gemm." + inst.name(), spec, options_.target);
       // Problem p's batch index, row-major over the batch dimensions.
       XLAC_RETURN_IF_ERROR(EmitGemmCalls(gemm, spec, "gemm." + inst.name(), batch, [&](llvm::Value* p) {

@@ -115,10 +115,8 @@ void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>
   b.SetInsertPoint(done);
 }
 
-namespace {
-
-// The v x v transpose of `rows` (v vectors of v elements) in registers: log2(v) stages, each swapping the
-// off-diagonal h x h blocks of every 2h x 2h block (two-source shuffles, one instruction each on AVX-512).
+// log2(v) stages, each swapping the off-diagonal h x h blocks of every 2h x 2h block (two-source shuffles, one
+// instruction each on AVX-512).
 std::vector<llvm::Value*> TransposeSquare(llvm::IRBuilder<>& b, std::vector<llvm::Value*> rows) {
   const int v = static_cast<int>(rows.size());
   for (int h = v / 2; h >= 1; h /= 2) {
@@ -137,6 +135,8 @@ std::vector<llvm::Value*> TransposeSquare(llvm::IRBuilder<>& b, std::vector<llvm
   }
   return rows;
 }
+
+namespace {
 
 // The packer of a strided matrix X (rows x k, element strides row_stride and k_stride, values of the GEMM function).
 // Whole panels copy straight (a vector copy when the row stride is the constant 1 and loads are native); a partial
@@ -350,6 +350,7 @@ namespace {
 // The cache blocks of one GEMM function (its packing buffers' sizes) and the values its loops read.
 struct GemmBody {
   llvm::Type* element = nullptr;
+  int64_t packed_bytes = 0;  // bytes per element of a packed panel (2 for bf16 pairs)
   GemmTiling t;
   int64_t kc_max = 0, nc_max = 0, mc_max = 0;
   llvm::Value* k_total = nullptr;  // the contraction's length
@@ -399,7 +400,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
   // stack: devices multiplexed as fibers on one thread would each keep a resident copy on their own stack.
   llvm::Module& module = *fn->getParent();
   llvm::LLVMContext& ctx = module.getContext();
-  const int64_t element_bytes = static_cast<int64_t>(module.getDataLayout().getTypeAllocSize(element));
+  const int64_t element_bytes = g.packed_bytes;
   const int64_t b_pack_bytes = (kc_max * nc_max * element_bytes + 63) / 64 * 64;
   llvm::FunctionCallee scratch = module.getOrInsertFunction(
       "xlac_rt_thread_scratch", llvm::FunctionType::get(b.getPtrTy(), {b.getInt64Ty()}, false));
@@ -413,6 +414,10 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
   auto i64 = [&](int64_t v) { return b.getInt64(v); };
   auto add = [&](llvm::Value* x, llvm::Value* y) { return b.CreateNSWAdd(x, y); };
   auto at = [&](llvm::Value* base, llvm::Value* offset) { return b.CreateInBoundsGEP(element, base, offset); };
+  // Panels are kc_max packed elements per row or column apart.
+  auto panel = [&](llvm::Value* base, llvm::Value* first) {
+    return b.CreateInBoundsGEP(b.getInt8Ty(), base, b.CreateNSWMul(first, i64(kc_max * element_bytes)));
+  };
   llvm::Align align(element->getPrimitiveSizeInBits() / 8);
 
   GemmLoop(
@@ -429,7 +434,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                   b, i64(0), nc, t.nr,
                   [&](llvm::Value* jp) {
                     llvm::Value* cols = Min(b, i64(t.nr), b.CreateNSWSub(nc, jp));
-                    pack_b(b, bm, batch, add(jc, jp), cols, pc, kc, at(b_pack, b.CreateNSWMul(jp, i64(kc_max))), t.nr);
+                    pack_b(b, bm, batch, add(jc, jp), cols, pc, kc, panel(b_pack, jp), t.nr);
                   },
                   "pack.b");
               GemmLoop(
@@ -441,20 +446,19 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                         b, i64(0), mc, t.mr,
                         [&](llvm::Value* ip) {
                           llvm::Value* rows = Min(b, i64(t.mr), b.CreateNSWSub(mc, ip));
-                          pack_a(b, a, batch, add(ic, ip), rows, pc, kc, at(a_pack, b.CreateNSWMul(ip, i64(kc_max))),
-                                 t.mr);
+                          pack_a(b, a, batch, add(ic, ip), rows, pc, kc, panel(a_pack, ip), t.mr);
                         },
                         "pack.a");
                     GemmLoop(
                         b, i64(0), nc, t.nr,
                         [&](llvm::Value* jr) {
                           llvm::Value* nr = Min(b, i64(t.nr), b.CreateNSWSub(nc, jr));
-                          llvm::Value* bp = at(b_pack, b.CreateNSWMul(jr, i64(kc_max)));
+                          llvm::Value* bp = panel(b_pack, jr);
                           GemmLoop(
                               b, i64(0), mc, t.mr,
                               [&](llvm::Value* ir) {
                                 llvm::Value* mr = Min(b, i64(t.mr), b.CreateNSWSub(mc, ir));
-                                llvm::Value* ap = at(a_pack, b.CreateNSWMul(ir, i64(kc_max)));
+                                llvm::Value* ap = panel(a_pack, ir);
                                 llvm::Value* cp = at(c, add(b.CreateNSWMul(add(ic, ir), c_m), add(jc, jr)));
                                 llvm::Value* full =
                                     b.CreateAnd(b.CreateICmpEQ(mr, i64(t.mr)), b.CreateICmpEQ(nr, i64(t.nr)));
@@ -535,14 +539,20 @@ constexpr int kShapeArguments = 6;  // k, a_m, a_k, b_k, b_n, c_m
 // One function per element type, numerics, load and set of unit strides; see EmitGemmFunction.
 llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec, const TargetInfo& target) {
   auto unit = [](int64_t stride) { return stride == 1 ? '1' : 's'; };
+  assert(!spec.bf16_pairs || (spec.fma && spec.element->isFloatTy() && target.has_avx512_bf16 &&
+                              (spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kRoundBf16)));
   std::string name = fmt::format("xlac.gemm.{}.{}.{}.a{}{}.b{}{}", spec.element->isFloatTy() ? "f32" : "f64",
-                                 spec.fma         ? "fma"
+                                 spec.bf16_pairs  ? "dpbf16"
+                                 : spec.fma       ? "fma"
                                  : spec.b_times_a ? "exact.ba"
                                                   : "exact",
                                  LoadName(spec.load), unit(spec.a_m), unit(spec.a_k), unit(spec.b_k), unit(spec.b_n));
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   GemmTiling t = ChooseGemmTiling(static_cast<int>(spec.element->getPrimitiveSizeInBits()), target);
-  llvm::Function* kernel = GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target);
+  // A kc x nr panel of bf16 pairs is half the bytes of an f32 one: twice the k keeps it the same size in L1.
+  if (spec.bf16_pairs) t.kc *= 2;
+  llvm::Function* kernel = spec.bf16_pairs ? GetBf16PairKernel(module, t, target)
+                                           : GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target);
   llvm::Function* fn = CreateGemmFunction(module, name, kShapeArguments, target);
   fn->addFnAttr(kSharedFunctionAttribute);
   llvm::IRBuilder<> b(module.getContext());
@@ -559,6 +569,7 @@ llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec
   fn->getArg(13)->setName("c_m");
   GemmBody g;
   g.element = spec.element;
+  g.packed_bytes = spec.bf16_pairs ? 2 : static_cast<int64_t>(spec.element->getPrimitiveSizeInBits() / 8);
   g.t = t;
   g.kc_max = g.t.kc;
   g.nc_max = g.t.nc;
@@ -567,8 +578,14 @@ llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec
   g.c_m = fn->getArg(13);
   GemmLoad load = LoadOf(spec.load, spec.element);
   const bool native = spec.load == GemmOperandLoad::kNative;
-  g.pack_a = StridedGemmPacker(spec.element, a_m, a_k, load, native, t.vector_width);
-  g.pack_b = StridedGemmPacker(spec.element, b_n, b_k, load, native, t.vector_width);
+  if (spec.bf16_pairs) {
+    const bool f32_source = spec.load == GemmOperandLoad::kRoundBf16;
+    g.pack_a = Bf16PairPacker(f32_source, a_m, a_k);
+    g.pack_b = Bf16PairPacker(f32_source, b_n, b_k);
+  } else {
+    g.pack_a = StridedGemmPacker(spec.element, a_m, a_k, load, native, t.vector_width);
+    g.pack_b = StridedGemmPacker(spec.element, b_n, b_k, load, native, t.vector_width);
+  }
   g.kernel = kernel;
   EmitGemmBody(b, fn, g);
   return fn;
@@ -580,6 +597,7 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
                                  const TargetInfo& target) {
   if (!spec.pack_a && !spec.pack_b) return GetSharedGemmFunction(module, spec, target);
   assert(spec.pack_a && spec.pack_b && "custom packing for both operands or neither");
+  assert(!spec.bf16_pairs && "bf16 pairs are packed from strided operands only");
   GemmTiling t = ChooseGemmTiling(static_cast<int>(spec.element->getPrimitiveSizeInBits()), target);
   llvm::Function* kernel = GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target);
   llvm::Function* fn = CreateGemmFunction(module, name, 0, target);
@@ -587,6 +605,7 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
   GemmBody g;
   g.element = spec.element;
+  g.packed_bytes = static_cast<int64_t>(spec.element->getPrimitiveSizeInBits() / 8);
   g.t = t;
   g.kc_max = std::min(g.t.kc, spec.k);
   g.nc_max = std::min(g.t.nc, RoundUp(spec.n, g.t.nr));

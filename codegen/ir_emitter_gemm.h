@@ -54,10 +54,21 @@ struct GemmSpec {
   bool fma = false;
   // How strided operands are read.
   GemmOperandLoad load = GemmOperandLoad::kNative;
+  // bf16 operands (load kWidenBf16 or kRoundBf16, element f32) in the default numerics on a CPU with AVX512_BF16:
+  // packed as bf16 pairs (k, k + 1) and multiplied by vdpbf16ps, which per pair adds the k + 1 product and then the
+  // k product, each as one fused multiply-add, with f32 denormals (operands, sums) flushed to zero
+  // (docs/numerics.md, "bf16 dots on AVX512_BF16"). Strided operands only.
+  bool bf16_pairs = false;
   // Operands that are not strided matrices (convolution's implicit im2col) bring their own packing; the strides
   // above and `load` are then unused.
   GemmPacker pack_a, pack_b;
 };
+
+// Packs one panel like a GemmPacker, as bf16 pairs for the vdpbf16ps kernel: dst (16-bit elements)
+// [kk / 2][r][kk % 2] = the bf16 bits of X(i0 + r, k0 + kk) for kk < kc and r < count, zero past count and in the
+// last pair's second half when kc is odd. X holds bf16 values, or f32 values rounded to bf16 as they are loaded
+// (`f32_source`: a dot under TPU numerics at DEFAULT precision). k0 must be even.
+GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value* k_stride);
 
 // Register tile and cache blocks for an element of `element_bits` on `target`.
 struct GemmTiling {
@@ -66,6 +77,11 @@ struct GemmTiling {
   int64_t mc = 0, nc = 0, kc = 0;
 };
 GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target);
+
+// void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first) of the f32 GEMM on bf16 pairs (Bf16PairPacker
+// panels): C[0:mr, 0:nr] = (first ? +0 : C) + the kc products, one vdpbf16ps per pair and accumulator vector.
+// `t` is the f32 tiling on an AVX-512 target.
+llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, const TargetInfo& target);
 
 // The GEMM function of `spec`: `void (ptr a, ptr b, ptr c, i64 batch, i64 m_begin, i64 m_end, i64 n_begin,
 // i64 n_end, ...)` computing the rows [m_begin, m_end) and columns [n_begin, n_end) of `spec`'s C
@@ -91,6 +107,8 @@ inline constexpr const char* kSharedFunctionAttribute = "xlac-shared";
 // from vectorizing, versioning or unrolling a loop that is rare or short (edge tiles and panels).
 void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
               const std::function<void(llvm::Value*)>& body, const char* name, bool vectorize = true);
+// The v x v transpose of `rows` (v vectors of v elements) in registers.
+std::vector<llvm::Value*> TransposeSquare(llvm::IRBuilder<>& b, std::vector<llvm::Value*> rows);
 // Loop metadata on `latch` (a loop's back edge) that keeps LLVM from vectorizing the loop, and from unrolling it
 // unless `unroll`.
 void KeepLoopScalar(llvm::BranchInst& latch, bool unroll);

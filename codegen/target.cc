@@ -48,6 +48,7 @@ absl::StatusOr<TargetInfo> ResolveTarget(const TargetOptions& options) {
     }
     info.features = joined;
     info.has_avx512 = features.lookup("avx512f");
+    info.has_avx512_bf16 = features.lookup("avx512bf16");
     info.has_fma = features.lookup("fma");
   } else {
     info.cpu = options.cpu;
@@ -59,6 +60,7 @@ absl::StatusOr<TargetInfo> ResolveTarget(const TargetOptions& options) {
       return absl::InvalidArgumentError(fmt::format("unknown target CPU '{}'", info.cpu));
     }
     info.has_avx512 = sti->checkFeatures("+avx512f");
+    info.has_avx512_bf16 = sti->checkFeatures("+avx512bf16");
     info.has_fma = sti->checkFeatures("+fma");
   }
   return info;

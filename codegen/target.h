@@ -24,6 +24,7 @@ struct TargetInfo {
   std::string cpu;       // resolved CPU name
   std::string features;  // "+avx2,+avx512f,..." ("" for a named CPU: its defaults)
   bool has_avx512 = false;
+  bool has_avx512_bf16 = false;  // vdpbf16ps: bf16 dots (codegen/ir_emitter_gemm.h, GemmSpec::bf16_pairs)
   bool has_fma = false;
 };
 

@@ -3,13 +3,16 @@
 // matrix-vector, sizes on and off the register-tile and cache-block edges) and the loop-nest path (other element
 // types, several contracting dimensions), plus the tiled path turned off.
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 
+#include "codegen/target.h"
 #include "codegen_test_util.h"
 #include "fmt/format.h"
 #include "gemm_numerics_test_util.h"
 #include "ir/status_macros.h"
+#include "ir/tpu_numerics.h"
 
 namespace xlac::codegen::testing {
 namespace {
@@ -66,6 +69,11 @@ std::vector<Literal> ExpectDot(const std::string& text, int64_t k, std::vector<L
     EXPECT_TRUE(outside.empty()) << "default mode: " << outside << "\n" << text;
   }
   return *std::move(fast);
+}
+
+bool HostHasAvx512Bf16() {
+  absl::StatusOr<TargetInfo> target = ResolveTarget(TargetOptions{});
+  return target.ok() && target->has_avx512_bf16;
 }
 
 std::string Layout(bool column_major) { return column_major ? "{0,1}" : "{1,0}"; }
@@ -282,8 +290,11 @@ TEST(CodegenDot, TiledPathIsUsedAndCanBeTurnedOff) {
         const std::string& ir = (*exe)->llvm_ir();
         const bool gemm = tiled && std::string(type) != "s32";
         EXPECT_EQ(ir.find("xlac.gemm.kernel") != std::string::npos, gemm);
+        // bf16 in the default mode on AVX512_BF16: vdpbf16ps instead of FMAs (Bf16DotsOnAvx512Bf16...).
+        const bool pairs = gemm && !exact && std::string(type) == "bf16" && HostHasAvx512Bf16();
+        EXPECT_EQ(ir.find("llvm.x86.avx512bf16.dpbf16ps") != std::string::npos, pairs);
         if (exact) EXPECT_EQ(ir.find("llvm.fma"), std::string::npos);
-        if (gemm && !exact) EXPECT_NE(ir.find("llvm.fma"), std::string::npos);
+        if (gemm && !exact && !pairs) EXPECT_NE(ir.find("llvm.fma"), std::string::npos);
         std::vector<Literal> args;
         args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[0], 5));
         args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[1], 6));
@@ -301,6 +312,89 @@ TEST(CodegenDot, TiledPathIsUsedAndCanBeTurnedOff) {
         std::string outside = OutsideBound((*expected)[0], (*magnitudes)[0], (*actual)[0], 30);
         EXPECT_TRUE(outside.empty()) << outside;
       }
+    }
+  }
+}
+
+// vdpbf16ps as measured on AMD Zen 4/5 and as Intel documents it: per 32-bit lane, acc += a[2i+1] * b[2i+1], then
+// acc += a[2i] * b[2i], each one fused multiply-add (a bf16 product is exact in f32) with denormal operands and
+// results flushed to zero (signed).
+float FlushDenormal(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+float DotPairStep(float acc, float a0, float a1, float b0, float b1) {
+  acc = FlushDenormal(std::fmaf(FlushDenormal(a1), FlushDenormal(b1), FlushDenormal(acc)));
+  return FlushDenormal(std::fmaf(FlushDenormal(a0), FlushDenormal(b0), acc));
+}
+
+// Random bf16 values (bf16 bits in an f32 or bf16 literal); with `tiny_rows`, every fifth row scaled to f32
+// denormals (flushed as operands) and the next one to values whose partial sums are denormal now and then.
+Literal RandomBf16Values(const Shape& shape, uint64_t seed, bool tiny_rows) {
+  Literal lit = interp::MakeRandomLiteral(shape, seed);
+  const int64_t minor = shape.dimensions.back();
+  for (int64_t i = 0; i < lit.element_count(); ++i) {
+    float v = RoundToBf16(static_cast<float>(lit.GetAsDouble(i)));
+    if (tiny_rows && (i / minor) % 5 == 3) v = RoundToBf16(v * 0x1p-130f);
+    if (tiny_rows && (i / minor) % 5 == 4) v = RoundToBf16(v * 0x1p-120f);
+    lit.SetFromDouble(i, v);
+  }
+  return lit;
+}
+
+// On a CPU with AVX512_BF16 the default mode runs bf16 dots (and f32 dots under TPU numerics at DEFAULT precision)
+// on vdpbf16ps over packed pairs: every result equals the pair model above bit for bit, for operands in every layout
+// (the packers' row-contiguous, k-contiguous transposed-block and element-by-element paths), odd k, k beyond one
+// cache block (kc 512), and edge tiles. A wrong pairing or a pair packed in the wrong order changes low bits here,
+// where the error bound of ExpectDot would not notice.
+TEST(CodegenDot, Bf16DotsOnAvx512Bf16MatchThePairModel) {
+  if (!HostHasAvx512Bf16()) GTEST_SKIP() << "the host has no AVX512_BF16";
+  struct Case {
+    int64_t m, k, n;
+    bool lhs_transposed, rhs_transposed;
+  };
+  const Case cases[] = {{37, 45, 29, false, false},   {37, 45, 29, true, true},   {19, 64, 70, false, true},
+                        {40, 1100, 33, false, false}, {40, 1100, 33, true, true}, {9, 1, 40, false, false},
+                        {100, 33, 530, false, false}, {8, 96, 64, false, true}};
+  for (bool tpu : {false, true}) {
+    for (const Case& c : cases) {
+      const std::string type = tpu ? "f32" : "bf16";
+      SCOPED_TRACE(
+          fmt::format("{} {}x{}x{} transposed {} {}", type, c.m, c.k, c.n, c.lhs_transposed, c.rhs_transposed));
+      std::unique_ptr<Module> module = ParseAndVerify(Matmul(type, c.m, c.k, c.n, c.lhs_transposed, c.rhs_transposed));
+      ASSERT_NE(module, nullptr);
+      const Computation* entry = module->entry_computation();
+      std::vector<Literal> args = {RandomBf16Values(entry->parameter(0)->shape(), static_cast<uint64_t>(c.k), true),
+                                   RandomBf16Values(entry->parameter(1)->shape(), static_cast<uint64_t>(c.n), false)};
+      JitOptions options;
+      options.compile.tpu_numerics = tpu;
+      absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+      ASSERT_TRUE(exe.ok()) << exe.status();
+      absl::StatusOr<std::vector<Literal>> got = (*exe)->Run(args);
+      ASSERT_TRUE(got.ok()) << got.status();
+      auto a = [&](int64_t i, int64_t kk) {
+        return static_cast<float>(args[0].GetAsDouble(c.lhs_transposed ? kk * c.m + i : i * c.k + kk));
+      };
+      auto b = [&](int64_t kk, int64_t j) {
+        return static_cast<float>(args[1].GetAsDouble(c.rhs_transposed ? j * c.k + kk : kk * c.n + j));
+      };
+      int64_t flushed = 0;
+      for (int64_t i = 0; i < c.m; ++i) {
+        for (int64_t j = 0; j < c.n; ++j) {
+          float acc = 0;
+          double exact = 0;
+          for (int64_t kk = 0; kk < c.k; kk += 2) {
+            const bool pair = kk + 1 < c.k;
+            acc = DotPairStep(acc, a(i, kk), pair ? a(i, kk + 1) : 0.0f, b(kk, j), pair ? b(kk + 1, j) : 0.0f);
+            exact += static_cast<double>(a(i, kk)) * b(kk, j) +
+                     (pair ? static_cast<double>(a(i, kk + 1)) * b(kk + 1, j) : 0);
+          }
+          if (acc == 0 && exact != 0) ++flushed;
+          const float want = tpu ? acc : RoundToBf16(acc);
+          const float have = static_cast<float>((*got)[0].GetAsDouble(i * c.n + j));
+          ASSERT_EQ(std::bit_cast<uint32_t>(want), std::bit_cast<uint32_t>(have))
+              << "C[" << i << "," << j << "]: model " << want << ", compiled " << have;
+        }
+      }
+      // The denormal rows' operands are flushed.
+      if (!c.lhs_transposed && c.m > 3) EXPECT_GT(flushed, 0);
     }
   }
 }

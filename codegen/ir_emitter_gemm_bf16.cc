@@ -1,0 +1,287 @@
+// The bf16 side of the blocked GEMM (codegen/ir_emitter_gemm.h, GemmSpec::bf16_pairs): panels packed as pairs of
+// bf16 values adjacent in k, and the micro-kernel that multiplies them with AVX512_BF16's vdpbf16ps. One vdpbf16ps
+// does the work of two FMAs on f32 operands (16 lanes x 2 products), and the packed panels are half the bytes.
+//
+// Packed layout: an A panel of mr rows holds, per pair p, mr 32-bit words {X(r, 2p), X(r, 2p + 1)} (low half first);
+// the kernel broadcasts one word per row. A B panel of nr columns holds, per pair p, nr such words, one vector
+// register per 16 columns. A pair straddling the end of k (odd kc) has a zero second half; rows past the panel's
+// count are zero, so the padded products are 0 * 0 and no NaN or infinity is made up.
+#include <vector>
+
+#include "codegen/ir_emitter_gemm.h"
+#include "fmt/format.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsX86.h"
+#include "llvm/IR/Module.h"
+
+namespace xlac::codegen::internal {
+namespace {
+
+bool IsOne(llvm::Value* v) {
+  auto* c = llvm::dyn_cast<llvm::ConstantInt>(v);
+  return c != nullptr && c->isOne();
+}
+
+llvm::Type* VectorOr(llvm::Type* scalar, unsigned n) {
+  return n == 1 ? scalar : static_cast<llvm::Type*>(llvm::FixedVectorType::get(scalar, n));
+}
+
+// The bf16 bits of n consecutive elements of x from element `offset`: <n x i16>, or i16 for n == 1.
+llvm::Value* LoadBf16Bits(llvm::IRBuilder<>& b, bool f32_source, llvm::Value* x, llvm::Value* offset, unsigned n) {
+  if (!f32_source) {
+    return b.CreateAlignedLoad(VectorOr(b.getInt16Ty(), n), b.CreateInBoundsGEP(b.getInt16Ty(), x, offset),
+                               llvm::Align(2));
+  }
+  llvm::Value* f =
+      b.CreateAlignedLoad(VectorOr(b.getFloatTy(), n), b.CreateInBoundsGEP(b.getFloatTy(), x, offset), llvm::Align(4));
+  llvm::Type* wide = VectorOr(b.getInt32Ty(), n);
+  llvm::Value* bits = b.CreateBitCast(EmitRoundToBf16(b, f), wide);
+  return b.CreateTrunc(b.CreateLShr(bits, llvm::ConstantInt::get(wide, 16)), VectorOr(b.getInt16Ty(), n));
+}
+
+}  // namespace
+
+GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value* k_stride) {
+  return [=](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value*, llvm::Value* i0, llvm::Value* count, llvm::Value* k0,
+             llvm::Value* kc, llvm::Value* dst, int64_t width) {
+    llvm::Type* i16 = b.getInt16Ty();
+    llvm::Type* i32 = b.getInt32Ty();
+    llvm::Value* w = b.getInt64(width);
+    // X(i0 + r, k0 + kk) as an element offset into x.
+    auto element = [&](llvm::Value* r, llvm::Value* kk) {
+      return b.CreateNSWAdd(b.CreateNSWMul(b.CreateNSWAdd(i0, r), row_stride),
+                            b.CreateNSWMul(b.CreateNSWAdd(k0, kk), k_stride));
+    };
+    auto store16 = [&](llvm::Value* v, llvm::Value* at) {
+      b.CreateAlignedStore(v, b.CreateInBoundsGEP(i16, dst, at), llvm::Align(2));
+    };
+    llvm::Value* pairs = b.CreateSDiv(kc, b.getInt64(2));  // whole pairs; an odd kc leaves one k
+    llvm::Value* odd = b.CreateICmpEQ(b.CreateSRem(kc, b.getInt64(2)), b.getInt64(1));
+    // Pairs [begin, pairs) and the odd tail, element by element (any strides; the panel is full).
+    auto pack_pairs_elementwise = [&](llvm::Value* begin) {
+      GemmLoop(
+          b, begin, pairs, 1,
+          [&](llvm::Value* p) {
+            GemmLoop(
+                b, b.getInt64(0), w, 1,
+                [&](llvm::Value* r) {
+                  llvm::Value* kk = b.CreateNSWMul(p, b.getInt64(2));
+                  llvm::Value* at = b.CreateNSWMul(b.CreateNSWAdd(b.CreateNSWMul(p, w), r), b.getInt64(2));
+                  if (IsOne(k_stride)) {
+                    // Both halves adjacent in memory: one 32-bit move.
+                    llvm::Value* word = b.CreateBitCast(LoadBf16Bits(b, f32_source, x, element(r, kk), 2), i32);
+                    b.CreateAlignedStore(word, b.CreateInBoundsGEP(i16, dst, at), llvm::Align(4));
+                    return;
+                  }
+                  store16(LoadBf16Bits(b, f32_source, x, element(r, kk), 1), at);
+                  store16(LoadBf16Bits(b, f32_source, x, element(r, b.CreateNSWAdd(kk, b.getInt64(1))), 1),
+                          b.CreateNSWAdd(at, b.getInt64(1)));
+                },
+                "pack.pair.row");
+          },
+          "pack.pair");
+      GemmIf(
+          b, odd,
+          [&] {
+            llvm::Value* kk = b.CreateNSWSub(kc, b.getInt64(1));
+            GemmLoop(
+                b, b.getInt64(0), w, 1,
+                [&](llvm::Value* r) {
+                  llvm::Value* at = b.CreateNSWMul(b.CreateNSWAdd(b.CreateNSWMul(pairs, w), r), b.getInt64(2));
+                  store16(LoadBf16Bits(b, f32_source, x, element(r, kk), 1), at);
+                  store16(b.getInt16(0), b.CreateNSWAdd(at, b.getInt64(1)));
+                },
+                "pack.tail", /*vectorize=*/false);
+          },
+          [] {});
+    };
+    GemmIf(
+        b, b.CreateICmpEQ(count, w),
+        [&] {
+          const unsigned n = static_cast<unsigned>(width);
+          if (IsOne(row_stride)) {
+            // Rows contiguous (B row-major): the two k rows of a pair, interleaved in registers.
+            llvm::SmallVector<int, 64> interleave;
+            for (unsigned j = 0; j < n; ++j) {
+              interleave.push_back(static_cast<int>(j));
+              interleave.push_back(static_cast<int>(n + j));
+            }
+            auto store_pair = [&](llvm::Value* p, llvm::Value* lo, llvm::Value* hi) {
+              llvm::Value* words = b.CreateShuffleVector(lo, hi, interleave);
+              b.CreateAlignedStore(words, b.CreateInBoundsGEP(i16, dst, b.CreateNSWMul(p, b.getInt64(2 * width))),
+                                   llvm::Align(4));
+            };
+            GemmLoop(
+                b, b.getInt64(0), pairs, 1,
+                [&](llvm::Value* p) {
+                  llvm::Value* kk = b.CreateNSWMul(p, b.getInt64(2));
+                  llvm::Value* lo = LoadBf16Bits(b, f32_source, x, element(b.getInt64(0), kk), n);
+                  llvm::Value* hi =
+                      LoadBf16Bits(b, f32_source, x, element(b.getInt64(0), b.CreateNSWAdd(kk, b.getInt64(1))), n);
+                  store_pair(p, lo, hi);
+                },
+                "pack.rows", /*vectorize=*/false);
+            GemmIf(
+                b, odd,
+                [&] {
+                  llvm::Value* lo =
+                      LoadBf16Bits(b, f32_source, x, element(b.getInt64(0), b.CreateNSWSub(kc, b.getInt64(1))), n);
+                  store_pair(pairs, lo, llvm::Constant::getNullValue(lo->getType()));
+                },
+                [] {});
+            return;
+          }
+          llvm::Value* begin = b.getInt64(0);
+          if (IsOne(k_stride) && width % 16 == 0) {
+            // k contiguous (B transposed, as dx = dy w^T): 16 rows x 16 pairs move as a 16 x 16 block of words
+            // transposed in registers, instead of words gathered from 16 rows a power-of-two stride apart.
+            auto* words = llvm::FixedVectorType::get(i32, 16);
+            llvm::Value* blocks_end = b.CreateNSWSub(pairs, b.CreateSRem(pairs, b.getInt64(16)));
+            GemmLoop(
+                b, b.getInt64(0), blocks_end, 16,
+                [&](llvm::Value* q) {
+                  llvm::Value* kk = b.CreateNSWMul(q, b.getInt64(2));
+                  for (int64_t r0 = 0; r0 < width; r0 += 16) {
+                    std::vector<llvm::Value*> rows;
+                    for (int64_t j = 0; j < 16; ++j) {
+                      rows.push_back(
+                          b.CreateBitCast(LoadBf16Bits(b, f32_source, x, element(b.getInt64(r0 + j), kk), 32), words));
+                    }
+                    std::vector<llvm::Value*> columns = TransposeSquare(b, std::move(rows));
+                    for (int64_t t = 0; t < 16; ++t) {
+                      llvm::Value* word =
+                          b.CreateNSWAdd(b.CreateNSWMul(b.CreateNSWAdd(q, b.getInt64(t)), w), b.getInt64(r0));
+                      b.CreateAlignedStore(columns[static_cast<size_t>(t)], b.CreateInBoundsGEP(i32, dst, word),
+                                           llvm::Align(4));
+                    }
+                  }
+                },
+                "pack.blocks", /*vectorize=*/false);
+            begin = blocks_end;
+          }
+          pack_pairs_elementwise(begin);
+        },
+        [&] {
+          // Edge panel: rows past count and the odd tail's second half are zero; loads stay inside the operand.
+          llvm::Value* all = b.CreateNSWAdd(pairs, b.CreateZExt(odd, b.getInt64Ty()));
+          GemmLoop(
+              b, b.getInt64(0), all, 1,
+              [&](llvm::Value* p) {
+                GemmLoop(
+                    b, b.getInt64(0), w, 1,
+                    [&](llvm::Value* r) {
+                      llvm::Value* inside = b.CreateICmpSLT(r, count);
+                      llvm::Value* row = b.CreateSelect(inside, r, b.CreateNSWSub(count, b.getInt64(1)));
+                      for (int64_t h = 0; h < 2; ++h) {
+                        llvm::Value* kk = b.CreateNSWAdd(b.CreateNSWMul(p, b.getInt64(2)), b.getInt64(h));
+                        llvm::Value* valid = b.CreateAnd(inside, b.CreateICmpSLT(kk, kc));
+                        llvm::Value* k_clamped = b.CreateSelect(valid, kk, b.getInt64(0));
+                        llvm::Value* v = LoadBf16Bits(b, f32_source, x, element(row, k_clamped), 1);
+                        llvm::Value* at = b.CreateNSWAdd(
+                            b.CreateNSWMul(b.CreateNSWAdd(b.CreateNSWMul(p, w), r), b.getInt64(2)), b.getInt64(h));
+                        store16(b.CreateSelect(valid, v, b.getInt16(0)), at);
+                      }
+                    },
+                    "pack.edge", /*vectorize=*/false);
+              },
+              "pack.edge.pair", /*vectorize=*/false);
+        });
+  };
+}
+
+llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, const TargetInfo& target) {
+  std::string name = fmt::format("xlac.gemm.kernel.dpbf16.{}x{}", t.mr, t.nr);
+  if (llvm::Function* existing = module.getFunction(name)) return existing;
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* i64 = b.getInt64Ty();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64, b.getInt1Ty()}, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  fn->addFnAttr(kSharedFunctionAttribute);
+  SetFunctionTargetAttributes(*fn, target);
+  for (unsigned i = 0; i < 3; ++i) fn->addParamAttr(i, llvm::Attribute::NoAlias);
+  llvm::Value* ap = fn->getArg(0);
+  llvm::Value* bp = fn->getArg(1);
+  llvm::Value* c = fn->getArg(2);
+  llvm::Value* ldc = fn->getArg(3);
+  llvm::Value* kc = fn->getArg(4);
+  llvm::Value* first = fn->getArg(5);
+
+  assert(t.vector_width == 16 && t.nr % 16 == 0 && "the f32 tiling of an AVX-512 target");
+  const int64_t cols = t.nr / 16;
+  auto* acc_type = llvm::FixedVectorType::get(b.getFloatTy(), 16);
+  auto* pairs_type = llvm::FixedVectorType::get(b.getBFloatTy(), 32);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  llvm::BasicBlock* init_load = llvm::BasicBlock::Create(ctx, "init.load", fn);
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "pair", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "store", fn);
+  b.SetInsertPoint(entry);
+  llvm::Value* pairs = b.CreateSDiv(b.CreateNSWAdd(kc, b.getInt64(1)), b.getInt64(2));
+  b.CreateCondBr(first, loop, init_load);
+
+  auto c_address = [&](int64_t r, int64_t col) {
+    llvm::Value* row = b.CreateInBoundsGEP(b.getFloatTy(), c, b.CreateNSWMul(ldc, b.getInt64(r)));
+    return b.CreateInBoundsGEP(b.getFloatTy(), row, b.getInt64(col * 16));
+  };
+  b.SetInsertPoint(init_load);
+  std::vector<llvm::Value*> loaded;
+  for (int64_t r = 0; r < t.mr; ++r) {
+    for (int64_t col = 0; col < cols; ++col) {
+      loaded.push_back(b.CreateAlignedLoad(acc_type, c_address(r, col), llvm::Align(4)));
+    }
+  }
+  b.CreateBr(loop);
+
+  b.SetInsertPoint(loop);
+  llvm::PHINode* p = b.CreatePHI(i64, 3, "p");
+  p->addIncoming(b.getInt64(0), entry);
+  p->addIncoming(b.getInt64(0), init_load);
+  std::vector<llvm::PHINode*> acc_phis;
+  std::vector<llvm::Value*> acc;
+  llvm::Constant* zero = llvm::Constant::getNullValue(acc_type);
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    llvm::PHINode* phi = b.CreatePHI(acc_type, 3, "acc");
+    phi->addIncoming(zero, entry);
+    phi->addIncoming(loaded[i], init_load);
+    acc_phis.push_back(phi);
+    acc.push_back(phi);
+  }
+  // Pair p of the B panel: nr words, 16 per vector; of the A panel: mr words.
+  llvm::Value* b_row = b.CreateInBoundsGEP(b.getInt32Ty(), bp, b.CreateNSWMul(p, b.getInt64(t.nr)));
+  std::vector<llvm::Value*> b_vec;
+  for (int64_t col = 0; col < cols; ++col) {
+    b_vec.push_back(b.CreateAlignedLoad(pairs_type, b.CreateInBoundsGEP(b.getInt32Ty(), b_row, b.getInt64(col * 16)),
+                                        llvm::Align(64)));
+  }
+  llvm::Value* a_row = b.CreateInBoundsGEP(b.getInt32Ty(), ap, b.CreateNSWMul(p, b.getInt64(t.mr)));
+  for (int64_t r = 0; r < t.mr; ++r) {
+    llvm::Value* word =
+        b.CreateAlignedLoad(b.getInt32Ty(), b.CreateInBoundsGEP(b.getInt32Ty(), a_row, b.getInt64(r)), llvm::Align(4));
+    llvm::Value* a = b.CreateBitCast(b.CreateVectorSplat(16, word), pairs_type);
+    for (int64_t col = 0; col < cols; ++col) {
+      size_t i = static_cast<size_t>(r * cols + col);
+      acc[i] = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {acc[i], a, b_vec[col]});
+    }
+  }
+  llvm::Value* next = b.CreateNSWAdd(p, b.getInt64(1));
+  p->addIncoming(next, loop);
+  for (size_t i = 0; i < acc.size(); ++i) acc_phis[i]->addIncoming(acc[i], loop);
+  b.CreateCondBr(b.CreateICmpSLT(next, pairs), loop, exit);
+
+  b.SetInsertPoint(exit);
+  for (int64_t r = 0; r < t.mr; ++r) {
+    for (int64_t col = 0; col < cols; ++col) {
+      b.CreateAlignedStore(acc[static_cast<size_t>(r * cols + col)], c_address(r, col), llvm::Align(4));
+    }
+  }
+  b.CreateRetVoid();
+  return fn;
+}
+
+}  // namespace xlac::codegen::internal
