@@ -317,6 +317,17 @@ __attribute__((target("avx512f"), always_inline)) inline void ApplyConst(const _
   ApplyConst<Matrix, Rows>(in, step, out, out_step, std::make_integer_sequence<int, Rows>{});
 }
 
+// CombineConst for a row given by reference: constant-folded the same way once the caller's loops are unrolled
+// (r known), which a template argument cannot express inside them.
+__attribute__((target("avx512f"), always_inline)) inline __m512 CombineRow(const float (&coef)[6], const __m512* in) {
+  __m512 acc = _mm512_setzero_ps();
+#pragma clang loop unroll(full)
+  for (int k = 0; k < 6; ++k) {
+    if (coef[k] != 0.0f) acc = _mm512_fmadd_ps(_mm512_set1_ps(coef[k]), in[k], acc);
+  }
+  return acc;
+}
+
 bool IsF4(const float* matrix, const float* constants, int rows) {
   return std::memcmp(matrix, constants, static_cast<size_t>(rows) * 6 * sizeof(float)) == 0;
 }
@@ -431,9 +442,20 @@ __attribute__((target("avx512f"))) void InputChannelF4(const WinogradInputArgs& 
   }
 }
 
+// The first `count` lanes of `v` to dst[0], dst[stride], ... (kept out of line: rare, and unrolled copies of it
+// bloated the hot loop).
+__attribute__((target("avx512f"), noinline)) void StoreStrided(__m512 v, float* dst, int64_t count, int64_t stride) {
+  alignas(64) float buffer[16];
+  _mm512_store_ps(buffer, v);
+  for (int64_t j = 0; j < count; ++j) dst[j * stride] = buffer[j];
+}
+
 // The output transform of one feature of every image for F(4x4): the generic kernel's order, with the coefficients
 // constant and each output row's four vectors of 16 tiles (one per column q of the tiles) interleaved into image
 // columns by two two-source permutes and a blend per image vector.
+// Contiguous: y's columns are adjacent (instantiated apart: the strided stores' calls made the compiler keep the
+// unrolled loop's vectors on the stack).
+template <bool Contiguous>
 __attribute__((target("avx512f"))) void OutputFeatureF4(const WinogradOutputArgs& p, int64_t feature) {
   constexpr int N = 6, m = 4;
   const int64_t chunks = (p.tiles[1] + 15) / 16;
@@ -459,31 +481,46 @@ __attribute__((target("avx512f"))) void OutputFeatureF4(const WinogradOutputArgs
       for (int64_t c = 0; c < chunks; ++c) {
         const int64_t column = ty * p.tiles[1] + c * 16;
         const int64_t lanes = std::min<int64_t>(16, p.tiles[1] - c * 16);
-        __m512 values[N * N], s[m * N], out[m];
-        for (int q = 0; q < N * N; ++q) values[q] = _mm512_loadu_ps(staging + q * staging_length + column);
-        for (int b = 0; b < N; ++b) ApplyConst<kAt4, m>(values + b, N, s + b, N);
+        // Per output row r: its n values of the transform along rows (from the staging rows, in L1), then the
+        // transform along columns; everything unrolled so that the few live vectors stay in registers (all 24 of
+        // the transform along rows at once, or indexed arrays in loops, were spilled to the stack).
+        const float* src = staging + column;
         const int64_t first_col = c * 16 * m;
         const int64_t cols = std::min<int64_t>(p.width - first_col, lanes * m);
+        const int64_t out_rows = std::min<int64_t>(m, p.height - m * ty);
+#pragma clang loop unroll(full)
         for (int r = 0; r < m; ++r) {
-          const int64_t y = m * ty + r;
-          if (y >= p.height) break;
-          ApplyConst<kAt4, m>(s + r * N, 1, out, 1);
-          float* dst_row = plane + y * p.y_strides[2] + first_col * p.y_strides[3];
-          for (int o = 0; o < m && 16 * o < cols; ++o) {
+          if (r >= out_rows) break;
+          __m512 s[N];
+#pragma clang loop unroll(full)
+          for (int b = 0; b < N; ++b) {
+            __m512 values[N];
+#pragma clang loop unroll(full)
+            for (int a = 0; a < N; ++a) {
+              // Only the loads whose coefficient is nonzero survive (CombineConst never reads the others).
+              values[a] =
+                  kAt4[r][a] != 0.0f ? _mm512_loadu_ps(src + (a * N + b) * staging_length) : _mm512_setzero_ps();
+            }
+            s[b] = CombineRow(kAt4[r], values);
+          }
+          __m512 out[m];
+          ApplyConst<kAt4, m>(s, 1, out, 1);
+          float* dst_row = plane + (m * ty + r) * p.y_strides[2] + first_col * p.y_strides[3];
+#pragma clang loop unroll(full)
+          for (int o = 0; o < m; ++o) {
+            const int64_t count = cols - 16 * o;
+            if (count <= 0) break;
             const __m512 low = _mm512_permutex2var_ps(out[0], spread[o], out[1]);
             const __m512 high = _mm512_permutex2var_ps(out[2], spread[o], out[3]);
             const __m512 columns = _mm512_mask_blend_ps(0xcccc, low, high);
-            const int64_t count = std::min<int64_t>(16, cols - 16 * o);
-            if (p.y_strides[3] == 1) {
-              if (count == 16) {
+            if constexpr (Contiguous) {
+              if (count >= 16) {
                 _mm512_storeu_ps(dst_row + 16 * o, columns);
               } else {
                 _mm512_mask_storeu_ps(dst_row + 16 * o, FirstLanes(count), columns);
               }
             } else {
-              alignas(64) float buffer[16];
-              _mm512_store_ps(buffer, columns);
-              for (int64_t j = 0; j < count; ++j) dst_row[(16 * o + j) * p.y_strides[3]] = buffer[j];
+              StoreStrided(columns, dst_row + 16 * o * p.y_strides[3], std::min<int64_t>(count, 16), p.y_strides[3]);
             }
           }
         }
@@ -562,7 +599,11 @@ void OutputRange(int64_t begin, int64_t end, void* ctx) {
   for (int64_t feature = begin; feature < end; ++feature) {
 #ifdef XLAC_WINOGRAD_AVX512
     if (job.f4) {
-      OutputFeatureF4(p, feature);
+      if (p.y_strides[3] == 1) {
+        OutputFeatureF4<true>(p, feature);
+      } else {
+        OutputFeatureF4<false>(p, feature);
+      }
       continue;
     }
     if (job.vectors) {
