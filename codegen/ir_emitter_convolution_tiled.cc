@@ -361,6 +361,7 @@ absl::StatusOr<bool> IrEmitter::EmitTiledConvolution(const Instruction& inst) {
   spec.element = ct;
   spec.fma = !options_.exact;
   spec.k = k;
+  spec.bf16_pairs = spec.fma && options_.target.has_avx512_bf16 && (type == PrimitiveType::kBF16 || tpu_bf16);
   if (direct) {
     spec.m = positions;
     spec.n = out_group;

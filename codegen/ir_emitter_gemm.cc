@@ -351,6 +351,8 @@ namespace {
 struct GemmBody {
   llvm::Type* element = nullptr;
   int64_t packed_bytes = 0;  // bytes per element of a packed panel (2 for bf16 pairs)
+  // Custom packers write f32 panels that EmitBf16PairsFromF32Panel repacks into pairs (GemmSpec::bf16_pairs).
+  bool repack_pairs = false;
   GemmTiling t;
   int64_t kc_max = 0, nc_max = 0, mc_max = 0;
   llvm::Value* k_total = nullptr;  // the contraction's length
@@ -385,8 +387,8 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
   const int64_t kc_max = g.kc_max, nc_max = g.nc_max, mc_max = g.mc_max;
   llvm::Value* k_total = g.k_total;
   llvm::Value* c_m = g.c_m;
-  const GemmPacker& pack_a = g.pack_a;
-  const GemmPacker& pack_b = g.pack_b;
+  GemmPacker pack_a = g.pack_a;
+  GemmPacker pack_b = g.pack_b;
   llvm::Function* kernel = g.kernel;
   llvm::Value* a = fn->getArg(0);
   llvm::Value* bm = fn->getArg(1);
@@ -404,11 +406,27 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
   const int64_t b_pack_bytes = (kc_max * nc_max * element_bytes + 63) / 64 * 64;
   llvm::FunctionCallee scratch = module.getOrInsertFunction(
       "xlac_rt_thread_scratch", llvm::FunctionType::get(b.getPtrTy(), {b.getInt64Ty()}, false));
-  llvm::CallInst* b_pack =
-      b.CreateCall(scratch, {b.getInt64(b_pack_bytes + mc_max * kc_max * element_bytes)}, "b.pack");
+  const int64_t a_pack_bytes = (mc_max * kc_max * element_bytes + 63) / 64 * 64;
+  // One f32 panel (kc x the wider of mr and nr) that custom packers fill before its repacking into pairs.
+  const int64_t f32_panel_bytes = g.repack_pairs ? kc_max * std::max(t.mr, t.nr) * 4 : 0;
+  llvm::CallInst* b_pack = b.CreateCall(scratch, {b.getInt64(b_pack_bytes + a_pack_bytes + f32_panel_bytes)}, "b.pack");
   b_pack->addRetAttr(llvm::Attribute::NoAlias);
   b_pack->addRetAttr(llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
   llvm::Value* a_pack = b.CreateInBoundsGEP(b.getInt8Ty(), b_pack, b.getInt64(b_pack_bytes), "a.pack");
+  if (g.repack_pairs) {
+    llvm::Value* f32_panel =
+        b.CreateInBoundsGEP(b.getInt8Ty(), b_pack, b.getInt64(b_pack_bytes + a_pack_bytes), "f32.panel");
+    auto via_f32_panel = [f32_panel](GemmPacker f32_packer) -> GemmPacker {
+      return [f32_panel, f32_packer](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* batch, llvm::Value* i0,
+                                     llvm::Value* count, llvm::Value* k0, llvm::Value* kc, llvm::Value* dst,
+                                     int64_t width) {
+        f32_packer(b, x, batch, i0, count, k0, kc, f32_panel, width);
+        EmitBf16PairsFromF32Panel(b, f32_panel, kc, dst, width);
+      };
+    };
+    pack_a = via_f32_panel(pack_a);
+    pack_b = via_f32_panel(pack_b);
+  }
   llvm::AllocaInst* tile = b.CreateAlloca(element, b.getInt64(t.mr * t.nr), "tile");
   tile->setAlignment(llvm::Align(64));
   auto i64 = [&](int64_t v) { return b.getInt64(v); };
@@ -597,17 +615,21 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
                                  const TargetInfo& target) {
   if (!spec.pack_a && !spec.pack_b) return GetSharedGemmFunction(module, spec, target);
   assert(spec.pack_a && spec.pack_b && "custom packing for both operands or neither");
-  assert(!spec.bf16_pairs && "bf16 pairs are packed from strided operands only");
+  assert(!spec.bf16_pairs || (spec.fma && spec.element->isFloatTy() && target.has_avx512_bf16));
   GemmTiling t = ChooseGemmTiling(static_cast<int>(spec.element->getPrimitiveSizeInBits()), target);
-  llvm::Function* kernel = GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target);
+  if (spec.bf16_pairs) t.kc *= 2;  // as for strided operands: k blocks start at even k
+  llvm::Function* kernel = spec.bf16_pairs ? GetBf16PairKernel(module, t, target)
+                                           : GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target);
   llvm::Function* fn = CreateGemmFunction(module, name, 0, target);
   llvm::IRBuilder<> b(module.getContext());
   b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
   GemmBody g;
   g.element = spec.element;
-  g.packed_bytes = static_cast<int64_t>(spec.element->getPrimitiveSizeInBits() / 8);
+  g.packed_bytes = spec.bf16_pairs ? 2 : static_cast<int64_t>(spec.element->getPrimitiveSizeInBits() / 8);
+  g.repack_pairs = spec.bf16_pairs;
   g.t = t;
-  g.kc_max = std::min(g.t.kc, spec.k);
+  // A panel of pairs holds ceil(kc / 2) pairs: an even kc_max keeps an odd k's panels from overlapping.
+  g.kc_max = spec.bf16_pairs ? RoundUp(std::min(g.t.kc, spec.k), 2) : std::min(g.t.kc, spec.k);
   g.nc_max = std::min(g.t.nc, RoundUp(spec.n, g.t.nr));
   g.mc_max = std::min(g.t.mc, RoundUp(spec.m, g.t.mr));
   g.k_total = b.getInt64(spec.k);

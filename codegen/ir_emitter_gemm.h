@@ -57,7 +57,8 @@ struct GemmSpec {
   // bf16 operands (load kWidenBf16 or kRoundBf16, element f32) in the default numerics on a CPU with AVX512_BF16:
   // packed as bf16 pairs (k, k + 1) and multiplied by vdpbf16ps, which per pair adds the k + 1 product and then the
   // k product, each as one fused multiply-add, with f32 denormals (operands, sums) flushed to zero
-  // (docs/numerics.md, "bf16 dots on AVX512_BF16"). Strided operands only.
+  // (docs/numerics.md, "bf16 dots on AVX512_BF16"). Custom packers then still write f32 panels, of values that are
+  // bf16 values (widened or rounded): the GEMM repacks each panel into pairs while it is in L1.
   bool bf16_pairs = false;
   // Operands that are not strided matrices (convolution's implicit im2col) bring their own packing; the strides
   // above and `load` are then unused.
@@ -69,6 +70,11 @@ struct GemmSpec {
 // last pair's second half when kc is odd. X holds bf16 values, or f32 values rounded to bf16 as they are loaded
 // (`f32_source`: a dot under TPU numerics at DEFAULT precision). k0 must be even.
 GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value* k_stride);
+
+// Repacks an f32 panel (a GemmPacker's layout: panel[kk * width + kk'] for kk < kc, every value a bf16 value) into
+// Bf16PairPacker's layout at dst.
+void EmitBf16PairsFromF32Panel(llvm::IRBuilder<>& b, llvm::Value* panel, llvm::Value* kc, llvm::Value* dst,
+                               int64_t width);
 
 // Register tile and cache blocks for an element of `element_bits` on `target`.
 struct GemmTiling {

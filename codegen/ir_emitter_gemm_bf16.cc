@@ -29,6 +29,23 @@ llvm::Type* VectorOr(llvm::Type* scalar, unsigned n) {
   return n == 1 ? scalar : static_cast<llvm::Type*>(llvm::FixedVectorType::get(scalar, n));
 }
 
+// The upper halves of f32 values (scalar or vector) that hold bf16 values: their bf16 bits. A NaN whose payload
+// sits in the lower half only (kept by EmitRoundToBf16) would read as an infinity: NaNs get the quiet bit.
+llvm::Value* Bf16BitsOf(llvm::IRBuilder<>& b, llvm::Value* f) {
+  llvm::Type* wide = b.getInt32Ty();
+  llvm::Type* half = b.getInt16Ty();
+  if (auto* v = llvm::dyn_cast<llvm::FixedVectorType>(f->getType())) {
+    wide = llvm::FixedVectorType::get(wide, v->getNumElements());
+    half = llvm::FixedVectorType::get(half, v->getNumElements());
+  }
+  llvm::Value* bits = b.CreateBitCast(f, wide);
+  llvm::Value* upper = b.CreateLShr(bits, llvm::ConstantInt::get(wide, 16));
+  llvm::Value* nan = b.CreateICmpUGT(b.CreateAnd(bits, llvm::ConstantInt::get(wide, 0x7fffffff)),
+                                     llvm::ConstantInt::get(wide, 0x7f800000));
+  upper = b.CreateSelect(nan, b.CreateOr(upper, llvm::ConstantInt::get(wide, 0x40)), upper);
+  return b.CreateTrunc(upper, half);
+}
+
 // The bf16 bits of n consecutive elements of x from element `offset`: <n x i16>, or i16 for n == 1.
 llvm::Value* LoadBf16Bits(llvm::IRBuilder<>& b, bool f32_source, llvm::Value* x, llvm::Value* offset, unsigned n) {
   if (!f32_source) {
@@ -37,9 +54,7 @@ llvm::Value* LoadBf16Bits(llvm::IRBuilder<>& b, bool f32_source, llvm::Value* x,
   }
   llvm::Value* f =
       b.CreateAlignedLoad(VectorOr(b.getFloatTy(), n), b.CreateInBoundsGEP(b.getFloatTy(), x, offset), llvm::Align(4));
-  llvm::Type* wide = VectorOr(b.getInt32Ty(), n);
-  llvm::Value* bits = b.CreateBitCast(EmitRoundToBf16(b, f), wide);
-  return b.CreateTrunc(b.CreateLShr(bits, llvm::ConstantInt::get(wide, 16)), VectorOr(b.getInt16Ty(), n));
+  return Bf16BitsOf(b, EmitRoundToBf16(b, f));
 }
 
 }  // namespace
@@ -190,6 +205,40 @@ GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value*
               "pack.edge.pair", /*vectorize=*/false);
         });
   };
+}
+
+void EmitBf16PairsFromF32Panel(llvm::IRBuilder<>& b, llvm::Value* panel, llvm::Value* kc, llvm::Value* dst,
+                               int64_t width) {
+  const unsigned n = static_cast<unsigned>(width);
+  auto* floats = llvm::FixedVectorType::get(b.getFloatTy(), n);
+  auto* halves = llvm::FixedVectorType::get(b.getInt16Ty(), n);
+  auto row_bits = [&](llvm::Value* kk) {
+    return Bf16BitsOf(b, b.CreateAlignedLoad(
+                             floats, b.CreateInBoundsGEP(b.getFloatTy(), panel, b.CreateNSWMul(kk, b.getInt64(width))),
+                             llvm::Align(4)));
+  };
+  llvm::SmallVector<int, 64> interleave;
+  for (unsigned j = 0; j < n; ++j) {
+    interleave.push_back(static_cast<int>(j));
+    interleave.push_back(static_cast<int>(n + j));
+  }
+  auto store_pair = [&](llvm::Value* p, llvm::Value* lo, llvm::Value* hi) {
+    b.CreateAlignedStore(b.CreateShuffleVector(lo, hi, interleave),
+                         b.CreateInBoundsGEP(b.getInt16Ty(), dst, b.CreateNSWMul(p, b.getInt64(2 * width))),
+                         llvm::Align(4));
+  };
+  llvm::Value* pairs = b.CreateSDiv(kc, b.getInt64(2));
+  GemmLoop(
+      b, b.getInt64(0), pairs, 1,
+      [&](llvm::Value* p) {
+        llvm::Value* kk = b.CreateNSWMul(p, b.getInt64(2));
+        store_pair(p, row_bits(kk), row_bits(b.CreateNSWAdd(kk, b.getInt64(1))));
+      },
+      "repack.pairs", /*vectorize=*/false);
+  GemmIf(
+      b, b.CreateICmpEQ(b.CreateSRem(kc, b.getInt64(2)), b.getInt64(1)),
+      [&] { store_pair(pairs, row_bits(b.CreateNSWSub(kc, b.getInt64(1))), llvm::Constant::getNullValue(halves)); },
+      [] {});
 }
 
 llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, const TargetInfo& target) {

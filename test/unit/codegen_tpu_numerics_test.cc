@@ -4,6 +4,8 @@
 // multiply-then-add agree), except the default mode's GEMM on a CPU with AVX512_BF16, whose vdpbf16ps adds each pair
 // of products in the other order and flushes denormals (within the default mode's bound; its exact bits are
 // CodegenDot.Bf16DotsOnAvx512Bf16MatchThePairModel's). Algorithms not modeled are reported as unsupported by both.
+#include <cstring>
+
 #include "codegen/target.h"
 #include "codegen_test_util.h"
 #include "fmt/format.h"
@@ -36,8 +38,8 @@ bool HostHasAvx512Bf16() {
 }
 
 // The JIT under TPU numerics equals the interpreter under TPU numerics bit for bit, in both numerics modes; with
-// `gemm_k` > 0 (every output a GEMM-path dot of at most gemm_k products per element, or sums of a few) the default
-// mode on a CPU with AVX512_BF16 is held to the default mode's bound instead.
+// `gemm_k` > 0 (every output a GEMM-path dot or convolution of at most gemm_k products per element, or sums of a
+// few) the default mode on a CPU with AVX512_BF16 is held to the default mode's bound instead.
 void ExpectTpuMatch(const std::string& text, int64_t gemm_k = 0) {
   std::unique_ptr<Module> module = ParseAndVerify(text);
   ASSERT_TRUE(module);
@@ -123,7 +125,7 @@ TEST(TpuNumerics, HighIsTheThreePassSplitOnEveryPath) {
         "HloModule m\nENTRY e {\n x = f32[2,12,12,16] parameter(0)\n w = f32[3,3,16,24] parameter(1)\n"
         " ROOT c = f32[2,12,12,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f,"
         " operand_precision={high,high}\n}"}) {
-    ExpectTpuMatch(text, std::string(text).find(" dot(") != std::string::npos ? 3 * 200 : 0);
+    ExpectTpuMatch(text, std::string(text).find(" dot(") != std::string::npos ? 3 * 200 : 3 * 3 * 3 * 16);
     std::unique_ptr<Module> module = ParseAndVerify(text);
     ASSERT_TRUE(module);
     std::vector<Literal> args;
@@ -176,7 +178,40 @@ TEST(TpuNumerics, ConvolutionsOnEveryPath) {
         "HloModule m\nENTRY e {\n x = f32[4,6,6,3] parameter(0)\n w = f32[2,2,3,4] parameter(1)\n"
         " ROOT c = f32[2,5,5,4] convolution(x, w), window={size=2x2}, dim_labels=b01f_01io->b01f,"
         " batch_group_count=2\n}"}) {
-    ExpectTpuMatch(text);
+    ExpectTpuMatch(text, /*gemm_k=*/3 * 3 * 16);
+  }
+}
+
+// An f32 NaN whose payload lies in the low 16 bits only stays a NaN when rounded to bf16 (its upper half alone would
+// read as an infinity): the strided pair packer of dots and the f32-panel repacking of convolutions on AVX512_BF16.
+TEST(TpuNumerics, NanPayloadsBelowBf16StayNan) {
+  for (const char* text :
+       {"HloModule m\nENTRY e {\n a = f32[2,64] parameter(0)\n b = f32[64,32] parameter(1)\n"
+        " ROOT d = f32[2,32] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+        "HloModule m\nENTRY e {\n x = f32[2,6,6,16] parameter(0)\n w = f32[3,3,16,32] parameter(1)\n"
+        " ROOT c = f32[2,6,6,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}"}) {
+    std::unique_ptr<Module> module = ParseAndVerify(text);
+    ASSERT_TRUE(module);
+    std::vector<Literal> args;
+    for (int64_t i = 0; i < 2; ++i) {
+      Literal ones(module->entry_computation()->parameter(i)->shape());
+      for (int64_t j = 0; j < ones.element_count(); ++j) ones.SetFromDouble(j, 1.0);
+      args.push_back(std::move(ones));
+    }
+    const uint32_t low_payload_nan = 0x7f800001u;
+    std::memcpy(args[0].mutable_raw_data() + 5 * 4, &low_payload_nan, 4);
+    absl::StatusOr<Literal> want = Interpret(*module, args, true);
+    ASSERT_TRUE(want.ok()) << want.status();
+    ASSERT_TRUE(std::isnan(want->GetAsDouble(0))) << text;
+    for (bool exact : {true, false}) {
+      absl::StatusOr<Literal> got = Jit(*module, args, true, exact);
+      ASSERT_TRUE(got.ok()) << got.status();
+      for (int64_t i = 0; i < want->element_count(); ++i) {
+        ASSERT_EQ(std::isnan(want->GetAsDouble(i)), std::isnan(got->GetAsDouble(i)))
+            << (exact ? "exact" : "default") << " mode, element " << i << ": " << got->GetAsDouble(i) << "\n"
+            << text;
+      }
+    }
   }
 }
 
