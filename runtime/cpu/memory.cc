@@ -1,4 +1,5 @@
 // Buffer allocation for compiled code and AOT hosts.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,9 +13,20 @@ extern "C" {
 void* xlac_rt_aligned_alloc(size_t bytes, size_t alignment) {
   if (alignment < sizeof(void*)) alignment = sizeof(void*);
   if ((alignment & (alignment - 1)) != 0) return nullptr;
+  // Large buffers (activations, gradients, weights of emulated devices) start on a 2 MiB boundary and ask for
+  // transparent huge pages: with THP in "madvise" mode (Debian's default) they would otherwise sit on 4 KiB pages,
+  // and 8 devices' buffers on 2 threads then spend a third of a data-parallel train step in TLB misses in some runs
+  // and not in others (docs/performance.md, "The emulated pod").
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const bool huge = bytes >= 2 * kHugePage;
+  if (huge && alignment < kHugePage) alignment = kHugePage;
   void* ptr = nullptr;
   // posix_memalign has no size constraint (unlike aligned_alloc) and its result is released by free().
   if (posix_memalign(&ptr, alignment, bytes == 0 ? 1 : bytes) != 0) return nullptr;
+#if defined(MADV_HUGEPAGE)
+  // Advice only: without THP support the buffer simply keeps small pages.
+  if (huge) (void)madvise(ptr, bytes, MADV_HUGEPAGE);
+#endif
   return ptr;
 }
 
