@@ -152,14 +152,12 @@ llvm::Value* IrEmitter::BF16BitsFromFloat(llvm::Value* f) {
   return b_.CreateTrunc(b_.CreateSelect(is_nan, nan, rounded), b_.getInt16Ty());
 }
 
-llvm::Value* IrEmitter::LoadCompute(const IrArray& array, const Index& index) {
-  PrimitiveType t = array.shape.element_type;
-  llvm::Value* raw = LoadRaw(array, index);
+llvm::Value* IrEmitter::ComputeFromStorage(PrimitiveType t, llvm::Value* raw) {
   if (IsNarrowType(t)) return NarrowLoad(t, raw);
   if (IsComplexType(t)) return b_.CreateBitCast(raw, ComplexComputeType(t));
   switch (t) {
     case PrimitiveType::kPred:
-      return b_.CreateICmpNE(raw, b_.getInt8(0));
+      return b_.CreateICmpNE(raw, llvm::ConstantInt::get(raw->getType(), 0));
     case PrimitiveType::kBF16:
       return FloatFromBF16Bits(raw);
     case PrimitiveType::kF16:
@@ -173,29 +171,30 @@ llvm::Value* IrEmitter::LoadCompute(const IrArray& array, const Index& index) {
   }
 }
 
-void IrEmitter::StoreCompute(const IrArray& array, const Index& index, llvm::Value* value) {
-  PrimitiveType t = array.shape.element_type;
-  llvm::Value* raw = value;
-  if (IsNarrowType(t)) raw = NarrowStore(t, value);
-  if (IsComplexType(t)) raw = b_.CreateBitCast(value, MoveType(t));
+llvm::Value* IrEmitter::StorageFromCompute(PrimitiveType t, llvm::Value* value) {
+  if (IsNarrowType(t)) return NarrowStore(t, value);
+  if (IsComplexType(t)) return b_.CreateBitCast(value, MoveType(t));
   switch (t) {
     case PrimitiveType::kPred:
-      raw = b_.CreateZExt(value, b_.getInt8Ty());
-      break;
+      return b_.CreateZExt(value, b_.getInt8Ty());
     case PrimitiveType::kBF16:
-      raw = BF16BitsFromFloat(value);
-      break;
+      return BF16BitsFromFloat(value);
     case PrimitiveType::kF16:
-      raw = b_.CreateBitCast(b_.CreateFPTrunc(value, b_.getHalfTy()), b_.getInt16Ty());
-      break;
+      return b_.CreateBitCast(b_.CreateFPTrunc(value, b_.getHalfTy()), b_.getInt16Ty());
     case PrimitiveType::kF32:
     case PrimitiveType::kF64:
-      raw = b_.CreateBitCast(value, MoveType(t));
-      break;
+      return b_.CreateBitCast(value, MoveType(t));
     default:
-      break;
+      return value;
   }
-  StoreRaw(array, index, raw);
+}
+
+llvm::Value* IrEmitter::LoadCompute(const IrArray& array, const Index& index) {
+  return ComputeFromStorage(array.shape.element_type, LoadRaw(array, index));
+}
+
+void IrEmitter::StoreCompute(const IrArray& array, const Index& index, llvm::Value* value) {
+  StoreRaw(array, index, StorageFromCompute(array.shape.element_type, value));
 }
 
 llvm::Value* IrEmitter::RoundToType(llvm::Value* value, PrimitiveType type) {

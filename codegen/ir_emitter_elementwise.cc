@@ -470,49 +470,14 @@ absl::StatusOr<llvm::Value*> IrEmitter::EmitBitcastConvert(const Instruction& in
     return Unimplemented(inst, "elementwise bitcast-convert from {} to {}", PrimitiveTypeName(from),
                          PrimitiveTypeName(to));
   }
-  llvm::Value* raw;
-  if (IsNarrowType(from)) {
-    raw = NarrowStore(from, v);
-  } else {
-    switch (from) {
-      case PrimitiveType::kPred:
-        raw = b_.CreateZExt(v, b_.getInt8Ty());
-        break;
-      case PrimitiveType::kBF16:
-        raw = BF16BitsFromFloat(v);
-        break;
-      case PrimitiveType::kF16:
-        raw = b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
-        break;
-      case PrimitiveType::kF32:
-      case PrimitiveType::kF64:
-        raw = b_.CreateBitCast(v, MoveType(from));
-        break;
-      default:
-        raw = v;
-        break;
-    }
-  }
+  llvm::Value* raw = StorageFromCompute(from, v);
   if (IsNarrowType(to)) {
     if (raw->getType() != b_.getInt8Ty()) raw = b_.CreateZExtOrTrunc(raw, b_.getInt8Ty());
     int bits = BitWidth(to);
     if (bits < 8) raw = b_.CreateAnd(raw, b_.getInt8(static_cast<uint8_t>((1u << bits) - 1)));
     return NarrowLoad(to, raw);
   }
-  switch (to) {
-    case PrimitiveType::kPred:
-      return b_.CreateICmpNE(raw, llvm::ConstantInt::get(raw->getType(), 0));
-    case PrimitiveType::kBF16:
-      return FloatFromBF16Bits(raw);
-    case PrimitiveType::kF16:
-      return b_.CreateFPExt(b_.CreateBitCast(raw, b_.getHalfTy()), b_.getFloatTy());
-    case PrimitiveType::kF32:
-      return b_.CreateBitCast(raw, b_.getFloatTy());
-    case PrimitiveType::kF64:
-      return b_.CreateBitCast(raw, b_.getDoubleTy());
-    default:
-      return b_.CreateZExtOrTrunc(raw, ComputeType(to));
-  }
+  return ComputeFromStorage(to, raw);
 }
 
 }  // namespace xlac::codegen::internal

@@ -115,6 +115,80 @@ void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>
   b.SetInsertPoint(done);
 }
 
+llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, const GemmTiling& t, llvm::Type* element,
+                               const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step) {
+  if (llvm::Function* existing = module.getFunction(name)) return existing;
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* i64 = b.getInt64Ty();
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64, b.getInt1Ty()}, false);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  // One copy per module, compiled once: a call per tile is nothing next to its kc x mr x nr/vector_width FMAs.
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  fn->addFnAttr(kSharedFunctionAttribute);
+  SetFunctionTargetAttributes(*fn, target);
+  for (unsigned i = 0; i < 3; ++i) fn->addParamAttr(i, llvm::Attribute::NoAlias);
+  llvm::Value* ap = fn->getArg(0);
+  llvm::Value* bp = fn->getArg(1);
+  llvm::Value* c = fn->getArg(2);
+  llvm::Value* ldc = fn->getArg(3);
+  llvm::Value* kc = fn->getArg(4);
+  llvm::Value* first = fn->getArg(5);
+
+  const int64_t vw = t.vector_width, cols = t.nr / t.vector_width;
+  auto* vt = llvm::FixedVectorType::get(element, static_cast<unsigned>(vw));
+  llvm::Align scalar_align(element->getPrimitiveSizeInBits() / 8);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  llvm::BasicBlock* init_load = llvm::BasicBlock::Create(ctx, "init.load", fn);
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "k", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "store", fn);
+  b.SetInsertPoint(entry);
+  llvm::Value* trips = steps(b, kc);
+  b.CreateCondBr(first, loop, init_load);
+
+  auto c_address = [&](int64_t r, int64_t col) {
+    llvm::Value* row = b.CreateInBoundsGEP(element, c, b.CreateNSWMul(ldc, b.getInt64(r)));
+    return b.CreateInBoundsGEP(element, row, b.getInt64(col * vw));
+  };
+  b.SetInsertPoint(init_load);
+  std::vector<llvm::Value*> loaded;
+  for (int64_t r = 0; r < t.mr; ++r) {
+    for (int64_t col = 0; col < cols; ++col) loaded.push_back(b.CreateAlignedLoad(vt, c_address(r, col), scalar_align));
+  }
+  b.CreateBr(loop);
+
+  b.SetInsertPoint(loop);
+  llvm::PHINode* k = b.CreatePHI(i64, 3, "k");
+  k->addIncoming(b.getInt64(0), entry);
+  k->addIncoming(b.getInt64(0), init_load);
+  std::vector<llvm::PHINode*> acc_phis;
+  std::vector<llvm::Value*> acc;
+  llvm::Constant* zero = llvm::Constant::getNullValue(vt);  // +0.0, as the interpreter's accumulator starts
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    llvm::PHINode* phi = b.CreatePHI(vt, 3, "acc");
+    phi->addIncoming(zero, entry);
+    phi->addIncoming(loaded[i], init_load);
+    acc_phis.push_back(phi);
+    acc.push_back(phi);
+  }
+  step(b, ap, bp, k, acc);
+  llvm::Value* next = b.CreateNSWAdd(k, b.getInt64(1));
+  k->addIncoming(next, loop);
+  for (size_t i = 0; i < acc.size(); ++i) acc_phis[i]->addIncoming(acc[i], loop);
+  b.CreateCondBr(b.CreateICmpSLT(next, trips), loop, exit);
+
+  b.SetInsertPoint(exit);
+  for (int64_t r = 0; r < t.mr; ++r) {
+    for (int64_t col = 0; col < cols; ++col) {
+      b.CreateAlignedStore(acc[static_cast<size_t>(r * cols + col)], c_address(r, col), scalar_align);
+    }
+  }
+  b.CreateRetVoid();
+  return fn;
+}
+
 // log2(v) stages, each swapping the off-diagonal h x h blocks of every 2h x 2h block (two-source shuffles, one
 // instruction each on AVX-512).
 std::vector<llvm::Value*> TransposeSquare(llvm::IRBuilder<>& b, std::vector<llvm::Value*> rows) {
@@ -234,94 +308,34 @@ llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmT
                                  fma         ? ".fma"
                                  : b_times_a ? ".ba"
                                              : "");
-  if (llvm::Function* existing = module.getFunction(name)) return existing;
-  llvm::LLVMContext& ctx = module.getContext();
-  llvm::IRBuilder<> b(ctx);
-  llvm::Type* ptr = b.getPtrTy();
-  llvm::Type* i64 = b.getInt64Ty();
-  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64, b.getInt1Ty()}, false);
-  llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  // One copy per module, compiled once: a call per tile is nothing next to its kc x mr x nr/vector_width FMAs.
-  fn->addFnAttr(llvm::Attribute::NoInline);
-  fn->addFnAttr(kSharedFunctionAttribute);
-  SetFunctionTargetAttributes(*fn, target);
-  for (unsigned i = 0; i < 3; ++i) fn->addParamAttr(i, llvm::Attribute::NoAlias);
-  llvm::Value* ap = fn->getArg(0);
-  llvm::Value* bp = fn->getArg(1);
-  llvm::Value* c = fn->getArg(2);
-  llvm::Value* ldc = fn->getArg(3);
-  llvm::Value* kc = fn->getArg(4);
-  llvm::Value* first = fn->getArg(5);
-
   const int64_t vw = t.vector_width, cols = t.nr / t.vector_width;
   auto* vt = llvm::FixedVectorType::get(element, static_cast<unsigned>(vw));
   const uint64_t esize = element->getPrimitiveSizeInBits() / 8;
   llvm::Align scalar_align(esize), vector_align(esize * static_cast<uint64_t>(vw));
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  llvm::BasicBlock* init_load = llvm::BasicBlock::Create(ctx, "init.load", fn);
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "k", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "store", fn);
-  b.SetInsertPoint(entry);
-  b.CreateCondBr(first, loop, init_load);
-
-  auto c_address = [&](int64_t r, int64_t col) {
-    llvm::Value* row = b.CreateInBoundsGEP(element, c, b.CreateNSWMul(ldc, b.getInt64(r)));
-    return b.CreateInBoundsGEP(element, row, b.getInt64(col * vw));
-  };
-  b.SetInsertPoint(init_load);
-  std::vector<llvm::Value*> loaded;
-  for (int64_t r = 0; r < t.mr; ++r) {
-    for (int64_t col = 0; col < cols; ++col) loaded.push_back(b.CreateAlignedLoad(vt, c_address(r, col), scalar_align));
-  }
-  b.CreateBr(loop);
-
-  b.SetInsertPoint(loop);
-  llvm::PHINode* k = b.CreatePHI(i64, 3, "k");
-  k->addIncoming(b.getInt64(0), entry);
-  k->addIncoming(b.getInt64(0), init_load);
-  std::vector<llvm::PHINode*> acc_phis;
-  std::vector<llvm::Value*> acc;
-  llvm::Constant* zero = llvm::Constant::getNullValue(vt);  // +0.0, as the interpreter's accumulator starts
-  for (size_t i = 0; i < loaded.size(); ++i) {
-    llvm::PHINode* phi = b.CreatePHI(vt, 3, "acc");
-    phi->addIncoming(zero, entry);
-    phi->addIncoming(loaded[i], init_load);
-    acc_phis.push_back(phi);
-    acc.push_back(phi);
-  }
-  llvm::Value* b_row = b.CreateInBoundsGEP(element, bp, b.CreateNSWMul(k, b.getInt64(t.nr)));
-  std::vector<llvm::Value*> b_vec;
-  for (int64_t col = 0; col < cols; ++col) {
-    b_vec.push_back(b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(element, b_row, b.getInt64(col * vw)), vector_align));
-  }
-  llvm::Value* a_row = b.CreateInBoundsGEP(element, ap, b.CreateNSWMul(k, b.getInt64(t.mr)));
-  for (int64_t r = 0; r < t.mr; ++r) {
-    llvm::Value* a = b.CreateAlignedLoad(element, b.CreateInBoundsGEP(element, a_row, b.getInt64(r)), scalar_align);
-    llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(vw), a);
+  auto steps = [](llvm::IRBuilder<>&, llvm::Value* kc) { return kc; };
+  auto step = [=](llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* k,
+                  std::vector<llvm::Value*>& acc) {
+    llvm::Value* b_row = b.CreateInBoundsGEP(element, bp, b.CreateNSWMul(k, b.getInt64(t.nr)));
+    std::vector<llvm::Value*> b_vec;
     for (int64_t col = 0; col < cols; ++col) {
-      size_t i = static_cast<size_t>(r * cols + col);
-      if (fma) {
-        acc[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, b_vec[col], acc[i]});
-        continue;
+      b_vec.push_back(b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(element, b_row, b.getInt64(col * vw)), vector_align));
+    }
+    llvm::Value* a_row = b.CreateInBoundsGEP(element, ap, b.CreateNSWMul(k, b.getInt64(t.mr)));
+    for (int64_t r = 0; r < t.mr; ++r) {
+      llvm::Value* a = b.CreateAlignedLoad(element, b.CreateInBoundsGEP(element, a_row, b.getInt64(r)), scalar_align);
+      llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(vw), a);
+      for (int64_t col = 0; col < cols; ++col) {
+        size_t i = static_cast<size_t>(r * cols + col);
+        if (fma) {
+          acc[i] = b.CreateIntrinsic(llvm::Intrinsic::fma, {vt}, {splat, b_vec[col], acc[i]});
+          continue;
+        }
+        llvm::Value* product = b_times_a ? b.CreateFMul(b_vec[col], splat) : b.CreateFMul(splat, b_vec[col]);
+        acc[i] = b.CreateFAdd(acc[i], product);
       }
-      llvm::Value* product = b_times_a ? b.CreateFMul(b_vec[col], splat) : b.CreateFMul(splat, b_vec[col]);
-      acc[i] = b.CreateFAdd(acc[i], product);
     }
-  }
-  llvm::Value* next = b.CreateNSWAdd(k, b.getInt64(1));
-  k->addIncoming(next, loop);
-  for (size_t i = 0; i < acc.size(); ++i) acc_phis[i]->addIncoming(acc[i], loop);
-  b.CreateCondBr(b.CreateICmpSLT(next, kc), loop, exit);
-
-  b.SetInsertPoint(exit);
-  for (int64_t r = 0; r < t.mr; ++r) {
-    for (int64_t col = 0; col < cols; ++col) {
-      b.CreateAlignedStore(acc[static_cast<size_t>(r * cols + col)], c_address(r, col), scalar_align);
-    }
-  }
-  b.CreateRetVoid();
-  return fn;
+  };
+  return EmitGemmKernel(module, name, t, element, target, steps, step);
 }
 
 }  // namespace

@@ -84,6 +84,18 @@ struct GemmTiling {
 };
 GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target);
 
+// One step of a micro-kernel's loop: reads step `k` of the packed panels ap and bp and updates the mr x cols
+// accumulator vectors acc[r * cols + col] (cols = nr / vector_width) in place. `steps` gives the loop's trip count
+// for kc (kc itself for one product per step).
+using GemmKernelStep = std::function<void(llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* k,
+                                          std::vector<llvm::Value*>& acc)>;
+using GemmKernelSteps = std::function<llvm::Value*(llvm::IRBuilder<>& b, llvm::Value* kc)>;
+// The micro-kernel `void (ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first)` named `name` (reused when the module
+// has it): accumulators of vector_width `element`s start at +0 (`first`) or C's tile (row stride ldc), take
+// steps(kc) steps, and are stored back. noinline and shared (one copy per module, its callers not tied together).
+llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, const GemmTiling& t, llvm::Type* element,
+                               const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step);
+
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first) of the f32 GEMM on bf16 pairs (Bf16PairPacker
 // panels): C[0:mr, 0:nr] = (first ? +0 : C) + the kc products, one vdpbf16ps per pair and accumulator vector.
 // `t` is the f32 tiling on an AVX-512 target.

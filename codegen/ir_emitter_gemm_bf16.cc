@@ -242,95 +242,34 @@ void EmitBf16PairsFromF32Panel(llvm::IRBuilder<>& b, llvm::Value* panel, llvm::V
 }
 
 llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, const TargetInfo& target) {
-  std::string name = fmt::format("xlac.gemm.kernel.dpbf16.{}x{}", t.mr, t.nr);
-  if (llvm::Function* existing = module.getFunction(name)) return existing;
-  llvm::LLVMContext& ctx = module.getContext();
-  llvm::IRBuilder<> b(ctx);
-  llvm::Type* ptr = b.getPtrTy();
-  llvm::Type* i64 = b.getInt64Ty();
-  auto* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i64, i64, b.getInt1Ty()}, false);
-  llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  fn->addFnAttr(llvm::Attribute::NoInline);
-  fn->addFnAttr(kSharedFunctionAttribute);
-  SetFunctionTargetAttributes(*fn, target);
-  for (unsigned i = 0; i < 3; ++i) fn->addParamAttr(i, llvm::Attribute::NoAlias);
-  llvm::Value* ap = fn->getArg(0);
-  llvm::Value* bp = fn->getArg(1);
-  llvm::Value* c = fn->getArg(2);
-  llvm::Value* ldc = fn->getArg(3);
-  llvm::Value* kc = fn->getArg(4);
-  llvm::Value* first = fn->getArg(5);
-
   assert(t.vector_width == 16 && t.nr % 16 == 0 && "the f32 tiling of an AVX-512 target");
   const int64_t cols = t.nr / 16;
-  auto* acc_type = llvm::FixedVectorType::get(b.getFloatTy(), 16);
-  auto* pairs_type = llvm::FixedVectorType::get(b.getBFloatTy(), 32);
-  llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
-  llvm::BasicBlock* init_load = llvm::BasicBlock::Create(ctx, "init.load", fn);
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "pair", fn);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "store", fn);
-  b.SetInsertPoint(entry);
-  llvm::Value* pairs = b.CreateSDiv(b.CreateNSWAdd(kc, b.getInt64(1)), b.getInt64(2));
-  b.CreateCondBr(first, loop, init_load);
-
-  auto c_address = [&](int64_t r, int64_t col) {
-    llvm::Value* row = b.CreateInBoundsGEP(b.getFloatTy(), c, b.CreateNSWMul(ldc, b.getInt64(r)));
-    return b.CreateInBoundsGEP(b.getFloatTy(), row, b.getInt64(col * 16));
+  auto steps = [](llvm::IRBuilder<>& b, llvm::Value* kc) {
+    return b.CreateSDiv(b.CreateNSWAdd(kc, b.getInt64(1)), b.getInt64(2));  // pairs, the last one maybe half zero
   };
-  b.SetInsertPoint(init_load);
-  std::vector<llvm::Value*> loaded;
-  for (int64_t r = 0; r < t.mr; ++r) {
+  auto step = [=](llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* p,
+                  std::vector<llvm::Value*>& acc) {
+    auto* pairs_type = llvm::FixedVectorType::get(b.getBFloatTy(), 32);
+    // Pair p of the B panel: nr words, 16 per vector; of the A panel: mr words.
+    llvm::Value* b_row = b.CreateInBoundsGEP(b.getInt32Ty(), bp, b.CreateNSWMul(p, b.getInt64(t.nr)));
+    std::vector<llvm::Value*> b_vec;
     for (int64_t col = 0; col < cols; ++col) {
-      loaded.push_back(b.CreateAlignedLoad(acc_type, c_address(r, col), llvm::Align(4)));
+      b_vec.push_back(b.CreateAlignedLoad(pairs_type, b.CreateInBoundsGEP(b.getInt32Ty(), b_row, b.getInt64(col * 16)),
+                                          llvm::Align(64)));
     }
-  }
-  b.CreateBr(loop);
-
-  b.SetInsertPoint(loop);
-  llvm::PHINode* p = b.CreatePHI(i64, 3, "p");
-  p->addIncoming(b.getInt64(0), entry);
-  p->addIncoming(b.getInt64(0), init_load);
-  std::vector<llvm::PHINode*> acc_phis;
-  std::vector<llvm::Value*> acc;
-  llvm::Constant* zero = llvm::Constant::getNullValue(acc_type);
-  for (size_t i = 0; i < loaded.size(); ++i) {
-    llvm::PHINode* phi = b.CreatePHI(acc_type, 3, "acc");
-    phi->addIncoming(zero, entry);
-    phi->addIncoming(loaded[i], init_load);
-    acc_phis.push_back(phi);
-    acc.push_back(phi);
-  }
-  // Pair p of the B panel: nr words, 16 per vector; of the A panel: mr words.
-  llvm::Value* b_row = b.CreateInBoundsGEP(b.getInt32Ty(), bp, b.CreateNSWMul(p, b.getInt64(t.nr)));
-  std::vector<llvm::Value*> b_vec;
-  for (int64_t col = 0; col < cols; ++col) {
-    b_vec.push_back(b.CreateAlignedLoad(pairs_type, b.CreateInBoundsGEP(b.getInt32Ty(), b_row, b.getInt64(col * 16)),
-                                        llvm::Align(64)));
-  }
-  llvm::Value* a_row = b.CreateInBoundsGEP(b.getInt32Ty(), ap, b.CreateNSWMul(p, b.getInt64(t.mr)));
-  for (int64_t r = 0; r < t.mr; ++r) {
-    llvm::Value* word =
-        b.CreateAlignedLoad(b.getInt32Ty(), b.CreateInBoundsGEP(b.getInt32Ty(), a_row, b.getInt64(r)), llvm::Align(4));
-    llvm::Value* a = b.CreateBitCast(b.CreateVectorSplat(16, word), pairs_type);
-    for (int64_t col = 0; col < cols; ++col) {
-      size_t i = static_cast<size_t>(r * cols + col);
-      acc[i] = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {acc[i], a, b_vec[col]});
+    llvm::Value* a_row = b.CreateInBoundsGEP(b.getInt32Ty(), ap, b.CreateNSWMul(p, b.getInt64(t.mr)));
+    for (int64_t r = 0; r < t.mr; ++r) {
+      llvm::Value* word = b.CreateAlignedLoad(b.getInt32Ty(), b.CreateInBoundsGEP(b.getInt32Ty(), a_row, b.getInt64(r)),
+                                              llvm::Align(4));
+      llvm::Value* a = b.CreateBitCast(b.CreateVectorSplat(16, word), pairs_type);
+      for (int64_t col = 0; col < cols; ++col) {
+        size_t i = static_cast<size_t>(r * cols + col);
+        acc[i] = b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {acc[i], a, b_vec[col]});
+      }
     }
-  }
-  llvm::Value* next = b.CreateNSWAdd(p, b.getInt64(1));
-  p->addIncoming(next, loop);
-  for (size_t i = 0; i < acc.size(); ++i) acc_phis[i]->addIncoming(acc[i], loop);
-  b.CreateCondBr(b.CreateICmpSLT(next, pairs), loop, exit);
-
-  b.SetInsertPoint(exit);
-  for (int64_t r = 0; r < t.mr; ++r) {
-    for (int64_t col = 0; col < cols; ++col) {
-      b.CreateAlignedStore(acc[static_cast<size_t>(r * cols + col)], c_address(r, col), llvm::Align(4));
-    }
-  }
-  b.CreateRetVoid();
-  return fn;
+  };
+  return EmitGemmKernel(module, fmt::format("xlac.gemm.kernel.dpbf16.{}x{}", t.mr, t.nr), t,
+                        llvm::Type::getFloatTy(module.getContext()), target, steps, step);
 }
 
 }  // namespace xlac::codegen::internal

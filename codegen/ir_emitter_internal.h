@@ -94,6 +94,9 @@ class IrEmitter {
   llvm::Value* LinearIndex(const IrArray& array, const Index& index);
   llvm::Value* LoadCompute(const IrArray& array, const Index& index);
   void StoreCompute(const IrArray& array, const Index& index, llvm::Value* value);
+  // A storage value (LoadRaw's: narrow types as their byte) as a compute value of `t`, and back.
+  llvm::Value* ComputeFromStorage(PrimitiveType t, llvm::Value* raw);
+  llvm::Value* StorageFromCompute(PrimitiveType t, llvm::Value* value);
   llvm::Value* LoadRaw(const IrArray& array, const Index& index);
   void StoreRaw(const IrArray& array, const Index& index, llvm::Value* value);
   // Compute value rounded to what `type` can hold (bf16/f16 round to nearest even; other types are exact).
