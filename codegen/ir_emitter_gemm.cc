@@ -67,6 +67,11 @@ GemmLoad Bf16RoundedGemmLoad() {
   };
 }
 
+bool IsConstantOne(llvm::Value* v) {
+  auto* c = llvm::dyn_cast<llvm::ConstantInt>(v);
+  return c != nullptr && c->isOne();
+}
+
 void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,
               const std::function<void(llvm::Value*)>& body, const char* name, bool vectorize) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
@@ -221,11 +226,8 @@ namespace {
 // where `vector_width` (the kernel's) divides `width` and loads are native.
 GemmPacker StridedGemmPacker(llvm::Type* element, llvm::Value* row_stride, llvm::Value* k_stride, GemmLoad load,
                              bool native_load, int64_t vector_width) {
-  auto is_one = [](llvm::Value* v) {
-    auto* c = llvm::dyn_cast<llvm::ConstantInt>(v);
-    return c != nullptr && c->isOne();
-  };
-  const bool transpose_blocks = native_load && is_one(k_stride) && !is_one(row_stride) && vector_width > 1;
+  const bool transpose_blocks =
+      native_load && IsConstantOne(k_stride) && !IsConstantOne(row_stride) && vector_width > 1;
   return [=](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value*, llvm::Value* i0, llvm::Value* count, llvm::Value* k0,
              llvm::Value* kc, llvm::Value* dst, int64_t width) {
     llvm::Align align(element->getPrimitiveSizeInBits() / 8);

@@ -121,6 +121,8 @@ std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpe
 // module splitter (codegen/split_compile.h) does not tie its callers together through it.
 inline constexpr const char* kSharedFunctionAttribute = "xlac-shared";
 
+// A stride that is the constant 1 in the GEMM function's body (its packers then move contiguous vectors).
+bool IsConstantOne(llvm::Value* v);
 // for (iv = start; iv < end; iv += step) body(iv), in the builder's current function; `vectorize` false keeps LLVM
 // from vectorizing, versioning or unrolling a loop that is rare or short (edge tiles and panels).
 void GemmLoop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, int64_t step,

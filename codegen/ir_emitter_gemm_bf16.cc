@@ -6,6 +6,7 @@
 // the kernel broadcasts one word per row. A B panel of nr columns holds, per pair p, nr such words, one vector
 // register per 16 columns. A pair straddling the end of k (odd kc) has a zero second half; rows past the panel's
 // count are zero, so the padded products are 0 * 0 and no NaN or infinity is made up.
+#include <functional>
 #include <vector>
 
 #include "codegen/ir_emitter_gemm.h"
@@ -19,11 +20,6 @@
 
 namespace xlac::codegen::internal {
 namespace {
-
-bool IsOne(llvm::Value* v) {
-  auto* c = llvm::dyn_cast<llvm::ConstantInt>(v);
-  return c != nullptr && c->isOne();
-}
 
 llvm::Type* VectorOr(llvm::Type* scalar, unsigned n) {
   return n == 1 ? scalar : static_cast<llvm::Type*>(llvm::FixedVectorType::get(scalar, n));
@@ -57,6 +53,38 @@ llvm::Value* LoadBf16Bits(llvm::IRBuilder<>& b, bool f32_source, llvm::Value* x,
   return Bf16BitsOf(b, EmitRoundToBf16(b, f));
 }
 
+// Packs a panel whose k rows come whole: row_bits(kk) gives the `width` bf16 values of row kk (<width x i16>), and
+// rows 2p and 2p + 1 interleave into pair p (an odd kc's last pair with zeros).
+void PackRowPairs(llvm::IRBuilder<>& b, llvm::Value* kc, llvm::Value* dst, int64_t width,
+                  const std::function<llvm::Value*(llvm::Value* kk)>& row_bits) {
+  const unsigned n = static_cast<unsigned>(width);
+  llvm::SmallVector<int, 64> interleave;
+  for (unsigned j = 0; j < n; ++j) {
+    interleave.push_back(static_cast<int>(j));
+    interleave.push_back(static_cast<int>(n + j));
+  }
+  auto store_pair = [&](llvm::Value* p, llvm::Value* lo, llvm::Value* hi) {
+    b.CreateAlignedStore(b.CreateShuffleVector(lo, hi, interleave),
+                         b.CreateInBoundsGEP(b.getInt16Ty(), dst, b.CreateNSWMul(p, b.getInt64(2 * width))),
+                         llvm::Align(4));
+  };
+  llvm::Value* pairs = b.CreateSDiv(kc, b.getInt64(2));
+  GemmLoop(
+      b, b.getInt64(0), pairs, 1,
+      [&](llvm::Value* p) {
+        llvm::Value* kk = b.CreateNSWMul(p, b.getInt64(2));
+        store_pair(p, row_bits(kk), row_bits(b.CreateNSWAdd(kk, b.getInt64(1))));
+      },
+      "pack.row.pairs", /*vectorize=*/false);
+  GemmIf(
+      b, b.CreateICmpEQ(b.CreateSRem(kc, b.getInt64(2)), b.getInt64(1)),
+      [&] {
+        llvm::Value* lo = row_bits(b.CreateNSWSub(kc, b.getInt64(1)));
+        store_pair(pairs, lo, llvm::Constant::getNullValue(lo->getType()));
+      },
+      [] {});
+}
+
 }  // namespace
 
 GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value* k_stride) {
@@ -85,7 +113,7 @@ GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value*
                 [&](llvm::Value* r) {
                   llvm::Value* kk = b.CreateNSWMul(p, b.getInt64(2));
                   llvm::Value* at = b.CreateNSWMul(b.CreateNSWAdd(b.CreateNSWMul(p, w), r), b.getInt64(2));
-                  if (IsOne(k_stride)) {
+                  if (IsConstantOne(k_stride)) {
                     // Both halves adjacent in memory: one 32-bit move.
                     llvm::Value* word = b.CreateBitCast(LoadBf16Bits(b, f32_source, x, element(r, kk), 2), i32);
                     b.CreateAlignedStore(word, b.CreateInBoundsGEP(i16, dst, at), llvm::Align(4));
@@ -117,40 +145,15 @@ GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value*
         b, b.CreateICmpEQ(count, w),
         [&] {
           const unsigned n = static_cast<unsigned>(width);
-          if (IsOne(row_stride)) {
+          if (IsConstantOne(row_stride)) {
             // Rows contiguous (B row-major): the two k rows of a pair, interleaved in registers.
-            llvm::SmallVector<int, 64> interleave;
-            for (unsigned j = 0; j < n; ++j) {
-              interleave.push_back(static_cast<int>(j));
-              interleave.push_back(static_cast<int>(n + j));
-            }
-            auto store_pair = [&](llvm::Value* p, llvm::Value* lo, llvm::Value* hi) {
-              llvm::Value* words = b.CreateShuffleVector(lo, hi, interleave);
-              b.CreateAlignedStore(words, b.CreateInBoundsGEP(i16, dst, b.CreateNSWMul(p, b.getInt64(2 * width))),
-                                   llvm::Align(4));
-            };
-            GemmLoop(
-                b, b.getInt64(0), pairs, 1,
-                [&](llvm::Value* p) {
-                  llvm::Value* kk = b.CreateNSWMul(p, b.getInt64(2));
-                  llvm::Value* lo = LoadBf16Bits(b, f32_source, x, element(b.getInt64(0), kk), n);
-                  llvm::Value* hi =
-                      LoadBf16Bits(b, f32_source, x, element(b.getInt64(0), b.CreateNSWAdd(kk, b.getInt64(1))), n);
-                  store_pair(p, lo, hi);
-                },
-                "pack.rows", /*vectorize=*/false);
-            GemmIf(
-                b, odd,
-                [&] {
-                  llvm::Value* lo =
-                      LoadBf16Bits(b, f32_source, x, element(b.getInt64(0), b.CreateNSWSub(kc, b.getInt64(1))), n);
-                  store_pair(pairs, lo, llvm::Constant::getNullValue(lo->getType()));
-                },
-                [] {});
+            PackRowPairs(b, kc, dst, width, [&](llvm::Value* kk) {
+              return LoadBf16Bits(b, f32_source, x, element(b.getInt64(0), kk), n);
+            });
             return;
           }
           llvm::Value* begin = b.getInt64(0);
-          if (IsOne(k_stride) && width % 16 == 0) {
+          if (IsConstantOne(k_stride) && width % 16 == 0) {
             // k contiguous (B transposed, as dx = dy w^T): 16 rows x 16 pairs move as a 16 x 16 block of words
             // transposed in registers, instead of words gathered from 16 rows a power-of-two stride apart.
             auto* words = llvm::FixedVectorType::get(i32, 16);
@@ -209,36 +212,12 @@ GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value*
 
 void EmitBf16PairsFromF32Panel(llvm::IRBuilder<>& b, llvm::Value* panel, llvm::Value* kc, llvm::Value* dst,
                                int64_t width) {
-  const unsigned n = static_cast<unsigned>(width);
-  auto* floats = llvm::FixedVectorType::get(b.getFloatTy(), n);
-  auto* halves = llvm::FixedVectorType::get(b.getInt16Ty(), n);
-  auto row_bits = [&](llvm::Value* kk) {
+  auto* floats = llvm::FixedVectorType::get(b.getFloatTy(), static_cast<unsigned>(width));
+  PackRowPairs(b, kc, dst, width, [&](llvm::Value* kk) {
     return Bf16BitsOf(b, b.CreateAlignedLoad(
                              floats, b.CreateInBoundsGEP(b.getFloatTy(), panel, b.CreateNSWMul(kk, b.getInt64(width))),
                              llvm::Align(4)));
-  };
-  llvm::SmallVector<int, 64> interleave;
-  for (unsigned j = 0; j < n; ++j) {
-    interleave.push_back(static_cast<int>(j));
-    interleave.push_back(static_cast<int>(n + j));
-  }
-  auto store_pair = [&](llvm::Value* p, llvm::Value* lo, llvm::Value* hi) {
-    b.CreateAlignedStore(b.CreateShuffleVector(lo, hi, interleave),
-                         b.CreateInBoundsGEP(b.getInt16Ty(), dst, b.CreateNSWMul(p, b.getInt64(2 * width))),
-                         llvm::Align(4));
-  };
-  llvm::Value* pairs = b.CreateSDiv(kc, b.getInt64(2));
-  GemmLoop(
-      b, b.getInt64(0), pairs, 1,
-      [&](llvm::Value* p) {
-        llvm::Value* kk = b.CreateNSWMul(p, b.getInt64(2));
-        store_pair(p, row_bits(kk), row_bits(b.CreateNSWAdd(kk, b.getInt64(1))));
-      },
-      "repack.pairs", /*vectorize=*/false);
-  GemmIf(
-      b, b.CreateICmpEQ(b.CreateSRem(kc, b.getInt64(2)), b.getInt64(1)),
-      [&] { store_pair(pairs, row_bits(b.CreateNSWSub(kc, b.getInt64(1))), llvm::Constant::getNullValue(halves)); },
-      [] {});
+  });
 }
 
 llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, const TargetInfo& target) {

@@ -7,18 +7,12 @@
 #include <random>
 
 #include "absl/strings/str_join.h"
-#include "codegen/target.h"
 #include "codegen_test_util.h"
 #include "fmt/format.h"
 #include "gemm_numerics_test_util.h"
 
 namespace xlac::codegen::testing {
 namespace {
-
-bool HostHasAvx512Bf16() {
-  absl::StatusOr<TargetInfo> target = ResolveTarget(TargetOptions{});
-  return target.ok() && target->has_avx512_bf16;
-}
 
 // Products per output element of the root convolution (window positions times input features per group).
 int64_t ContractionSize(const Module& module) {

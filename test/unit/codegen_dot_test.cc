@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 
-#include "codegen/target.h"
 #include "codegen_test_util.h"
 #include "fmt/format.h"
 #include "gemm_numerics_test_util.h"
@@ -69,11 +68,6 @@ std::vector<Literal> ExpectDot(const std::string& text, int64_t k, std::vector<L
     EXPECT_TRUE(outside.empty()) << "default mode: " << outside << "\n" << text;
   }
   return *std::move(fast);
-}
-
-bool HostHasAvx512Bf16() {
-  absl::StatusOr<TargetInfo> target = ResolveTarget(TargetOptions{});
-  return target.ok() && target->has_avx512_bf16;
 }
 
 std::string Layout(bool column_major) { return column_major ? "{0,1}" : "{1,0}"; }

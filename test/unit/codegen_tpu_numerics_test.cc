@@ -6,7 +6,6 @@
 // CodegenDot.Bf16DotsOnAvx512Bf16MatchThePairModel's). Algorithms not modeled are reported as unsupported by both.
 #include <cstring>
 
-#include "codegen/target.h"
 #include "codegen_test_util.h"
 #include "fmt/format.h"
 #include "gemm_numerics_test_util.h"
@@ -30,11 +29,6 @@ absl::StatusOr<Literal> Jit(const Module& module, const std::vector<Literal>& ar
   XLAC_ASSIGN_OR_RETURN(std::unique_ptr<JitExecutable> exe, JitExecutable::Compile(module, options));
   XLAC_ASSIGN_OR_RETURN(std::vector<Literal> out, exe->Run(args));
   return std::move(out[0]);
-}
-
-bool HostHasAvx512Bf16() {
-  absl::StatusOr<TargetInfo> target = ResolveTarget(TargetOptions{});
-  return target.ok() && target->has_avx512_bf16;
 }
 
 // The JIT under TPU numerics equals the interpreter under TPU numerics bit for bit, in both numerics modes; with

@@ -9,10 +9,18 @@
 #include <limits>
 #include <string>
 
+#include "codegen/target.h"
 #include "codegen_test_util.h"
 #include "fmt/format.h"
 
 namespace xlac::codegen::testing {
+
+// Whether the host (the JIT's default target) has AVX512_BF16: the default mode's bf16 GEMMs then run on vdpbf16ps
+// (docs/numerics.md, "bf16 dots on AVX512_BF16").
+inline bool HostHasAvx512Bf16() {
+  absl::StatusOr<TargetInfo> target = ResolveTarget(TargetOptions{});
+  return target.ok() && target->has_avx512_bf16;
+}
 
 // The unit roundoff of the accumulation (bf16/f16 dots accumulate in f32) and of the stored result.
 inline double AccumulationRoundoff(PrimitiveType t) { return t == PrimitiveType::kF64 ? 0x1p-53 : 0x1p-24; }
