@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "codegen/ir_emitter_internal.h"
+#include "codegen/loop_interleave.h"
 #include "ir/kernel_calls.h"
 #include "ir/sharding.h"
 #include "llvm/IR/Constants.h"
@@ -241,7 +242,8 @@ void IrEmitter::ForLoop(int64_t start, int64_t end, const std::function<void(llv
   body(iv);
   llvm::Value* next = b_.CreateNSWAdd(iv, I64(1));
   iv->addIncoming(next, b_.GetInsertBlock());
-  b_.CreateCondBr(b_.CreateICmpSLT(next, I64(end)), loop, exit);
+  llvm::BranchInst* latch = b_.CreateCondBr(b_.CreateICmpSLT(next, I64(end)), loop, exit);
+  if (b_.GetInsertBlock() == loop) InterleaveLongChains(*loop, *latch, end - start);
   b_.SetInsertPoint(exit);
 }
 
