@@ -18,11 +18,11 @@
 namespace xlac::codegen {
 
 // Preconditions: `body` is the whole body of an innermost loop (a single block, the latch branch `latch` at its
-// end) that has no loop metadata yet, and `trip_count` is the loop's number of iterations. Sets
-// llvm.loop.interleave.count on `latch` when the latency of the body's longest floating-point dependence chain,
-// times its operation count, exceeds what the out-of-order window overlaps at full throughput; leaves the loop
-// alone otherwise (short chains, reductions, which the vectorizer interleaves itself, and short loops). Returns the
-// count set, 1 when none.
+// end) and `trip_count` is the loop's number of iterations. Sets llvm.loop.interleave.count on `latch` (4 or 2) when
+// the latency of the body's longest floating-point dependence chain is long enough for the out-of-order window to be
+// the limit; leaves the loop alone otherwise: short chains, loops that already have loop metadata, reductions
+// (which the vectorizer interleaves itself) and loops of fewer than 128 iterations. Returns the count set, 1 when
+// none.
 int InterleaveLongChains(llvm::BasicBlock& body, llvm::BranchInst& latch, int64_t trip_count);
 
 }  // namespace xlac::codegen
