@@ -82,7 +82,12 @@ struct GemmTiling {
   int64_t mr = 0, nr = 0;    // register tile: mr rows x nr columns (nr a multiple of vector_width)
   int64_t mc = 0, nc = 0, kc = 0;
 };
+// The tiling of `element_bits` GEMMs on `target`.
 GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target);
+// The tiling of the GEMM `spec` describes: ChooseGemmTiling's for its element type, except for the vdpbf16ps kernel
+// (GemmSpec::bf16_pairs), whose kc counts k (two per packed pair) and, with the built-in packers, whose register tile
+// is wider.
+GemmTiling ChooseGemmTiling(const GemmSpec& spec, const TargetInfo& target);
 
 // One step of a micro-kernel's loop: reads step `k` of the packed panels ap and bp and updates the mr x cols
 // accumulator vectors acc[r * cols + col] (cols = nr / vector_width) in place. `steps` gives the loop's trip count

@@ -308,7 +308,7 @@ absl::Status IrEmitter::EmitGemmCalls(llvm::Function* gemm, const GemmSpec& spec
   }
   // Otherwise split the rows or the columns of C (whichever has more register tiles) into contiguous ranges of
   // whole tiles; each thread packs its own panels.
-  GemmTiling t = ChooseGemmTiling(static_cast<int>(spec.element->getPrimitiveSizeInBits()), options_.target);
+  GemmTiling t = ChooseGemmTiling(spec, options_.target);
   bool columns = CeilDiv(spec.n, t.nr) >= CeilDiv(spec.m, t.mr);
   int64_t extent = columns ? spec.n : spec.m;
   int64_t tile = columns ? t.nr : t.mr;
