@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -401,12 +402,13 @@ struct GemmBody {
 };
 
 llvm::Function* CreateGemmFunction(llvm::Module& module, const std::string& name, int shape_arguments,
-                                   const TargetInfo& target) {
+                                   const TargetInfo& target, int pointer_arguments = 0) {
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
   std::vector<llvm::Type*> params = {ptr, ptr, ptr, i64, i64, i64, i64, i64};
   params.insert(params.end(), static_cast<size_t>(shape_arguments), i64);
+  params.insert(params.end(), static_cast<size_t>(pointer_arguments), ptr);
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
   llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
   const char* names[] = {"a", "b", "c", "batch", "m_begin", "m_end", "n_begin", "n_end"};
@@ -593,7 +595,93 @@ GemmLoad LoadOf(GemmOperandLoad load, llvm::Type* element) {
 
 constexpr int kShapeArguments = 6;  // k, a_m, a_k, b_k, b_n, c_m
 
-// One function per element type, numerics, load and set of unit strides; see EmitGemmFunction.
+// Signature of the outlined packers: void(ptr x, i64 batch, i64 i0, i64 count, i64 k0, i64 kc, ptr dst,
+// i64 outer_stride, i64 k_stride) fills the panel GemmPacker describes (its width fixed per function).
+llvm::FunctionType* PackerType(llvm::LLVMContext& ctx) {
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  return llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, i64, i64, i64, i64, ptr, i64, i64}, false);
+}
+
+// The packer of one operand of the shared GEMMs, per element type, load, pair packing, unit strides and panel width:
+// the same packer serves every GEMM whose operand has that stride pattern (A of one and B of another included).
+llvm::Function* GetGemmPacker(llvm::Module& module, const GemmSpec& spec, const GemmTiling& t, int64_t outer, int64_t k,
+                              int64_t width, const TargetInfo& target) {
+  auto unit = [](int64_t stride) { return stride == 1 ? '1' : 's'; };
+  std::string name = fmt::format("xlac.gemm.pack.{}.{}{}.{}{}.w{}", spec.element->isFloatTy() ? "f32" : "f64",
+                                 spec.bf16_pairs ? "pairs." : "", LoadName(spec.load), unit(outer), unit(k), width);
+  if (llvm::Function* existing = module.getFunction(name)) return existing;
+  llvm::LLVMContext& ctx = module.getContext();
+  llvm::Function* fn = llvm::Function::Create(PackerType(ctx), llvm::GlobalValue::InternalLinkage, name, module);
+  const char* names[] = {"x", "batch", "i0", "count", "k0", "kc", "dst", "outer_stride", "k_stride"};
+  for (unsigned i = 0; i < 9; ++i) fn->getArg(i)->setName(names[i]);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  fn->addFnAttr(kSharedFunctionAttribute);
+  SetFunctionTargetAttributes(*fn, target);
+  // What the inlined packers knew from the scratch buffer (xlac_rt_thread_scratch: noalias, 64-byte aligned, panels
+  // 64-byte multiples apart): without it the vectorizer must guard the copies against overlap.
+  fn->addParamAttr(0, llvm::Attribute::NoCapture);
+  fn->addParamAttr(0, llvm::Attribute::ReadOnly);
+  fn->addParamAttr(6, llvm::Attribute::NoAlias);
+  fn->addParamAttr(6, llvm::Attribute::NoCapture);
+  fn->addParamAttr(6, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+  llvm::IRBuilder<> b(ctx);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  llvm::Value* outer_stride = outer == 1 ? static_cast<llvm::Value*>(b.getInt64(1)) : fn->getArg(7);
+  llvm::Value* k_stride = k == 1 ? static_cast<llvm::Value*>(b.getInt64(1)) : fn->getArg(8);
+  GemmPacker packer;
+  if (spec.bf16_pairs) {
+    packer = Bf16PairPacker(spec.load == GemmOperandLoad::kRoundBf16, outer_stride, k_stride);
+  } else {
+    packer = StridedGemmPacker(spec.element, outer_stride, k_stride, LoadOf(spec.load, spec.element),
+                               spec.load == GemmOperandLoad::kNative, t.vector_width);
+  }
+  packer(b, fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), fn->getArg(4), fn->getArg(5), fn->getArg(6),
+         width);
+  b.CreateRetVoid();
+  return fn;
+}
+
+// The blocked loops of the shared GEMMs, per element type and kernel: CreateGemmFunction's arguments, the shape
+// arguments, then the A and B packers (GetGemmPacker functions) it calls through pointers. One copy serves every
+// stride pattern, so a program with dots of several layouts compiles the loop nest once.
+llvm::Function* GetGemmDriver(llvm::Module& module, const GemmSpec& spec, const GemmTiling& t, llvm::Function* kernel,
+                              const TargetInfo& target) {
+  std::string name = fmt::format("xlac.gemm.blocked.{}", kernel->getName().substr(strlen("xlac.gemm.kernel.")).str());
+  if (llvm::Function* existing = module.getFunction(name)) return existing;
+  llvm::Function* fn = CreateGemmFunction(module, name, kShapeArguments, target, /*pointer_arguments=*/2);
+  fn->addFnAttr(kSharedFunctionAttribute);
+  llvm::IRBuilder<> b(module.getContext());
+  b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
+  const char* names[] = {"k", "a_m", "a_k", "b_k", "b_n", "c_m", "pack_a", "pack_b"};
+  for (unsigned i = 0; i < 8; ++i) fn->getArg(8 + i)->setName(names[i]);
+  llvm::FunctionType* packer_type = PackerType(module.getContext());
+  auto call_packer = [packer_type](llvm::Value* packer, llvm::Value* outer_stride,
+                                   llvm::Value* k_stride) -> GemmPacker {
+    return [=](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* batch, llvm::Value* i0, llvm::Value* count,
+               llvm::Value* k0, llvm::Value* kc, llvm::Value* dst, int64_t) {
+      b.CreateCall(packer_type, packer, {x, batch, i0, count, k0, kc, dst, outer_stride, k_stride});
+    };
+  };
+  GemmBody g;
+  g.element = spec.element;
+  g.packed_bytes = spec.bf16_pairs ? 2 : static_cast<int64_t>(spec.element->getPrimitiveSizeInBits() / 8);
+  g.t = t;
+  g.kc_max = g.t.kc;
+  g.nc_max = g.t.nc;
+  g.mc_max = g.t.mc;
+  g.k_total = fn->getArg(8);
+  g.c_m = fn->getArg(13);
+  g.pack_a = call_packer(fn->getArg(14), fn->getArg(9), fn->getArg(10));
+  g.pack_b = call_packer(fn->getArg(15), fn->getArg(12), fn->getArg(11));
+  g.kernel = kernel;
+  EmitGemmBody(b, fn, g);
+  return fn;
+}
+
+// One function per element type, numerics, load and set of unit strides; see EmitGemmFunction. It calls the
+// driver of its element type and kernel with the packers of its stride pattern.
 llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec, const TargetInfo& target) {
   auto unit = [](int64_t stride) { return stride == 1 ? '1' : 's'; };
   assert(!spec.bf16_pairs || (spec.fma && spec.element->isFloatTy() && target.has_avx512_bf16 &&
@@ -608,41 +696,21 @@ llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec
   GemmTiling t = ChooseGemmTiling(spec, target);
   llvm::Function* kernel = spec.bf16_pairs ? GetBf16PairKernel(module, t, target)
                                            : GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target);
+  llvm::Function* driver = GetGemmDriver(module, spec, t, kernel, target);
+  llvm::Function* pack_a = GetGemmPacker(module, spec, t, spec.a_m, spec.a_k, t.mr, target);
+  llvm::Function* pack_b = GetGemmPacker(module, spec, t, spec.b_n, spec.b_k, t.nr, target);
   llvm::Function* fn = CreateGemmFunction(module, name, kShapeArguments, target);
   fn->addFnAttr(kSharedFunctionAttribute);
+  const char* names[] = {"k", "a_m", "a_k", "b_k", "b_n", "c_m"};
+  for (unsigned i = 0; i < 6; ++i) fn->getArg(8 + i)->setName(names[i]);
   llvm::IRBuilder<> b(module.getContext());
   b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
-  auto stride = [&](int64_t value, unsigned arg, const char* what) -> llvm::Value* {
-    fn->getArg(arg)->setName(what);
-    return value == 1 ? static_cast<llvm::Value*>(b.getInt64(1)) : fn->getArg(arg);
-  };
-  llvm::Value* a_m = stride(spec.a_m, 9, "a_m");
-  llvm::Value* a_k = stride(spec.a_k, 10, "a_k");
-  llvm::Value* b_k = stride(spec.b_k, 11, "b_k");
-  llvm::Value* b_n = stride(spec.b_n, 12, "b_n");
-  fn->getArg(8)->setName("k");
-  fn->getArg(13)->setName("c_m");
-  GemmBody g;
-  g.element = spec.element;
-  g.packed_bytes = spec.bf16_pairs ? 2 : static_cast<int64_t>(spec.element->getPrimitiveSizeInBits() / 8);
-  g.t = t;
-  g.kc_max = g.t.kc;
-  g.nc_max = g.t.nc;
-  g.mc_max = g.t.mc;
-  g.k_total = fn->getArg(8);
-  g.c_m = fn->getArg(13);
-  GemmLoad load = LoadOf(spec.load, spec.element);
-  const bool native = spec.load == GemmOperandLoad::kNative;
-  if (spec.bf16_pairs) {
-    const bool f32_source = spec.load == GemmOperandLoad::kRoundBf16;
-    g.pack_a = Bf16PairPacker(f32_source, a_m, a_k);
-    g.pack_b = Bf16PairPacker(f32_source, b_n, b_k);
-  } else {
-    g.pack_a = StridedGemmPacker(spec.element, a_m, a_k, load, native, t.vector_width);
-    g.pack_b = StridedGemmPacker(spec.element, b_n, b_k, load, native, t.vector_width);
-  }
-  g.kernel = kernel;
-  EmitGemmBody(b, fn, g);
+  std::vector<llvm::Value*> args;
+  for (llvm::Argument& arg : fn->args()) args.push_back(&arg);
+  args.push_back(pack_a);
+  args.push_back(pack_b);
+  b.CreateCall(driver, args);
+  b.CreateRetVoid();
   return fn;
 }
 
