@@ -595,6 +595,9 @@ GemmLoad LoadOf(GemmOperandLoad load, llvm::Type* element) {
 
 constexpr int kShapeArguments = 6;  // k, a_m, a_k, b_k, b_n, c_m
 
+// A stride's letter in the shared functions' names: the unit stride is a constant in their bodies.
+char UnitName(int64_t stride) { return stride == 1 ? '1' : 's'; }
+
 // Signature of the outlined packers: void(ptr x, i64 batch, i64 i0, i64 count, i64 k0, i64 kc, ptr dst,
 // i64 outer_stride, i64 k_stride) fills the panel GemmPacker describes (its width fixed per function).
 llvm::FunctionType* PackerType(llvm::LLVMContext& ctx) {
@@ -607,9 +610,9 @@ llvm::FunctionType* PackerType(llvm::LLVMContext& ctx) {
 // the same packer serves every GEMM whose operand has that stride pattern (A of one and B of another included).
 llvm::Function* GetGemmPacker(llvm::Module& module, const GemmSpec& spec, const GemmTiling& t, int64_t outer, int64_t k,
                               int64_t width, const TargetInfo& target) {
-  auto unit = [](int64_t stride) { return stride == 1 ? '1' : 's'; };
-  std::string name = fmt::format("xlac.gemm.pack.{}.{}{}.{}{}.w{}", spec.element->isFloatTy() ? "f32" : "f64",
-                                 spec.bf16_pairs ? "pairs." : "", LoadName(spec.load), unit(outer), unit(k), width);
+  std::string name =
+      fmt::format("xlac.gemm.pack.{}.{}{}.{}{}.w{}", spec.element->isFloatTy() ? "f32" : "f64",
+                  spec.bf16_pairs ? "pairs." : "", LoadName(spec.load), UnitName(outer), UnitName(k), width);
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Function* fn = llvm::Function::Create(PackerType(ctx), llvm::GlobalValue::InternalLinkage, name, module);
@@ -683,15 +686,15 @@ llvm::Function* GetGemmDriver(llvm::Module& module, const GemmSpec& spec, const 
 // One function per element type, numerics, load and set of unit strides; see EmitGemmFunction. It calls the
 // driver of its element type and kernel with the packers of its stride pattern.
 llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec, const TargetInfo& target) {
-  auto unit = [](int64_t stride) { return stride == 1 ? '1' : 's'; };
   assert(!spec.bf16_pairs || (spec.fma && spec.element->isFloatTy() && target.has_avx512_bf16 &&
                               (spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kRoundBf16)));
-  std::string name = fmt::format("xlac.gemm.{}.{}.{}.a{}{}.b{}{}", spec.element->isFloatTy() ? "f32" : "f64",
-                                 spec.bf16_pairs  ? "dpbf16"
-                                 : spec.fma       ? "fma"
-                                 : spec.b_times_a ? "exact.ba"
-                                                  : "exact",
-                                 LoadName(spec.load), unit(spec.a_m), unit(spec.a_k), unit(spec.b_k), unit(spec.b_n));
+  std::string name =
+      fmt::format("xlac.gemm.{}.{}.{}.a{}{}.b{}{}", spec.element->isFloatTy() ? "f32" : "f64",
+                  spec.bf16_pairs  ? "dpbf16"
+                  : spec.fma       ? "fma"
+                  : spec.b_times_a ? "exact.ba"
+                                   : "exact",
+                  LoadName(spec.load), UnitName(spec.a_m), UnitName(spec.a_k), UnitName(spec.b_k), UnitName(spec.b_n));
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   GemmTiling t = ChooseGemmTiling(spec, target);
   llvm::Function* kernel = spec.bf16_pairs ? GetBf16PairKernel(module, t, target)

@@ -156,13 +156,8 @@ TEST(LoopInterleave, InterleavedLoopsMatchTheInterpreter) {
   std::unique_ptr<Module> module = ParseAndVerify(kRationalChain);
   ASSERT_NE(module, nullptr);
   for (bool exact : {false, true}) {
-    JitOptions options;
-    options.keep_llvm_ir = true;
-    options.compile.exact = exact;
-    absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
-    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
     // Four parts of the division per vector iteration (the vectorizer alone makes one and the unroller two).
-    EXPECT_GE(WidestVectorDivisions((*exe)->llvm_ir()), 4) << (exact ? "exact mode" : "default mode");
+    EXPECT_GE(WidestVectorDivisions(CompiledLlvmIr(*module, exact)), 4) << (exact ? "exact mode" : "default mode");
   }
 }
 

@@ -109,6 +109,16 @@ inline std::string DescribeDifference(const Literal& expected, const Literal& ac
   return "";
 }
 
+// The optimized LLVM IR the JIT compiles `module` to (empty, with a test failure, when it does not compile).
+inline std::string CompiledLlvmIr(const Module& module, bool exact = false) {
+  JitOptions options;
+  options.keep_llvm_ir = true;
+  options.compile.exact = exact;
+  absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(module, options);
+  EXPECT_TRUE(exe.ok()) << exe.status().ToString();
+  return exe.ok() ? (*exe)->llvm_ir() : std::string();
+}
+
 // How many functions of `ir` (LLVM IR text) have a name starting with `prefix` (a regular expression).
 inline int CountDefinitions(const std::string& ir, const std::string& prefix) {
   std::regex define("define [^@]*@" + prefix);
