@@ -112,6 +112,19 @@ TEST(CodegenDot, RectangularEdgeTiles) {
   }
 }
 
+// A call of the GEMM with several n blocks packs its A rows once, every k block of them, and reuses the panels for
+// the later n blocks (codegen/ir_emitter_gemm.cc, kMaxReusedAPackBytes): m, k and n blocks with edges, and a shape
+// large enough that its rows are split across threads (calls whose rows start past 0, each with all n blocks).
+TEST(CodegenDot, APanelsReusedAcrossColumnBlocks) {
+  const int64_t shapes[][3] = {{200, 520, 1060}, {616, 270, 530}};
+  for (const char* type : {"f32", "f64"}) {
+    for (const auto& s : shapes) {
+      SCOPED_TRACE(fmt::format("{} m={} k={} n={}", type, s[0], s[1], s[2]));
+      ExpectDot(Matmul(type, s[0], s[1], s[2]), s[1], {}, static_cast<uint64_t>(s[0] + s[2]));
+    }
+  }
+}
+
 TEST(CodegenDot, TransposedOperandsAndLayouts) {
   for (const char* type : {"f32", "f64", "bf16", "f16"}) {
     for (int mask = 0; mask < 32; ++mask) {
