@@ -90,16 +90,19 @@ GemmTiling ChooseGemmTiling(int element_bits, const TargetInfo& target);
 GemmTiling ChooseGemmTiling(const GemmSpec& spec, const TargetInfo& target);
 
 // One step of a micro-kernel's loop: reads step `k` of the packed panels ap and bp and updates the mr x cols
-// accumulator vectors acc[r * cols + col] (cols = nr / vector_width) in place. `steps` gives the loop's trip count
-// for kc (kc itself for one product per step).
-using GemmKernelStep = std::function<void(llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* k,
-                                          std::vector<llvm::Value*>& acc)>;
+// accumulator vectors acc[r * cols + col] (cols = nr / vector_width) in place. `ldb` is null for a packed B panel;
+// otherwise bp is B itself, row k at bp + k * ldb elements (unaligned). `steps` gives the loop's trip count for kc
+// (kc itself for one product per step).
+using GemmKernelStep = std::function<void(llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* ldb,
+                                          llvm::Value* k, std::vector<llvm::Value*>& acc)>;
 using GemmKernelSteps = std::function<llvm::Value*(llvm::IRBuilder<>& b, llvm::Value* kc)>;
 // The micro-kernel `void (ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first)` named `name` (reused when the module
 // has it): accumulators of vector_width `element`s start at +0 (`first`) or C's tile (row stride ldc), take
 // steps(kc) steps, and are stored back. noinline and shared (one copy per module, its callers not tied together).
+// With `strided_b` it takes B's row stride `i64 ldb` last and reads B in place (GemmKernelStep's `ldb`).
 llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, const GemmTiling& t, llvm::Type* element,
-                               const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step);
+                               const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step,
+                               bool strided_b = false);
 
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first) of the f32 GEMM on bf16 pairs (Bf16PairPacker
 // panels): C[0:mr, 0:nr] = (first ? +0 : C) + the kc products, one vdpbf16ps per pair and accumulator vector.
@@ -113,15 +116,18 @@ llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, con
 // same order whatever the split.
 //
 // Strided operands (no pack_a/pack_b) get a shape-generic function shared by every dot of the module with the same
-// element type, numerics, load and unit strides: it takes `i64 k, i64 a_m, i64 a_k, i64 b_k, i64 b_n, i64 c_m`
-// after n_end (GemmShapeArguments), so a program with a hundred dots compiles a few GEMMs, not a hundred. Strides of
-// 1 are constants in its body (the packers' copies vectorize); the others are arguments. Its blocking is the same as
-// a specialized function's (the k blocks and their order depend on k alone), so results are bit for bit the same.
-// Custom packers (convolutions) get a function of their own named `name`, shapes and strides constant in its body.
+// element type, numerics, load and unit strides: it takes `i64 k, i64 a_m, i64 a_k, i64 b_k, i64 b_n, i64 c_m,
+// ptr direct_kernel` after n_end (GemmShapeArguments), so a program with a hundred dots compiles a few GEMMs, not a
+// hundred. Strides of 1 are constants in its body (the packers' copies vectorize); the others are arguments. Its
+// blocking is the same as a specialized function's (the k blocks and their order depend on k alone), so results are bit
+// for bit the same. Custom packers (convolutions) get a function of their own named `name`, shapes and strides constant
+// in its body.
 llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, const GemmSpec& spec,
                                  const TargetInfo& target);
-// The trailing arguments of a call of the GEMM function of `spec` (empty for a specialized function).
-std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpec& spec, const llvm::Function& gemm);
+// The trailing arguments of a call of the GEMM function of `spec` (empty for a specialized function): the shape, then
+// the kernel that reads B in place when `spec` has few rows (one or two register tiles) and B allows it (else null).
+std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpec& spec, const llvm::Function& gemm,
+                                             const TargetInfo& target);
 // The string function attribute that marks a function called from many kernels of a module (shared GEMMs): the
 // module splitter (codegen/split_compile.h) does not tie its callers together through it.
 inline constexpr const char* kSharedFunctionAttribute = "xlac-shared";

@@ -291,7 +291,7 @@ absl::Status IrEmitter::EmitGemmCalls(llvm::Function* gemm, const GemmSpec& spec
                                       int64_t problems, const std::function<GemmOperands(llvm::Value*)>& operands) {
   auto call = [&](const GemmOperands& p, llvm::Value* m0, llvm::Value* m1, llvm::Value* n0, llvm::Value* n1) {
     std::vector<llvm::Value*> args = {p.a, p.b, p.c, p.batch, m0, m1, n0, n1};
-    for (llvm::Value* v : GemmShapeArguments(b_, spec, *gemm)) args.push_back(v);
+    for (llvm::Value* v : GemmShapeArguments(b_, spec, *gemm, options_.target)) args.push_back(v);
     b_.CreateCall(gemm, args);
   };
   int64_t work = problems * spec.m * spec.n * spec.k;

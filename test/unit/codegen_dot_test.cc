@@ -125,6 +125,26 @@ TEST(CodegenDot, APanelsReusedAcrossColumnBlocks) {
   }
 }
 
+// Dots with one or two register tiles of rows read B in place through a kernel of their own (EmitGemmBody: every
+// B element is used once or twice, packing would copy all of it): decode-like shapes with k over one cache block, n
+// over two with a narrow edge panel (packed), rows on and off the tile, and a transposed B (packed as before).
+TEST(CodegenDot, FewRowsReadBInPlace) {
+  for (const char* type : {"f32", "f64"}) {
+    for (int64_t m : {1, 5, 8, 13, 16}) {
+      SCOPED_TRACE(fmt::format("{} m={}", type, m));
+      ExpectDot(Matmul(type, m, 300, 1030), 300, {}, static_cast<uint64_t>(m));
+      ExpectDot(Matmul(type, m, 70, 45, false, /*rhs_transposed=*/true), 70, {}, static_cast<uint64_t>(m + 1));
+    }
+  }
+  auto in_place_kernels = [](const std::string& text) {
+    std::unique_ptr<Module> module = ParseAndVerify(text);
+    return module ? CountDefinitions(CompiledLlvmIr(*module), "xlac\\.gemm\\.kernel\\.[^(]*\\.ldb\\(") : -1;
+  };
+  EXPECT_EQ(in_place_kernels(Matmul("f32", 4, 64, 256)), 1);
+  EXPECT_EQ(in_place_kernels(Matmul("f32", 64, 64, 256)), 0);
+  EXPECT_EQ(in_place_kernels(Matmul("f32", 4, 64, 256, false, /*rhs_transposed=*/true)), 0);
+}
+
 TEST(CodegenDot, TransposedOperandsAndLayouts) {
   for (const char* type : {"f32", "f64", "bf16", "f16"}) {
     for (int mask = 0; mask < 32; ++mask) {
