@@ -145,8 +145,10 @@ class IrEmitter {
   // Inline (body(0, n) in place) inside another parallel loop or helper function. The body must create its own
   // stack slots (allocas in the current function's entry block are fine) and must not call the runtime with the
   // device (function_->getArg(1) is not the device there).
+  // `one_range_per_thread`: through xlac_rt_device_parallel_split (for bodies with a fixed cost per range).
   absl::Status ParallelFor(int64_t n, std::string_view name,
-                           const std::function<absl::Status(llvm::Value* begin, llvm::Value* end)>& body);
+                           const std::function<absl::Status(llvm::Value* begin, llvm::Value* end)>& body,
+                           bool one_range_per_thread = false);
   // LoopNest(dims, order, body) whose outermost `splittable` dimensions run in parallel when `work` is large enough
   // (CanParallelize). Only splittable dimensions move outward; the others keep their order inside each thread's
   // part, so a reduction over them sees its elements in the same order.

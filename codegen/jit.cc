@@ -710,6 +710,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   bind("xlac_rt_free", reinterpret_cast<void*>(&xlac_rt_free));
   bind("xlac_rt_thread_scratch", reinterpret_cast<void*>(&xlac_rt_thread_scratch));
   bind("xlac_rt_device_parallel_for", reinterpret_cast<void*>(&xlac_rt_device_parallel_for));
+  bind("xlac_rt_device_parallel_split", reinterpret_cast<void*>(&xlac_rt_device_parallel_split));
   bind("xlac_rt_all_reduce", reinterpret_cast<void*>(&xlac_rt_all_reduce));
   bind("xlac_rt_all_gather", reinterpret_cast<void*>(&xlac_rt_all_gather));
   bind("xlac_rt_reduce_scatter", reinterpret_cast<void*>(&xlac_rt_reduce_scatter));

@@ -120,7 +120,8 @@ struct XlacRtThreadPool {
     threads.store(static_cast<int>(workers.size()) + 1, std::memory_order_release);
   }
 
-  void ParallelFor(int64_t n, void (*fn)(int64_t, int64_t, void*), void* ctx, int max_threads) {
+  void ParallelFor(int64_t n, void (*fn)(int64_t, int64_t, void*), void* ctx, int max_threads,
+                   int64_t chunks_per_thread = 4) {
     int participants = std::min(max_threads, threads.load(std::memory_order_acquire));
     if (n <= 0) return;
     if (participants <= 1 || n == 1) {
@@ -128,7 +129,7 @@ struct XlacRtThreadPool {
       return;
     }
     // A few chunks per thread balance uneven chunk costs (and a late worker) at one atomic increment each.
-    Job job{fn, ctx, n, std::min<int64_t>(n, 4 * int64_t{participants}), participants - 1};
+    Job job{fn, ctx, n, std::min<int64_t>(n, chunks_per_thread * participants), participants - 1};
     {
       std::lock_guard<std::mutex> lock(mu);
       jobs.push_back(&job);
@@ -211,6 +212,16 @@ void xlac_rt_device_parallel_for(XlacRtDevice* dev, int64_t n, void (*fn)(int64_
     return;
   }
   pool->ParallelFor(n, fn, ctx, static_cast<int>(xlac_rt_device_threads(dev)));
+}
+
+void xlac_rt_device_parallel_split(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
+                                   void* ctx) {
+  XlacRtThreadPool* pool = dev == nullptr ? nullptr : dev->group->pool;
+  if (pool == nullptr) {
+    if (n > 0) fn(0, n, ctx);
+    return;
+  }
+  pool->ParallelFor(n, fn, ctx, static_cast<int>(xlac_rt_device_threads(dev)), /*chunks_per_thread=*/1);
 }
 
 }  // extern "C"

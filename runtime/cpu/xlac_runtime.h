@@ -259,6 +259,11 @@ int64_t xlac_rt_device_threads(XlacRtDevice* dev);
  * result: compiled loops split only over independent outputs. */
 void xlac_rt_device_parallel_for(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
                                  void* ctx);
+/* xlac_rt_device_parallel_for with one contiguous range per thread instead of a few (claimed the same way: a late
+ * thread's range runs on another). For loops whose every range has a fixed cost, as GEMMs that pack the panels of
+ * their range: more ranges would pack the same panels more times. */
+void xlac_rt_device_parallel_split(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
+                                   void* ctx);
 
 /* ---- data movement ---- */
 

@@ -41,7 +41,9 @@ void ExpectParallelMatches(const std::string& text, bool expect_parallel = true,
                                      config.threads, config.parallel, config.row_groups);
       absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
       ASSERT_TRUE(exe.ok()) << mode << ": " << exe.status().ToString() << "\n" << text;
-      bool parallel = (*exe)->llvm_ir().find("@xlac_rt_device_parallel_for(") != std::string::npos;
+      const std::string& ir = (*exe)->llvm_ir();
+      bool parallel = ir.find("@xlac_rt_device_parallel_for(") != std::string::npos ||
+                      ir.find("@xlac_rt_device_parallel_split(") != std::string::npos;
       EXPECT_EQ(parallel, expect_parallel && config.parallel) << mode << "\n" << text;
       // Twice: the second run reuses the buffers and the (now warm) workers.
       for (int run = 0; run < 2; ++run) {
@@ -256,6 +258,32 @@ TEST(CodegenParallelLoops, DotsSplitRowsColumnsAndBatches) {
         " s = f32[128,192] add(d, bc)\n ROOT r = f32[128,192] tanh(s)\n}"}) {
     ExpectParallelMatches(text);
   }
+}
+
+// A GEMM split by rows or columns asks for one range per thread (each range packs its own panels; B whole when the
+// rows are split); a batch of GEMMs keeps a few per thread (one whole GEMM per unit).
+TEST(CodegenParallelLoops, SplitGemmsTakeOneRangePerThread) {
+  auto runtime_call = [](const std::string& text) {
+    std::unique_ptr<Module> module = ParseAndVerify(text);
+    if (!module) return std::string();
+    JitOptions options;
+    options.threads = 4;
+    options.keep_llvm_ir = true;
+    absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+    EXPECT_TRUE(exe.ok()) << exe.status();
+    if (!exe.ok()) return std::string();
+    const std::string& ir = (*exe)->llvm_ir();
+    if (ir.find("call void @xlac_rt_device_parallel_split(") != std::string::npos) return std::string("split");
+    if (ir.find("call void @xlac_rt_device_parallel_for(") != std::string::npos) return std::string("for");
+    return std::string("none");
+  };
+  EXPECT_EQ(runtime_call("HloModule m\nENTRY e {\n a = f32[1000,200] parameter(0)\n b = f32[200,24] parameter(1)\n"
+                         " ROOT d = f32[1000,24] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}"),
+            "split");
+  EXPECT_EQ(runtime_call("HloModule m\nENTRY e {\n a = f32[6,64,96] parameter(0)\n b = f32[6,96,80] parameter(1)\n"
+                         " ROOT d = f32[6,64,80] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0},"
+                         " lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}"),
+            "for");
 }
 
 TEST(CodegenParallelLoops, Convolutions) {

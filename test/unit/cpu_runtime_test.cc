@@ -754,6 +754,46 @@ TEST(CpuRuntime, DeviceParallelForSharesThePoolEvenly) {
   xlac_rt_thread_pool_destroy(pool);
 }
 
+// xlac_rt_device_parallel_split: one contiguous range per thread of the device (GEMMs pack panels per range), every
+// index once; without a pool, inline.
+void RecordRange(int64_t begin, int64_t end, void* ctx) {
+  auto* ranges = static_cast<std::pair<std::mutex, std::vector<std::pair<int64_t, int64_t>>>*>(ctx);
+  std::lock_guard<std::mutex> lock(ranges->first);
+  ranges->second.emplace_back(begin, end);
+}
+
+TEST(CpuRuntime, DeviceParallelSplitRunsOneRangePerThread) {
+  XlacRtThreadPool* pool = xlac_rt_thread_pool_create(4);
+  for (int64_t devices : {1, 2, 4}) {
+    GroupPtr g = MakeGroup(devices);
+    xlac_rt_group_set_thread_pool(g.get(), pool);
+    std::vector<std::pair<std::mutex, std::vector<std::pair<int64_t, int64_t>>>> ranges(static_cast<size_t>(devices));
+    RunAll(g.get(), [&](XlacRtDevice* dev, int64_t d) {
+      xlac_rt_device_parallel_split(dev, 64, RecordRange, &ranges[static_cast<size_t>(d)]);
+    });
+    for (auto& [mu, list] : ranges) {
+      std::sort(list.begin(), list.end());
+      // As many ranges as the device's threads (4 / devices), equal, covering [0, 64) in order.
+      ASSERT_EQ(static_cast<int64_t>(list.size()), 4 / devices);
+      int64_t next = 0;
+      for (auto [begin, end] : list) {
+        EXPECT_EQ(begin, next);
+        EXPECT_EQ(end - begin, 64 / (4 / devices));
+        next = end;
+      }
+      EXPECT_EQ(next, 64);
+    }
+    xlac_rt_group_set_thread_pool(g.get(), nullptr);
+  }
+  xlac_rt_thread_pool_destroy(pool);
+  GroupPtr g = MakeGroup(1);
+  std::pair<std::mutex, std::vector<std::pair<int64_t, int64_t>>> inline_ranges;
+  RunAll(g.get(),
+         [&](XlacRtDevice* dev, int64_t) { xlac_rt_device_parallel_split(dev, 10, RecordRange, &inline_ranges); });
+  ASSERT_EQ(inline_ranges.second.size(), 1u);
+  EXPECT_EQ(inline_ranges.second[0], (std::pair<int64_t, int64_t>{0, 10}));
+}
+
 TEST(CpuRuntime, DeviceParallelForWithoutAPoolRunsInline) {
   GroupPtr g = MakeGroup(1);
   std::vector<std::atomic<int>> hits(1000);
