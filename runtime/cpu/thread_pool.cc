@@ -204,24 +204,25 @@ void xlac_rt_parallel_for(XlacRtThreadPool* pool, int64_t n, void (*fn)(int64_t 
   pool->ParallelFor(n, fn, ctx, pool->threads.load(std::memory_order_acquire));
 }
 
-void xlac_rt_device_parallel_for(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
-                                 void* ctx) {
+// The device's share of its group's pool runs [0, n) in chunks_per_thread ranges per thread (inline without a pool).
+static void DeviceParallelFor(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t, int64_t, void*), void* ctx,
+                              int64_t chunks_per_thread) {
   XlacRtThreadPool* pool = dev == nullptr ? nullptr : dev->group->pool;
   if (pool == nullptr) {
     if (n > 0) fn(0, n, ctx);
     return;
   }
-  pool->ParallelFor(n, fn, ctx, static_cast<int>(xlac_rt_device_threads(dev)));
+  pool->ParallelFor(n, fn, ctx, static_cast<int>(xlac_rt_device_threads(dev)), chunks_per_thread);
+}
+
+void xlac_rt_device_parallel_for(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
+                                 void* ctx) {
+  DeviceParallelFor(dev, n, fn, ctx, /*chunks_per_thread=*/4);
 }
 
 void xlac_rt_device_parallel_split(XlacRtDevice* dev, int64_t n, void (*fn)(int64_t begin, int64_t end, void* ctx),
                                    void* ctx) {
-  XlacRtThreadPool* pool = dev == nullptr ? nullptr : dev->group->pool;
-  if (pool == nullptr) {
-    if (n > 0) fn(0, n, ctx);
-    return;
-  }
-  pool->ParallelFor(n, fn, ctx, static_cast<int>(xlac_rt_device_threads(dev)), /*chunks_per_thread=*/1);
+  DeviceParallelFor(dev, n, fn, ctx, /*chunks_per_thread=*/1);
 }
 
 }  // extern "C"
