@@ -127,18 +127,28 @@ void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>
   b.SetInsertPoint(done);
 }
 
+namespace {
+
+// void(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first[, i64 ldb]): the micro-kernels' type (EmitGemmKernel).
+llvm::FunctionType* GemmKernelType(llvm::LLVMContext& ctx, bool strided_b) {
+  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  std::vector<llvm::Type*> params = {ptr, ptr, ptr, i64, i64, llvm::Type::getInt1Ty(ctx)};
+  if (strided_b) params.push_back(i64);
+  return llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+}
+
+}  // namespace
+
 llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, const GemmTiling& t, llvm::Type* element,
                                const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step,
                                bool strided_b) {
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
-  llvm::Type* ptr = b.getPtrTy();
   llvm::Type* i64 = b.getInt64Ty();
-  std::vector<llvm::Type*> params = {ptr, ptr, ptr, i64, i64, b.getInt1Ty()};
-  if (strided_b) params.push_back(i64);
-  auto* type = llvm::FunctionType::get(b.getVoidTy(), params, false);
-  llvm::Function* fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage, name, module);
+  llvm::Function* fn =
+      llvm::Function::Create(GemmKernelType(ctx, strided_b), llvm::GlobalValue::InternalLinkage, name, module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   // One copy per module, compiled once: a call per tile is nothing next to its kc x mr x nr/vector_width FMAs.
   fn->addFnAttr(llvm::Attribute::NoInline);
@@ -399,14 +409,6 @@ GemmTiling ChooseGemmTiling(const GemmSpec& spec, const TargetInfo& target) {
 
 namespace {
 
-// The type of the kernels that read B in place: void(ptr ap, ptr b, ptr c, i64 ldc, i64 kc, i1 first, i64 ldb).
-llvm::FunctionType* DirectKernelType(llvm::LLVMContext& ctx) {
-  llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
-  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
-  return llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, ptr, i64, i64, llvm::Type::getInt1Ty(ctx), i64},
-                                 false);
-}
-
 // The cache blocks of one GEMM function (its packing buffers' sizes) and the values its loops read.
 struct GemmBody {
   llvm::Type* element = nullptr;
@@ -580,7 +582,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                                 b, direct_panel(nr),
                                 [&] {
                                   llvm::Value* in_place = at(bm, add(b.CreateNSWMul(pc, g.b_k), add(jc, jr)));
-                                  b.CreateCall(DirectKernelType(b.getContext()), g.direct_kernel,
+                                  b.CreateCall(GemmKernelType(b.getContext(), /*strided_b=*/true), g.direct_kernel,
                                                {ap, in_place, tile_c, ldc, kc, first, g.b_k});
                                 },
                                 [&] {
