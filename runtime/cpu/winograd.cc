@@ -24,19 +24,12 @@
 #include <utility>
 
 #include "runtime/cpu/internal.h"
+#include "runtime/cpu/winograd_f4.h"
 #include "runtime/cpu/xlac_runtime.h"
 
-#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-#define XLAC_WINOGRAD_AVX512 1
-#include <immintrin.h>
-#endif
-
 namespace xlac::rt {
+namespace winograd {
 namespace {
-
-constexpr int kMaxN = 8;
-// Below this many transformed elements the transform runs on the calling thread (waking the pool costs more).
-constexpr int64_t kMinParallelElements = int64_t{1} << 15;
 
 // The 1-D transform of `n` values at `in[0], in[step], ...` by the coefficients `coef` (one row, n of them): +0, then
 // fma(coef, value, acc) for every nonzero coefficient in order.
@@ -47,6 +40,8 @@ inline float Combine(const float* coef, const float* in, int64_t step, int n) {
   }
   return acc;
 }
+
+}  // namespace
 
 void InputTilePortable(const WinogradInputArgs& p, const float* plane, int64_t ty, int64_t tx, float* out) {
   const int n = static_cast<int>(p.m + 2);
@@ -87,6 +82,33 @@ void OutputTilePortable(const WinogradOutputArgs& p, const float* mm, int64_t po
     }
   }
 }
+
+#ifdef XLAC_WINOGRAD_AVX512
+
+bool HasAvx512() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return has;
+}
+
+__attribute__((target("avx512f"), noinline)) void StoreStrided(__m512 v, float* dst, int64_t count, int64_t stride) {
+  alignas(64) float buffer[16];
+  _mm512_store_ps(buffer, v);
+  for (int64_t j = 0; j < count; ++j) dst[j * stride] = buffer[j];
+}
+
+#endif  // XLAC_WINOGRAD_AVX512
+
+}  // namespace winograd
+
+namespace {
+
+using namespace winograd;  // NOLINT: the shared pieces of winograd_f4.h
+
+// Below this many transformed elements the transform runs on the calling thread (waking the pool costs more).
+constexpr int64_t kMinParallelElements = int64_t{1} << 15;
 
 #ifdef XLAC_WINOGRAD_AVX512
 
@@ -143,8 +165,6 @@ struct LaneMaps {
     }
   }
 };
-
-inline __mmask16 FirstLanes(int64_t lanes) { return static_cast<__mmask16>(lanes >= 16 ? 0xffff : (1u << lanes) - 1); }
 
 // One channel of every image (a work unit): row by row, the padded image row in `row` (zero outside the image),
 // the 1-D transform along columns at every tile's n columns (h[b] for 16 tiles at once: the transform at all m * 16
@@ -285,71 +305,6 @@ __attribute__((target("avx512f"))) void OutputFeatureAvx512(const WinogradOutput
   }
 }
 
-// F(4x4, 3x3), the form the pass emits, with B^T and A^T known at compile time (ir/winograd.cc's matrices for m = 4;
-// the callers check that bt / at hold exactly these, anything else takes the generic code above). The same fused
-// steps in the same order as CombineVec, bit for bit, but without the run-time zero tests, which cost branches or
-// mask computations at every step and kept the generic kernels at 3-4 ms per ResNet-block transform (~10x what
-// their arithmetic needs; V's 14.4 MB are written in ~0.4 ms on this machine).
-constexpr float kBt4[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-                              {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-constexpr float kAt4[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-
-// Row `R` of `Matrix` applied to in[0], in[step], ...: +0, then one fused multiply-add per nonzero coefficient in
-// order (the zero ones are dropped by the compiler: the coefficients are constants).
-template <const auto& Matrix, int R, int... K>
-__attribute__((target("avx512f"), always_inline)) inline __m512 CombineConst(const __m512* in, int step,
-                                                                             std::integer_sequence<int, K...>) {
-  __m512 acc = _mm512_setzero_ps();
-  ((Matrix[R][K] != 0.0f ? void(acc = _mm512_fmadd_ps(_mm512_set1_ps(Matrix[R][K]), in[K * step], acc)) : void()), ...);
-  return acc;
-}
-
-// out[r * out_step] = row r of `Matrix` applied to `in` (at `step`), for every row r.
-template <const auto& Matrix, int Rows, int... R>
-__attribute__((target("avx512f"), always_inline)) inline void ApplyConst(const __m512* in, int step, __m512* out,
-                                                                         int out_step,
-                                                                         std::integer_sequence<int, R...>) {
-  ((out[R * out_step] = CombineConst<Matrix, R>(in, step, std::make_integer_sequence<int, 6>{})), ...);
-}
-template <const auto& Matrix, int Rows>
-__attribute__((target("avx512f"), always_inline)) inline void ApplyConst(const __m512* in, int step, __m512* out,
-                                                                         int out_step) {
-  ApplyConst<Matrix, Rows>(in, step, out, out_step, std::make_integer_sequence<int, Rows>{});
-}
-
-// CombineConst for a row given by reference: constant-folded the same way once the caller's loops are unrolled
-// (r known), which a template argument cannot express inside them.
-__attribute__((target("avx512f"), always_inline)) inline __m512 CombineRow(const float (&coef)[6], const __m512* in) {
-  __m512 acc = _mm512_setzero_ps();
-#pragma clang loop unroll(full)
-  for (int k = 0; k < 6; ++k) {
-    if (coef[k] != 0.0f) acc = _mm512_fmadd_ps(_mm512_set1_ps(coef[k]), in[k], acc);
-  }
-  return acc;
-}
-
-bool IsF4(const float* matrix, const float* constants, int rows) {
-  return std::memcmp(matrix, constants, static_cast<size_t>(rows) * 6 * sizeof(float)) == 0;
-}
-
-// The lanes j of a 16-lane load at position s of a row whose positions [lo, hi) hold data (zero elsewhere).
-inline __mmask16 RangeMask(int64_t s, int64_t lo, int64_t hi) {
-  const int64_t a = std::clamp<int64_t>(lo - s, 0, 16), b = std::clamp<int64_t>(hi - s, 0, 16);
-  return b <= a ? 0 : static_cast<__mmask16>(((1u << b) - 1) & ~((1u << a) - 1));
-}
-
-// Every cache line of [p, p + bytes) towards L1 (a hint: addresses are never dereferenced).
-inline void Prefetch(const void* p, int64_t bytes) {
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}, end = reinterpret_cast<uintptr_t>(p) + bytes;
-  for (uintptr_t line = begin; line < end; line += 64) _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
-}
-
-// Positions [s, s + 16) of a row whose position w is at address base + 4 w, zero outside [lo, hi) (masked lanes
-// are not read).
-__attribute__((target("avx512f"))) inline __m512 LoadRange(uintptr_t base, int64_t lo, int64_t hi, int64_t s) {
-  return _mm512_maskz_loadu_ps(RangeMask(s, lo, hi), reinterpret_cast<const float*>(base + s * 4));
-}
-
 // The input transform of one channel of every image for F(4x4). Per image row, for 16 tiles of a tile row at once,
 // the six columns 4j + l (l = 0..5) each tile reads become six vectors (lane j = tile j) by two-source permutes of
 // the row's first four vectors and a one-lane shift for l = 4, 5; the transform along columns then runs once per
@@ -368,14 +323,7 @@ __attribute__((target("avx512f"))) void InputChannelF4(const WinogradInputArgs& 
   __m512* h = reinterpret_cast<__m512*>(row + row_length);
   float* staging = row + row_length + rows * N * chunks * 16;
   float* out = p.v + channel * unit_length;
-  // Lane j of X_l (l < 4) is position 64 c + 4 j + l: lanes 0-7 from the chunk's vectors 0 and 1, lanes 8-15 from 2
-  // and 3, both by the same two-source index (4 j + l) mod 32.
-  __m512i pick[4];
-  for (int l = 0; l < 4; ++l) {
-    alignas(64) int32_t index[16];
-    for (int j = 0; j < 16; ++j) index[j] = (4 * j + l) % 32;
-    pick[l] = _mm512_load_si512(index);
-  }
+  const F4Lanes lanes;
   const bool contiguous = p.x_strides[3] == 1;
   // Positions of the padded row: position w is image column w - pad_low[1]; [lo, hi) hold the image's columns.
   const int64_t lo = contiguous ? p.pad_low[1] : 0, hi = contiguous ? p.pad_low[1] + p.width : row_length;
@@ -406,22 +354,7 @@ __attribute__((target("avx512f"))) void InputChannelF4(const WinogradInputArgs& 
         }
         base = reinterpret_cast<uintptr_t>(row);
       }
-      for (int64_t c = 0; c < chunks; ++c) {
-        const int64_t s = 64 * c;
-        const __m512 v0 = LoadRange(base, lo, hi, s), v1 = LoadRange(base, lo, hi, s + 16),
-                     v2 = LoadRange(base, lo, hi, s + 32), v3 = LoadRange(base, lo, hi, s + 48);
-        __m512 x[N];
-        for (int l = 0; l < 4; ++l) {
-          x[l] = _mm512_mask_blend_ps(0xff00, _mm512_permutex2var_ps(v0, pick[l], v1),
-                                      _mm512_permutex2var_ps(v2, pick[l], v3));
-        }
-        // X_4 (X_5) is X_0 (X_1) one tile on: lanes 1-15 of it, then position 64 (65).
-        x[4] = _mm512_castsi512_ps(
-            _mm512_alignr_epi32(_mm512_castps_si512(LoadRange(base, lo, hi, s + 64)), _mm512_castps_si512(x[0]), 1));
-        x[5] = _mm512_castsi512_ps(
-            _mm512_alignr_epi32(_mm512_castps_si512(LoadRange(base, lo, hi, s + 65)), _mm512_castps_si512(x[1]), 1));
-        ApplyConst<kBt4, N>(x, 1, hr + c, static_cast<int>(chunks));
-      }
+      InputRowF4(lanes, base, lo, hi, chunks, hr);
     }
     if (!contiguous) {
       for (int64_t w = 0; w < row_length; ++w) row[w] = 0.0f;  // the next image's copies rely on the zeros
@@ -442,14 +375,6 @@ __attribute__((target("avx512f"))) void InputChannelF4(const WinogradInputArgs& 
   }
 }
 
-// The first `count` lanes of `v` to dst[0], dst[stride], ... (kept out of line: rare, and unrolled copies of it
-// bloated the hot loop).
-__attribute__((target("avx512f"), noinline)) void StoreStrided(__m512 v, float* dst, int64_t count, int64_t stride) {
-  alignas(64) float buffer[16];
-  _mm512_store_ps(buffer, v);
-  for (int64_t j = 0; j < count; ++j) dst[j * stride] = buffer[j];
-}
-
 // The output transform of one feature of every image for F(4x4): the generic kernel's order, with the coefficients
 // constant and each output row's four vectors of 16 tiles (one per column q of the tiles) interleaved into image
 // columns by two two-source permutes and a blend per image vector.
@@ -467,74 +392,24 @@ __attribute__((target("avx512f"))) void OutputFeatureF4(const WinogradOutputArgs
   for (int q = 0; q < N * N; ++q) {
     for (int64_t i = tiles; i < staging_length; ++i) staging[q * staging_length + i] = 0.0f;
   }
-  // Image vector o, lane i is column q = i % 4 of tile 4 o + i / 4: from out[0] / out[1] (q < 2) or out[2] / out[3].
-  __m512i spread[m];
-  for (int o = 0; o < m; ++o) {
-    alignas(64) int32_t index[16];
-    for (int i = 0; i < 16; ++i) index[i] = (i % 2) * 16 + 4 * o + i / 4;
-    spread[o] = _mm512_load_si512(index);
-  }
+  const F4Lanes lanes;
   for (int64_t image = 0; image < p.batch; ++image) {
     float* plane = p.y + image * p.y_strides[0] + feature * p.y_strides[1];
     for (int q = 0; q < N * N; ++q) CopyRow(in + q * point_stride + image * tiles, staging + q * staging_length, tiles);
     for (int64_t ty = 0; ty < p.tiles[0]; ++ty) {
       for (int64_t c = 0; c < chunks; ++c) {
         const int64_t column = ty * p.tiles[1] + c * 16;
-        const int64_t lanes = std::min<int64_t>(16, p.tiles[1] - c * 16);
-        // Per output row r: its n values of the transform along rows (from the staging rows, in L1), then the
-        // transform along columns; everything unrolled so that the few live vectors stay in registers (all 24 of
-        // the transform along rows at once, or indexed arrays in loops, were spilled to the stack).
+        const int64_t lanes_in_chunk = std::min<int64_t>(16, p.tiles[1] - c * 16);
         const float* src = staging + column;
         const int64_t first_col = c * 16 * m;
-        const int64_t cols = std::min<int64_t>(p.width - first_col, lanes * m);
+        const int64_t cols = std::min<int64_t>(p.width - first_col, lanes_in_chunk * m);
         const int64_t out_rows = std::min<int64_t>(m, p.height - m * ty);
-#pragma clang loop unroll(full)
-        for (int r = 0; r < m; ++r) {
-          if (r >= out_rows) break;
-          __m512 s[N];
-#pragma clang loop unroll(full)
-          for (int b = 0; b < N; ++b) {
-            __m512 values[N];
-#pragma clang loop unroll(full)
-            for (int a = 0; a < N; ++a) {
-              // Only the loads whose coefficient is nonzero survive (CombineConst never reads the others).
-              values[a] =
-                  kAt4[r][a] != 0.0f ? _mm512_loadu_ps(src + (a * N + b) * staging_length) : _mm512_setzero_ps();
-            }
-            s[b] = CombineRow(kAt4[r], values);
-          }
-          __m512 out[m];
-          ApplyConst<kAt4, m>(s, 1, out, 1);
-          float* dst_row = plane + (m * ty + r) * p.y_strides[2] + first_col * p.y_strides[3];
-#pragma clang loop unroll(full)
-          for (int o = 0; o < m; ++o) {
-            const int64_t count = cols - 16 * o;
-            if (count <= 0) break;
-            const __m512 low = _mm512_permutex2var_ps(out[0], spread[o], out[1]);
-            const __m512 high = _mm512_permutex2var_ps(out[2], spread[o], out[3]);
-            const __m512 columns = _mm512_mask_blend_ps(0xcccc, low, high);
-            if constexpr (Contiguous) {
-              if (count >= 16) {
-                _mm512_storeu_ps(dst_row + 16 * o, columns);
-              } else {
-                _mm512_mask_storeu_ps(dst_row + 16 * o, FirstLanes(count), columns);
-              }
-            } else {
-              StoreStrided(columns, dst_row + 16 * o * p.y_strides[3], std::min<int64_t>(count, 16), p.y_strides[3]);
-            }
-          }
-        }
+        OutputTileRowF4<Contiguous>(lanes, src, staging_length,
+                                    plane + m * ty * p.y_strides[2] + first_col * p.y_strides[3], p.y_strides[2],
+                                    p.y_strides[3], cols, out_rows);
       }
     }
   }
-}
-
-bool HasAvx512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return has;
 }
 
 #endif  // XLAC_WINOGRAD_AVX512
