@@ -72,6 +72,51 @@ std::vector<std::vector<int64_t>> ArrayLeaves(const Shape& shape) {
 
 }  // namespace
 
+llvm::Constant* IrEmitter::WinogradMatrix(const std::vector<float>& matrix, const std::string& name) {
+  llvm::Constant* init = llvm::ConstantDataArray::get(ctx(), llvm::ArrayRef<float>(matrix));
+  auto* global = new llvm::GlobalVariable(llvm_module_, init->getType(), /*isConstant=*/true,
+                                          llvm::GlobalValue::PrivateLinkage, init, name);
+  global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  global->setAlignment(llvm::Align(64));
+  return global;
+}
+
+// "xlac.winograd_conv": a call of xlac_rt_winograd_conv_f32 (runtime/cpu/winograd_conv.cc). x and y are passed with
+// their layouts' strides (any dim_labels and layout work in place); the transformed filter must be row-major (the
+// pass creates it so, and layout assignment keeps a custom call's operand layouts).
+absl::Status IrEmitter::EmitWinogradConv(const Instruction& inst) {
+  absl::StatusOr<WinogradConvGeometry> geometry = WinogradConvGeometryOf(inst);
+  if (!geometry.ok()) return Unimplemented(inst, "{}", std::string(geometry.status().message()));
+  const WinogradGeometry& gi = geometry->input;
+  const WinogradGeometry& go = geometry->output;
+  const IrArray x = ArrayFor(inst.operand(0)), u = ArrayFor(inst.operand(1)), y = ArrayFor(&inst);
+  if (!HasDefaultLayout(u.shape)) {
+    return Unimplemented(inst, "the transformed filter {} is not row-major", ShapeToString(u.shape, true));
+  }
+  const std::vector<int64_t> sizes = {gi.batch,    gi.features,       gi.image_size[0], gi.image_size[1],
+                                      go.features, go.image_size[0],  go.image_size[1], gi.tiles[0],
+                                      gi.tiles[1], gi.padding_low[0], gi.padding_low[1]};
+  const std::vector<int64_t> x_strides = {x.strides[gi.batch_dim], x.strides[gi.feature_dim],
+                                          x.strides[gi.spatial_dims[0]], x.strides[gi.spatial_dims[1]]};
+  const std::vector<int64_t> y_strides = {y.strides[go.batch_dim], y.strides[go.feature_dim],
+                                          y.strides[go.spatial_dims[0]], y.strides[go.spatial_dims[1]]};
+  const int64_t fmas = gi.n * gi.n * gi.features * go.features * gi.tile_count();
+  // The device's threads for a large convolution (the kernel splits it by tile rows); NULL: this thread.
+  llvm::Value* dev = CanParallelize(fmas) ? static_cast<llvm::Value*>(entry_function_->getArg(1))
+                                          : llvm::ConstantPointerNull::get(b_.getPtrTy());
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::FunctionCallee fn = llvm_module_.getOrInsertFunction(
+      "xlac_rt_winograd_conv_f32",
+      llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr, ptr, ptr}, false));
+  b_.CreateCall(
+      fn, {dev, x.base, u.base, y.base, I64(gi.m), WinogradMatrix(WinogradBtF32(gi.m), inst.name() + ".bt"),
+           WinogradMatrix(WinogradAtF32(gi.m), inst.name() + ".at"), ConstantI64Array(sizes, inst.name() + ".sizes"),
+           ConstantI64Array(x_strides, inst.name() + ".x_strides"),
+           ConstantI64Array(y_strides, inst.name() + ".y_strides")});
+  return absl::OkStatus();
+}
+
 absl::Status IrEmitter::EmitCustomCall(const Instruction& inst) {
   if (IsBufferKernelCall(inst)) return EmitBufferKernelCall(inst);
   std::string target(inst.StringAttr("custom_call_target"));
@@ -80,6 +125,7 @@ absl::Status IrEmitter::EmitCustomCall(const Instruction& inst) {
   // its layout's strides, so any dim_labels and layout work in place; the transformed array is row-major (the pass
   // creates it so, and layout assignment keeps a custom call's operand and result layouts). The matrices come from
   // ir/winograd.h: the f32 values the interpreter multiplies by.
+  if (target == kWinogradConvTarget) return EmitWinogradConv(inst);
   if (IsWinogradTarget(target)) {
     absl::StatusOr<WinogradGeometry> geometry = WinogradGeometryOf(inst);
     if (!geometry.ok()) return Unimplemented(inst, "{}", std::string(geometry.status().message()));
@@ -98,12 +144,8 @@ absl::Status IrEmitter::EmitCustomCall(const Instruction& inst) {
       sizes.push_back(g.padding_low[0]);
       sizes.push_back(g.padding_low[1]);
     }
-    const std::vector<float> matrix = input ? WinogradBtF32(g.m) : WinogradAtF32(g.m);
-    llvm::Constant* init = llvm::ConstantDataArray::get(ctx(), llvm::ArrayRef<float>(matrix));
-    auto* coefficients = new llvm::GlobalVariable(llvm_module_, init->getType(), /*isConstant=*/true,
-                                                  llvm::GlobalValue::PrivateLinkage, init, inst.name() + ".matrix");
-    coefficients->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
-    coefficients->setAlignment(llvm::Align(64));
+    llvm::Constant* coefficients =
+        WinogradMatrix(input ? WinogradBtF32(g.m) : WinogradAtF32(g.m), inst.name() + ".matrix");
     int64_t elements = 1;
     for (int64_t d : transformed.shape.dimensions) elements *= d;
     // The device's threads for a large transform (the kernel splits it by channels or features); NULL: this thread.

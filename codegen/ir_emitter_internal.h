@@ -247,6 +247,9 @@ class IrEmitter {
   // ---- collectives and custom-calls through the runtime (ir_emitter_collectives.cc, ir_emitter_custom_call.cc) ----
   absl::Status EmitCollective(const Instruction& inst);
   absl::Status EmitCustomCall(const Instruction& inst);
+  absl::Status EmitWinogradConv(const Instruction& inst);
+  // A private constant global holding a Winograd matrix (ir/winograd.h's f32 coefficients), 64-byte aligned.
+  llvm::Constant* WinogradMatrix(const std::vector<float>& matrix, const std::string& name);
   absl::Status EmitInfeed(const Instruction& inst);  // ir_emitter_infeed.cc
   static bool IsCollective(Opcode op);
   absl::Status EmitP2P(const Instruction& inst);  // ir_emitter_p2p.cc: send/recv (+ -done), outfeed

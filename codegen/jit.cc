@@ -725,6 +725,7 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   bind("xlac_rt_relayout", reinterpret_cast<void*>(&xlac_rt_relayout));
   bind("xlac_rt_winograd_input_f32", reinterpret_cast<void*>(&xlac_rt_winograd_input_f32));
   bind("xlac_rt_winograd_output_f32", reinterpret_cast<void*>(&xlac_rt_winograd_output_f32));
+  bind("xlac_rt_winograd_conv_f32", reinterpret_cast<void*>(&xlac_rt_winograd_conv_f32));
   bind("xlac_rt_fft_c64", reinterpret_cast<void*>(&xlac_rt_fft_c64));
   bind("xlac_rt_fft_c128", reinterpret_cast<void*>(&xlac_rt_fft_c128));
   bind("xlac_rt_cholesky_f32", reinterpret_cast<void*>(&xlac_rt_cholesky_f32));

@@ -313,7 +313,7 @@ absl::StatusOr<Shape> InferSort(const Instruction& inst) {
 absl::StatusOr<Shape> InferCustomCall(const Instruction& inst) {
   XLAC_RETURN_IF_ERROR(CheckOutputOperandAliasing(inst));
   // The built-in Winograd transforms (ir/winograd.h) must be well formed: codegen and the interpreter rely on it.
-  if (IsWinogradTarget(inst.StringAttr("custom_call_target"))) XLAC_RETURN_IF_ERROR(WinogradGeometryOf(inst).status());
+  if (IsWinogradTarget(inst.StringAttr("custom_call_target"))) XLAC_RETURN_IF_ERROR(CheckWinogradCall(inst));
   return StripLayout(inst.shape());
 }
 

@@ -12,7 +12,11 @@
 //   custom-call "xlac.winograd_output" (M) -> y, the convolution's result
 //     y[i, k, m*ty + r, m*tx + q] = (A^T M_tile A)[r, q] for the rows and columns inside the output.
 //
-// Both calls carry the convolution's `window` (3x3, stride 1, no dilation or reversal, padding >= 0) and
+//   custom-call "xlac.winograd_conv" (x, U') -> y, U' = U as [n*n, C, K]: the three steps above as one call (what runs
+//     on a host with AVX-512: the transformed tiles never leave the cache), with the dot's sums defined:
+//     M[p, k, t] = sum over c = 0, 1, ..., C-1 of U'[p, c, k] * V[p, c, t], from +0, one fma per channel in order.
+//
+// All three calls carry the convolution's `window` (3x3, stride 1, no dilation or reversal, padding >= 0) and
 // `dim_labels`; x and y are read and written through them, so no transpose is needed for NHWC. m follows from the
 // transform dimension (n*n = 16, 36 or 64: m = 2, 4 or 6), the tiles from the output size.
 //
@@ -37,6 +41,7 @@ namespace xlac {
 
 inline constexpr std::string_view kWinogradInputTarget = "xlac.winograd_input";
 inline constexpr std::string_view kWinogradOutputTarget = "xlac.winograd_output";
+inline constexpr std::string_view kWinogradConvTarget = "xlac.winograd_conv";
 
 bool IsWinogradTarget(std::string_view target);
 
@@ -62,7 +67,15 @@ struct WinogradGeometry {
   int64_t batch_dim = 0, feature_dim = 0, spatial_dims[2] = {0, 0};   // in the image
   int64_t tile_count() const { return batch * tiles[0] * tiles[1]; }  // N * T0 * T1
 };
-// The geometry of a well-formed call of either target; an error naming the call otherwise.
+// The geometry of a well-formed "xlac.winograd_input" or "xlac.winograd_output" call; an error naming the call
+// otherwise.
 absl::StatusOr<WinogradGeometry> WinogradGeometryOf(const Instruction& call);
+// Of a well-formed "xlac.winograd_conv" call: its input transform's (x) and its output transform's (y).
+struct WinogradConvGeometry {
+  WinogradGeometry input, output;
+};
+absl::StatusOr<WinogradConvGeometry> WinogradConvGeometryOf(const Instruction& call);
+// OK when `call` (any of the three targets) is well formed.
+absl::Status CheckWinogradCall(const Instruction& call);
 
 }  // namespace xlac

@@ -60,19 +60,20 @@ class Builder {
     return Constant(dims, values);
   }
 
-  // A Winograd transform custom call (ir/winograd.h) on `x`, with the convolution's window and dim_labels.
-  absl::StatusOr<Instruction*> WinogradCall(std::string_view target, Instruction* x, Shape shape) {
+  // A Winograd custom call (ir/winograd.h) of `target` on `operands`, with the convolution's window and dim_labels.
+  absl::StatusOr<Instruction*> WinogradCall(std::string_view target, std::vector<Instruction*> operands, Shape shape) {
     shape.EnsureLayout();
-    auto inst = Instruction::Create(
-        Opcode::kCustomCall,
-        module_.UniqueInstructionName(target == kWinogradInputTarget ? "winograd_input" : "winograd_output"),
-        std::move(shape), {x});
+    const std::string_view name = target == kWinogradInputTarget    ? "winograd_input"
+                                  : target == kWinogradOutputTarget ? "winograd_output"
+                                                                    : "winograd_conv";
+    auto inst = Instruction::Create(Opcode::kCustomCall, module_.UniqueInstructionName(std::string(name)),
+                                    std::move(shape), std::move(operands));
     inst->SetAttr("custom_call_target", AttrValue::String(std::string(target)));
     inst->SetAttr("window", *conv_.FindAttr("window"));
     inst->SetAttr("dim_labels", *conv_.FindAttr("dim_labels"));
     *inst->mutable_metadata() = conv_.metadata();
     inst->set_loc(conv_.loc());
-    XLAC_RETURN_IF_ERROR(WinogradGeometryOf(*inst).status());
+    XLAC_RETURN_IF_ERROR(CheckWinogradCall(*inst));
     return comp_.AddInstruction(std::move(inst));
   }
 
@@ -160,17 +161,21 @@ bool Eligible(const Instruction& conv, int64_t m, int64_t min_channels) {
          rhs.dimensions[dn.kernel_output_feature_dimension] >= min_channels;
 }
 
-// The filter transform U = G g G^T of the convolution's kernel, [n, n, K, C].
-absl::StatusOr<Instruction*> FilterTransform(Builder& b, const Instruction& conv, const WinogradMatrices& t) {
+// The filter transform U = G g G^T of the convolution's kernel: [n, n, K, C], or [n, n, C, K] with
+// `input_features_first`.
+absl::StatusOr<Instruction*> FilterTransform(Builder& b, const Instruction& conv, const WinogradMatrices& t,
+                                             bool input_features_first = false) {
   const auto& dn = conv.FindAttr("dim_labels")->get<ConvolutionDimensionNumbers>();
+  int64_t first = dn.kernel_output_feature_dimension, second = dn.kernel_input_feature_dimension;
+  if (input_features_first) std::swap(first, second);
   XLAC_ASSIGN_OR_RETURN(
       Instruction * g,
-      b.Transpose(conv.operand(1), {dn.kernel_spatial_dimensions[0], dn.kernel_spatial_dimensions[1],
-                                    dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension}));
+      b.Transpose(conv.operand(1), {dn.kernel_spatial_dimensions[0], dn.kernel_spatial_dimensions[1], first, second}));
   return b.Separable(g, t.g);
 }
 
-// The kernel form: the built-in transforms of ir/winograd.h around one dot batched over the n^2 transform points,
+// The kernel form. F(4x4) (the runtime's vector code): one "xlac.winograd_conv" call on x and U as [n*n, C, K].
+// Other tile sizes: the built-in transforms of ir/winograd.h around one dot batched over the n^2 transform points,
 // [K, C] x [C, N * T0 * T1] each.
 absl::StatusOr<Instruction*> RewriteWithKernels(Module& module, Computation& comp, Instruction& conv, int64_t m) {
   Builder b(module, comp, conv);
@@ -181,15 +186,20 @@ absl::StatusOr<Instruction*> RewriteWithKernels(Module& module, Computation& com
   const std::vector<int64_t>& out_dims = conv.shape().dimensions;
   const int64_t batch = in_dims[dn.input_batch_dimension], channels = in_dims[dn.input_feature_dimension];
   const int64_t features = out_dims[dn.output_feature_dimension];
+  if (m == 4) {
+    XLAC_ASSIGN_OR_RETURN(Instruction * u_full, FilterTransform(b, conv, t, /*input_features_first=*/true));
+    XLAC_ASSIGN_OR_RETURN(Instruction * u, b.Reshape(u_full, {n * n, channels, features}));
+    return b.WinogradCall(kWinogradConvTarget, {conv.operand(0), u}, conv.shape());
+  }
   int64_t tile_count = batch;
   for (int i = 0; i < 2; ++i) tile_count *= (out_dims[dn.output_spatial_dimensions[i]] + m - 1) / m;
   XLAC_ASSIGN_OR_RETURN(Instruction * v,
-                        b.WinogradCall(kWinogradInputTarget, conv.operand(0),
+                        b.WinogradCall(kWinogradInputTarget, {conv.operand(0)},
                                        Shape::Array(PrimitiveType::kF32, {n * n, channels, tile_count})));
   XLAC_ASSIGN_OR_RETURN(Instruction * u_full, FilterTransform(b, conv, t));
   XLAC_ASSIGN_OR_RETURN(Instruction * u, b.Reshape(u_full, {n * n, features, channels}));
   XLAC_ASSIGN_OR_RETURN(Instruction * product, b.Dot(u, v, {0}, 2, 1));  // [n * n, K, N * T0 * T1]
-  return b.WinogradCall(kWinogradOutputTarget, product, conv.shape());
+  return b.WinogradCall(kWinogradOutputTarget, {product}, conv.shape());
 }
 
 // The pure-HLO form, which the SPMD partitioner can shard like any other ops.

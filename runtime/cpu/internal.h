@@ -216,5 +216,20 @@ struct WinogradOutputArgs {
   int64_t y_strides[4] = {0, 0, 0, 0};
 };
 void WinogradOutput(XlacRtDevice* dev, const WinogradOutputArgs& args, bool portable);
+// The fused Winograd convolution behind xlac_rt_winograd_conv_f32 (winograd_conv.cc): x's input transform, the
+// products with the transformed filter u [n*n, C, K] (dense) and the output transform into y, per tile row.
+struct WinogradConvArgs {
+  const float* x = nullptr;
+  const float* u = nullptr;
+  float* y = nullptr;
+  int64_t m = 0;
+  const float* bt = nullptr;
+  const float* at = nullptr;
+  int64_t batch = 0, channels = 0, height = 0, width = 0;  // x
+  int64_t features = 0, out_height = 0, out_width = 0;     // y
+  int64_t tiles[2] = {0, 0}, pad_low[2] = {0, 0};
+  int64_t x_strides[4] = {0, 0, 0, 0}, y_strides[4] = {0, 0, 0, 0};
+};
+void WinogradConv(XlacRtDevice* dev, const WinogradConvArgs& args, bool portable);
 
 }  // namespace xlac::rt

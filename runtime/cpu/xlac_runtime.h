@@ -291,6 +291,15 @@ void xlac_rt_winograd_input_f32(XlacRtDevice* dev, const float* x, float* v, int
  * n x n values of tile (ty, tx) of image i, feature k. at is A^T, m*n row-major. sizes = {N, K, H, W, T0, T1}. */
 void xlac_rt_winograd_output_f32(XlacRtDevice* dev, const float* mm, float* y, int64_t m, const float* at,
                                  const int64_t* sizes, const int64_t* y_strides);
+/* The whole Winograd convolution y = x (*) w of ir/winograd.h's "xlac.winograd_conv": x [N, C, H, W] at element
+ * strides x_strides, u = G w G^T as [n*n, C, K] (dense, row-major), y [N, K, OH, OW] at y_strides. Per tile, V is the
+ * input transform as above, M[p][k] = the sum over c = 0, 1, ... of u[p][c][k] * V[p][c] (from +0, one fused
+ * multiply-add per channel, in order), and y the output transform of M. sizes = {N, C, H, W, K, OH, OW, T0, T1,
+ * pad_low0, pad_low1}; bt and at as above. Runs on the device's threads (dev may be NULL); the transformed tiles
+ * never leave the cache. */
+void xlac_rt_winograd_conv_f32(XlacRtDevice* dev, const float* x, const float* u, float* y, int64_t m, const float* bt,
+                               const float* at, const int64_t* sizes, const int64_t* x_strides,
+                               const int64_t* y_strides);
 
 /* ---- custom calls ---- */
 
