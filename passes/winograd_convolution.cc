@@ -174,9 +174,19 @@ absl::StatusOr<Instruction*> FilterTransform(Builder& b, const Instruction& conv
   return b.Separable(g, t.g);
 }
 
-// The kernel form. F(4x4) (the runtime's vector code): one "xlac.winograd_conv" call on x and U as [n*n, C, K].
-// Other tile sizes: the built-in transforms of ir/winograd.h around one dot batched over the n^2 transform points,
-// [K, C] x [C, N * T0 * T1] each.
+// Whether the fused call beats the transforms around a batched dot (measured one core, Zen 5, f32[N, C, S, S] ->
+// K = C, padding 1, fused / separate ms): its kernel keeps one tile row's transformed tiles in cache, one vector of 16
+// tiles per tile row (lanes past the row's tiles idle), and reads all of U for every tile row: C = 32 at 56 x 56 1.4
+// / 2.1, C = 64 at 56 5.3 / 5.9, at 60 5.6 / 6.9, at 112 5.6 / 5.6; but C = 128 at 56 20.2 / 16.8 (U no longer fits
+// the core's L2 beside V), and at 28 x 28 (7 of 16 lanes busy) 10.2 / 5.6.
+bool FusedWinogradPays(int64_t channels, int64_t features, int64_t tiles_per_row) {
+  const int64_t lanes = (tiles_per_row + 15) / 16 * 16;
+  return 36 * channels * features * 4 <= (int64_t{640} << 10) && 4 * tiles_per_row >= 3 * lanes;
+}
+
+// The kernel form. F(4x4) where FusedWinogradPays (the runtime's vector code): one "xlac.winograd_conv" call on x and
+// U as [n*n, C, K]. Otherwise: the built-in transforms of ir/winograd.h around one dot batched over the n^2
+// transform points, [K, C] x [C, N * T0 * T1] each.
 absl::StatusOr<Instruction*> RewriteWithKernels(Module& module, Computation& comp, Instruction& conv, int64_t m) {
   Builder b(module, comp, conv);
   const WinogradMatrices t = MakeWinogradMatrices(m);
@@ -186,7 +196,8 @@ absl::StatusOr<Instruction*> RewriteWithKernels(Module& module, Computation& com
   const std::vector<int64_t>& out_dims = conv.shape().dimensions;
   const int64_t batch = in_dims[dn.input_batch_dimension], channels = in_dims[dn.input_feature_dimension];
   const int64_t features = out_dims[dn.output_feature_dimension];
-  if (m == 4) {
+  const int64_t tiles_per_row = (out_dims[dn.output_spatial_dimensions[1]] + m - 1) / m;
+  if (m == 4 && FusedWinogradPays(channels, features, tiles_per_row)) {
     XLAC_ASSIGN_OR_RETURN(Instruction * u_full, FilterTransform(b, conv, t, /*input_features_first=*/true));
     XLAC_ASSIGN_OR_RETURN(Instruction * u, b.Reshape(u_full, {n * n, channels, features}));
     return b.WinogradCall(kWinogradConvTarget, {conv.operand(0), u}, conv.shape());

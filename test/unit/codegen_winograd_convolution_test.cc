@@ -108,19 +108,26 @@ absl::StatusOr<std::vector<Literal>> RunJit(const Module& module, const std::vec
 struct Case {
   const char* name;
   std::string x, w, out, attrs;
+  bool fused;  // F(4x4)'s kernel form is the fused call (passes/winograd_convolution.cc, FusedWinogradPays)
 };
 
 std::vector<Case> Cases() {
   return {
       {"nchw_pad1_batch1_odd", "[1,32,9,7]", "[32,32,3,3]", "[1,32,9,7]",
-       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"},
-      {"nchw_pad0", "[2,32,11,10]", "[40,32,3,3]", "[2,40,9,8]", "window={size=3x3}, dim_labels=bf01_oi01->bf01"},
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", false},
+      {"nchw_pad0", "[2,32,11,10]", "[40,32,3,3]", "[2,40,9,8]", "window={size=3x3}, dim_labels=bf01_oi01->bf01",
+       false},
       {"nhwc_pad1", "[2,10,13,32]", "[3,3,32,36]", "[2,10,13,36]",
-       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"},
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", false},
       {"padding_beyond_the_window", "[1,32,5,6]", "[32,32,3,3]", "[1,32,8,8]",
-       "window={size=3x3 pad=2_3x3_1}, dim_labels=bf01_oi01->bf01"},
+       "window={size=3x3 pad=2_3x3_1}, dim_labels=bf01_oi01->bf01", false},
       {"asymmetric_pad_mixed_labels", "[1,32,6,7]", "[3,3,32,32]", "[1,7,6,32]",
-       "window={size=3x3 pad=1_1x0_2}, dim_labels=bf01_01io->b10f"},
+       "window={size=3x3 pad=1_1x0_2}, dim_labels=bf01_01io->b10f", false},
+      // Rows of 13 and 16 tiles: the fused call.
+      {"nchw_wide_rows", "[2,32,6,50]", "[36,32,3,3]", "[2,36,6,50]",
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", true},
+      {"nhwc_wide_rows", "[1,8,66,32]", "[3,3,32,32]", "[1,6,64,32]", "window={size=3x3}, dim_labels=b01f_01io->b01f",
+       true},
   };
 }
 
@@ -145,8 +152,8 @@ TEST(WinogradConvolutionTest, MatchesTheDirectConvolutionInTheInterpreter) {
         ASSERT_TRUE(changed.ok()) << changed.status();
         EXPECT_TRUE(*changed);
         EXPECT_FALSE(Has3x3Convolution(*rewritten));
-        // F(4x4): one fused call; other tile sizes: the two transforms around a dot.
-        EXPECT_EQ(CountWinogradCalls(*rewritten), kernels ? (tile == 4 ? 1 : 2) : 0);
+        // F(4x4) with enough tiles per row: one fused call; otherwise the two transforms around a dot.
+        EXPECT_EQ(CountWinogradCalls(*rewritten), kernels ? (tile == 4 && c.fused ? 1 : 2) : 0);
         DiagnosticEngine diags;
         ASSERT_TRUE(VerifyModule(*rewritten, diags)) << PrintModule(*rewritten);
         absl::StatusOr<std::vector<Literal>> got = interp::Evaluate(*rewritten, {args});
@@ -203,7 +210,7 @@ ENTRY e {
       Conv("[2,32,9,7]", "[32,32,3,3]", "[2,32,9,7]", "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"));
   ASSERT_NE(plain, nullptr);
   ASSERT_TRUE(RunWinogradConvolution(*plain).value());
-  EXPECT_EQ(CountWinogradCalls(*plain), WinogradTransformKernelsAreFast() ? 1 : 0);  // the fused F(4x4) call
+  EXPECT_EQ(CountWinogradCalls(*plain), WinogradTransformKernelsAreFast() ? 2 : 0);  // the transforms around a dot
 }
 
 // One transform as a module of its own: `image` is x (input transform) or y (output transform), `transformed` V or M.
