@@ -174,14 +174,15 @@ absl::StatusOr<Instruction*> FilterTransform(Builder& b, const Instruction& conv
   return b.Separable(g, t.g);
 }
 
-// Whether the fused call beats the transforms around a batched dot (measured one core, Zen 5, f32[N, C, S, S] ->
-// K = C, padding 1, fused / separate ms): its kernel keeps one tile row's transformed tiles in cache, one vector of 16
-// tiles per tile row (lanes past the row's tiles idle), and reads all of U for every tile row: C = 32 at 56 x 56 1.4
-// / 2.1, C = 64 at 56 5.3 / 5.9, at 60 5.6 / 6.9, at 112 5.6 / 5.6; but C = 128 at 56 20.2 / 16.8 (U no longer fits
-// the core's L2 beside V), and at 28 x 28 (7 of 16 lanes busy) 10.2 / 5.6.
+// Whether the fused call beats the transforms around a batched dot (measured on one core and two, Zen 5,
+// f32[N, C, S, S] -> K = C, padding 1, fused / separate ms): its kernel keeps two tile rows' transformed tiles in
+// cache, one vector of 16 tiles per tile row (lanes past the row's tiles idle), and reads all of U for every pair of
+// tile rows: C = 32 at 56 x 56 1.2 / 2.1 (one core), C = 64 at 60 4.5 / 7.1, at 112 4.3 / 5.7, C = 128 at 56
+// 16.4 / 17.5 and 10.6 / 11.1 (two threads); but C = 256 at 56 (U 9 MiB, beyond the core's L2 and shared L3
+// bandwidth) 31 / 29 and 27-30 / 19-21, and at 28 x 28 (7 of 16 lanes busy) the first kernel took 10.2 / 5.6.
 bool FusedWinogradPays(int64_t channels, int64_t features, int64_t tiles_per_row) {
   const int64_t lanes = (tiles_per_row + 15) / 16 * 16;
-  return 36 * channels * features * 4 <= (int64_t{640} << 10) && 4 * tiles_per_row >= 3 * lanes;
+  return 36 * channels * features * 4 <= (int64_t{5} << 19) && 4 * tiles_per_row >= 3 * lanes;
 }
 
 // The kernel form. F(4x4) where FusedWinogradPays (the runtime's vector code): one "xlac.winograd_conv" call on x and

@@ -3,10 +3,10 @@
 //
 // Kernel form (what runs when the module has no sharding annotations and one partition, and this host runs the
 // transform kernels' vector code: x86-64 with AVX-512; their portable code is far slower than the HLO form):
-//  - F(4x4) (the default tile size) with few channels (36 C K floats <= 640 KiB) and at least 3/4 of the vector
-//    lanes of a tile row busy (T1 mod 16 = 0 or >= 12): one built-in "xlac.winograd_conv" (x, U [n^2, C, K]) -> y of
-//    ir/winograd.h, which the runtime runs a tile row at a time with the transformed tiles in cache, and the filter
-//    transform G g G^T as two small dots (constant-folded when the filter is a constant);
+//  - F(4x4) (the default tile size) with few channels (36 C K floats <= 2.5 MiB: C = K = 128 at most) and at least
+//    3/4 of the vector lanes of a tile row busy (T1 mod 16 = 0 or >= 12): one built-in "xlac.winograd_conv" (x,
+//    U [n^2, C, K]) -> y of ir/winograd.h, which the runtime runs two tile rows at a time with the transformed tiles
+//    in cache, and the filter transform G g G^T as two small dots (constant-folded when the filter is a constant);
 //  - otherwise: the built-in transform calls of ir/winograd.h around one dot,
 //  - "xlac.winograd_input" (x) -> V [n^2, C, N * T0 * T1]: B^T d B of every overlapping n x n tile at stride m, read
 //    in place through the convolution's dim_labels (a runtime kernel in compiled code);

@@ -1,15 +1,18 @@
 // The fused Winograd F(m x m, 3 x 3) convolution ("xlac.winograd_conv", ir/winograd.h): input transform, the products
-// with the transformed filter and the output transform of one tile row of one image at a time, so that the
+// with the transformed filter and the output transform of two tile rows of one image at a time, so that the
 // transformed tiles (V and M, each 36 times the size of the image's tile row per channel) stay in the core's cache
 // instead of going through memory as two arrays 2.25x the size of x and y (the separate transforms of winograd.cc
 // took as long as the products and scaled 1.4-1.6x on two cores).
 //
-// Work units: (image, tile row). With AVX-512 and F(4x4) (what the pass emits) a unit
-//  1. transforms every channel's six input rows along columns (InputRowF4: 16 tiles per vector) and then along rows
-//     into V [36][C][chunks] (vectors of 16 tiles);
-//  2. per block of up to 16 output features and per transform point p: M[p][k] = sum over c of u[p][c][k] * V[p][c]
-//     in 16 accumulators (a broadcast of u and a fused multiply-add per channel, channels in order);
+// Work units: two tile rows of one image (one when a tile row takes more than one vector). With AVX-512 and F(4x4)
+// (what the pass emits) a unit
+//  1. transforms every channel's input rows along columns (InputRowF4: 16 tiles per vector; the two rows the tile
+//     rows share, once) and then along rows into V [36][C][vectors];
+//  2. per pair of vectors, block of up to 8 output features and transform point p: M[p][k] = sum over c of
+//     u[p][c][k] * V[p][c] in 8 x 2 accumulators (a broadcast of u feeds two vectors; channels in order);
 //  3. transforms each feature's 36 vectors of M back into its four output rows (OutputTileRowF4).
+// One core, one ResNet-block convolution (f32[8, 64, 56, 56], 64 features): input transform ~0.8 ms, products ~2.9,
+// output transform ~0.4 (the separate transforms around a batched dot: ~6 ms).
 // Elsewhere (other m, no AVX-512) the portable code does the same arithmetic one tile at a time, bit for bit.
 #include <algorithm>
 #include <cmath>
@@ -92,37 +95,88 @@ void UnitPortable(const WinogradConvArgs& p, int64_t image, int64_t ty) {
 
 #ifdef XLAC_WINOGRAD_AVX512
 
-// out[j] = sum over c of u[c * u_stride + j] * v[c * v_stride] for j < KB: from +0, one fused multiply-add per
-// channel in order (the accumulators stay in registers; u's values are broadcast operands).
-template <int KB>
+// out[j * W + s] = sum over c of u[c * u_stride + j] * v[c * v_stride + s] for j < KB, s < W: from +0, one fused
+// multiply-add per channel in order (the accumulators stay in registers; each broadcast of u feeds W vectors).
+template <int KB, int W>
 __attribute__((target("avx512f"))) void Product(const __m512* v, int64_t v_stride, const float* u, int64_t u_stride,
                                                 int64_t channels, __m512* out) {
-  __m512 acc[KB];
+  __m512 acc[KB][W];
 #pragma clang loop unroll(full)
-  for (int j = 0; j < KB; ++j) acc[j] = _mm512_setzero_ps();
+  for (int j = 0; j < KB; ++j) {
+#pragma clang loop unroll(full)
+    for (int s = 0; s < W; ++s) acc[j][s] = _mm512_setzero_ps();
+  }
   for (int64_t c = 0; c < channels; ++c) {
-    const __m512 vc = v[c * v_stride];
+    __m512 vc[W];
+#pragma clang loop unroll(full)
+    for (int s = 0; s < W; ++s) vc[s] = v[c * v_stride + s];
     const float* uc = u + c * u_stride;
 #pragma clang loop unroll(full)
-    for (int j = 0; j < KB; ++j) acc[j] = _mm512_fmadd_ps(_mm512_set1_ps(uc[j]), vc, acc[j]);
+    for (int j = 0; j < KB; ++j) {
+      const __m512 uj = _mm512_set1_ps(uc[j]);
+#pragma clang loop unroll(full)
+      for (int s = 0; s < W; ++s) acc[j][s] = _mm512_fmadd_ps(uj, vc[s], acc[j][s]);
+    }
   }
 #pragma clang loop unroll(full)
-  for (int j = 0; j < KB; ++j) out[j] = acc[j];
+  for (int j = 0; j < KB; ++j) {
+#pragma clang loop unroll(full)
+    for (int s = 0; s < W; ++s) out[j * W + s] = acc[j][s];
+  }
+}
+
+// The feature block that starts at k0 of `features`: 16 (8 for two vectors), then powers of two. M's 36 x 16
+// vectors then fit in L1 for the output transform (with 12 x 2 they did not, and it slowed down more than the
+// products gained).
+int FeatureBlock(int64_t left, int width) {
+  const int64_t first = width == 2 ? 8 : 16;
+  return static_cast<int>(left >= first ? first : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1);
+}
+
+template <int W>
+__attribute__((target("avx512f"))) void ProductBlock(int block, const __m512* v, int64_t v_stride, const float* u,
+                                                     int64_t u_stride, int64_t channels, __m512* out) {
+  switch (block) {
+    case 16:
+      if constexpr (W == 1) Product<16, 1>(v, v_stride, u, u_stride, channels, out);
+      break;
+    case 8:
+      Product<8, W>(v, v_stride, u, u_stride, channels, out);
+      break;
+    case 4:
+      Product<4, W>(v, v_stride, u, u_stride, channels, out);
+      break;
+    case 2:
+      Product<2, W>(v, v_stride, u, u_stride, channels, out);
+      break;
+    default:
+      Product<1, W>(v, v_stride, u, u_stride, channels, out);
+      break;
+  }
 }
 
 constexpr int64_t kPrefetchChannels = 1;
-
-// kMaxBlock features per block; the last block of K % 16 features goes by powers of two.
+// Vectors of M per transform point: a block of 16 features of one vector of tiles or 8 of two.
 constexpr int kMaxBlock = 16;
 
+// Tile rows ty0 .. ty0 + rows - 1 (rows <= 2) of one image. Their 4 * rows + 2 input rows are transformed along
+// columns once per channel (the rows two tile rows share, once); their V vectors (rows x chunks of 16 tiles) go to
+// the products in pairs, so that each broadcast of U feeds two vectors.
 template <bool Contiguous>
 __attribute__((target("avx512f"))) void UnitF4(const WinogradConvArgs& p, const F4Lanes& lanes, int64_t image,
-                                               int64_t ty) {
+                                               int64_t ty0, int64_t rows) {
   constexpr int N = 6, points = N * N;
   const int64_t chunks = (p.tiles[1] + 15) / 16, channels = p.channels, features = p.features;
+  const int64_t nv = rows * chunks, in_rows = 4 * rows + 2;
   const int64_t row_length = chunks * 64 + 32;  // InputRowF4's loads reach 64 * chunks + 17
-  // Scratch: h [6 rows][6][chunks], V [36][C][chunks], M [36][16] (vectors), the zero-padded row (strided x).
-  const int64_t h_vectors = N * N * chunks, v_vectors = points * channels * chunks, m_vectors = points * kMaxBlock;
+  // Scratch: h [in_rows][6][chunks], V [36][C][nv] (+ padding), M [36][16] (vectors), the zero-padded row (strided
+  // x).
+  // V per transform point, one vector of padding apart: the input transform writes a channel's 36 points at once,
+  // and at a power-of-two distance (C * nv vectors) they all mapped to one set of L1 and evicted each other (whole
+  // ResNet convolution 5.9 -> 4.7 ms; a channel's 36 points side by side, [C][36][nv], 5.0).
+  const int64_t point_stride = channels * nv + 1;
+  const int64_t h_vectors = in_rows * N * chunks, v_vectors = points * point_stride;
+  const int64_t m_vectors = points * kMaxBlock;
   auto* h = static_cast<__m512*>(xlac_rt_thread_scratch((h_vectors + v_vectors + m_vectors) * 64 + row_length * 4));
   __m512* v = h + h_vectors;
   __m512* mm = v + v_vectors;
@@ -134,19 +188,19 @@ __attribute__((target("avx512f"))) void UnitF4(const WinogradConvArgs& p, const 
     for (int64_t w = 0; w < row_length; ++w) row[w] = 0.0f;
   }
 
-  // 1. V: per channel, the transform of its six rows along columns, then along rows.
+  // 1. V: per channel, the transform of its input rows along columns, then along rows per tile row.
   for (int64_t c = 0; c < channels; ++c) {
     const float* plane = p.x + image * p.x_strides[0] + c * p.x_strides[1];
-    for (int r = 0; r < N; ++r) {
+    for (int64_t r = 0; r < in_rows; ++r) {
       __m512* hr = h + r * N * chunks;
-      const int64_t y = 4 * ty - p.pad_low[0] + r;
+      const int64_t y = 4 * ty0 - p.pad_low[0] + r;
       if (y < 0 || y >= p.height) {
         for (int64_t i = 0; i < N * chunks; ++i) hr[i] = _mm512_setzero_ps();
         continue;
       }
       const float* src = plane + y * p.x_strides[2];
-      // The same row of a channel two on, towards L1: a unit reads six short rows per channel, planes apart, which
-      // the hardware prefetchers do not follow.
+      // The same row of the next channel, towards L1: a unit reads a few short rows per channel, planes apart,
+      // which the hardware prefetchers do not follow.
       if (contiguous && c + kPrefetchChannels < channels) {
         Prefetch(src + kPrefetchChannels * p.x_strides[1], p.width * 4);
       }
@@ -159,52 +213,45 @@ __attribute__((target("avx512f"))) void UnitF4(const WinogradConvArgs& p, const 
       }
       InputRowF4(lanes, base, lo, hi, chunks, hr);
     }
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-      for (int b = 0; b < N; ++b) {
-        __m512 rows_k[N], t[N];
-        for (int k = 0; k < N; ++k) rows_k[k] = h[(k * N + b) * chunks + chunk];
-        ApplyConst<kBt4, N>(rows_k, 1, t, 1);
-        for (int a = 0; a < N; ++a) v[((a * N + b) * channels + c) * chunks + chunk] = t[a];
+    for (int64_t g = 0; g < rows; ++g) {
+      for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+        for (int b = 0; b < N; ++b) {
+          __m512 rows_k[N], t[N];
+          for (int k = 0; k < N; ++k) rows_k[k] = h[((4 * g + k) * N + b) * chunks + chunk];
+          ApplyConst<kBt4, N>(rows_k, 1, t, 1);
+          for (int a = 0; a < N; ++a) v[(a * N + b) * point_stride + c * nv + g * chunks + chunk] = t[a];
+        }
       }
     }
   }
 
-  // 2 and 3, per chunk of 16 tiles and block of features.
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const int64_t lanes_in_chunk = std::min<int64_t>(16, p.tiles[1] - chunk * 16);
-    const int64_t first_col = chunk * 64;
-    const int64_t cols = std::min<int64_t>(p.out_width - first_col, lanes_in_chunk * 4);
-    const int64_t out_rows = std::min<int64_t>(4, p.out_height - 4 * ty);
+  // 2 and 3, per pair of vectors and block of features.
+  for (int64_t vp = 0; vp < nv; vp += 2) {
+    const int width = nv - vp >= 2 ? 2 : 1;
     for (int64_t k0 = 0; k0 < features;) {
-      const int64_t left = features - k0;
-      const int block = left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      const int block = FeatureBlock(features - k0, width);
       for (int q = 0; q < points; ++q) {
-        const __m512* vq = v + q * channels * chunks + chunk;
+        const __m512* vq = v + q * point_stride + vp;
         const float* uq = p.u + q * channels * features + k0;
         __m512* out = mm + q * kMaxBlock;
-        switch (block) {
-          case 16:
-            Product<16>(vq, chunks, uq, features, channels, out);
-            break;
-          case 8:
-            Product<8>(vq, chunks, uq, features, channels, out);
-            break;
-          case 4:
-            Product<4>(vq, chunks, uq, features, channels, out);
-            break;
-          case 2:
-            Product<2>(vq, chunks, uq, features, channels, out);
-            break;
-          default:
-            Product<1>(vq, chunks, uq, features, channels, out);
-            break;
+        if (width == 2) {
+          ProductBlock<2>(block, vq, nv, uq, features, channels, out);
+        } else {
+          ProductBlock<1>(block, vq, nv, uq, features, channels, out);
         }
       }
-      for (int j = 0; j < block; ++j) {
-        float* dst = p.y + image * p.y_strides[0] + (k0 + j) * p.y_strides[1] + 4 * ty * p.y_strides[2] +
-                     first_col * p.y_strides[3];
-        OutputTileRowF4<Contiguous>(lanes, reinterpret_cast<const float*>(mm + j), kMaxBlock * 16, dst, p.y_strides[2],
-                                    p.y_strides[3], cols, out_rows);
+      for (int s = 0; s < width; ++s) {
+        const int64_t ty = ty0 + (vp + s) / chunks, chunk = (vp + s) % chunks;
+        const int64_t lanes_in_chunk = std::min<int64_t>(16, p.tiles[1] - chunk * 16);
+        const int64_t first_col = chunk * 64;
+        const int64_t cols = std::min<int64_t>(p.out_width - first_col, lanes_in_chunk * 4);
+        const int64_t out_rows = std::min<int64_t>(4, p.out_height - 4 * ty);
+        for (int j = 0; j < block; ++j) {
+          float* dst = p.y + image * p.y_strides[0] + (k0 + j) * p.y_strides[1] + 4 * ty * p.y_strides[2] +
+                       first_col * p.y_strides[3];
+          OutputTileRowF4<Contiguous>(lanes, reinterpret_cast<const float*>(mm + j * width + s), kMaxBlock * 16, dst,
+                                      p.y_strides[2], p.y_strides[3], cols, out_rows);
+        }
       }
       k0 += block;
     }
@@ -212,6 +259,8 @@ __attribute__((target("avx512f"))) void UnitF4(const WinogradConvArgs& p, const 
 }
 
 #endif  // XLAC_WINOGRAD_AVX512
+
+int64_t F4RowGroup(const WinogradConvArgs& p) { return p.tiles[1] <= 16 ? 2 : 1; }
 
 struct ConvJob {
   const WinogradConvArgs* args;
@@ -224,12 +273,17 @@ void ConvRange(int64_t begin, int64_t end, void* ctx) {
   const WinogradConvArgs& p = *job.args;
 #ifdef XLAC_WINOGRAD_AVX512
   if (job.f4) {
+    // Units of two tile rows when a tile row is one vector (pairs of vectors for the products), else of one.
+    const int64_t group = F4RowGroup(p);
+    const int64_t units_per_image = (p.tiles[0] + group - 1) / group;
     const F4Lanes lanes;
     for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t image = unit / units_per_image, ty0 = unit % units_per_image * group;
+      const int64_t rows = std::min<int64_t>(group, p.tiles[0] - ty0);
       if (p.y_strides[3] == 1) {
-        UnitF4<true>(p, lanes, unit / p.tiles[0], unit % p.tiles[0]);
+        UnitF4<true>(p, lanes, image, ty0, rows);
       } else {
-        UnitF4<false>(p, lanes, unit / p.tiles[0], unit % p.tiles[0]);
+        UnitF4<false>(p, lanes, image, ty0, rows);
       }
     }
     return;
@@ -252,7 +306,13 @@ void WinogradConv(XlacRtDevice* dev, const WinogradConvArgs& args, bool portable
 #endif
   const int64_t n = args.m + 2;
   const int64_t fmas = n * n * args.channels * args.features * units * args.tiles[1];
-  xlac_rt_device_parallel_for(fmas < kMinParallelFmas ? nullptr : dev, units, ConvRange, &job);
+#ifdef XLAC_WINOGRAD_AVX512
+  const int64_t group = job.f4 ? F4RowGroup(args) : 1;
+#else
+  const int64_t group = 1;
+#endif
+  const int64_t work_units = args.batch * ((args.tiles[0] + group - 1) / group);
+  xlac_rt_device_parallel_for(fmas < kMinParallelFmas ? nullptr : dev, work_units, ConvRange, &job);
 }
 
 }  // namespace xlac::rt
