@@ -1,7 +1,8 @@
 // The fused Winograd convolution "xlac.winograd_conv" (ir/winograd.h): the runtime's kernel (through the JIT on one
 // thread and two, and its portable code called directly) bit for bit against the interpreter's definition, on
 // shapes that reach every path of the vector code (feature counts that are not a multiple of 16, more than 16 tiles
-// per tile row, strided columns in x and y, padding beyond the window, output sizes that are not a multiple of 4);
+// per tile row, x and y in NCHW, NHWC and with the batch most minor, padding beyond the window, output sizes that are
+// not a multiple of 4);
 // and the verifier's checks of the call.
 #include <algorithm>
 #include <cstring>
@@ -38,7 +39,11 @@ std::vector<ConvCase> Cases() {
       {"wide_rows", "[1,3,10,78]", "[36,3,17]", "[1,17,8,76]", "{size=3x3}", "bf01_oi01->bf01"},
       // NHWC: x and y with strided columns; padding beyond the window on one side.
       {"nhwc_pad_beyond", "[2,7,9,6]", "[36,6,20]", "[2,8,11,20]", "{size=3x3 pad=2_1x1_3}", "b01f_01io->b01f"},
-      // Mixed labels: x's columns contiguous, y's strided.
+      // NHWC with 20 channels (a block of 16 and one of 4 transposed at once) and 40 columns (three blocks).
+      {"nhwc_channel_blocks", "[1,6,40,20]", "[36,20,19]", "[1,6,40,19]", "{size=3x3 pad=1_1x1_1}", "b01f_01io->b01f"},
+      // The batch most minor: neither x's nor y's columns or features adjacent (element by element).
+      {"batch_minor", "[5,9,3,2]", "[36,3,4]", "[5,9,4,2]", "{size=3x3 pad=1_1x1_1}", "01fb_01io->01fb"},
+      // Mixed labels: x's columns contiguous, y's features adjacent.
       {"mixed_labels", "[1,4,6,7]", "[36,4,9]", "[1,7,6,9]", "{size=3x3 pad=1_1x0_2}", "bf01_01io->b10f"},
       // One output row and column: every row but one of the tile is cropped.
       {"single_pixel", "[3,2,1,1]", "[36,2,3]", "[3,3,1,1]", "{size=3x3 pad=1_1x1_1}", "bf01_oi01->bf01"},
