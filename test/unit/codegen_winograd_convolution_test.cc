@@ -374,14 +374,14 @@ TEST(WinogradConvolutionTest, VerifierRejectsMalformedTransforms) {
 TEST(WinogradConvolutionTest, LeavesIneligibleConvolutionsAlone) {
   const std::vector<Case> cases = {
       {"stride2", "[1,32,9,9]", "[32,32,3,3]", "[1,32,5,5]",
-       "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"},
-      {"5x5", "[1,32,9,9]", "[32,32,5,5]", "[1,32,9,9]", "window={size=5x5 pad=2_2x2_2}, dim_labels=bf01_oi01->bf01"},
+       "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", false},
+      {"5x5", "[1,32,9,9]", "[32,32,5,5]", "[1,32,9,9]", "window={size=5x5 pad=2_2x2_2}, dim_labels=bf01_oi01->bf01", false},
       {"grouped", "[1,64,9,9]", "[64,32,3,3]", "[1,64,9,9]",
-       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, feature_group_count=2"},
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, feature_group_count=2", false},
       {"few_channels", "[1,16,9,9]", "[32,16,3,3]", "[1,32,9,9]",
-       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"},
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", false},
       {"dilated", "[1,32,9,9]", "[32,32,3,3]", "[1,32,9,9]",
-       "window={size=3x3 pad=2_2x2_2 rhs_dilate=2x2}, dim_labels=bf01_oi01->bf01"},
+       "window={size=3x3 pad=2_2x2_2 rhs_dilate=2x2}, dim_labels=bf01_oi01->bf01", false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -405,12 +405,21 @@ TEST(WinogradConvolutionTest, RunsOnlyInTheDefaultNumericsMode) {
   EXPECT_FALSE(has(OptimizationPipeline(options)));
 }
 
-// A ResNet-like block's convolution (NCHW, 64 channels, pad 1, odd size) through the JIT: the default mode within
-// the documented bound of the f64 result (Winograd when the pipeline enables it, else the direct convolution), and
-// exact mode bit for bit the interpreter's direct convolution.
+void CheckJitErrorWithinTheDocumentedBound(const std::string& text, int64_t kernel_form_calls);
+
+// ResNet-like convolutions (NCHW, 64 channels, pad 1) through the JIT: the default mode within the documented bound
+// of the f64 result (Winograd when the pipeline enables it, else the direct convolution), and exact mode bit for bit
+// the interpreter's direct convolution. An odd size with 5 tiles per row (the kernel form's transforms around a
+// dot) and 16 tiles per row (the fused call).
 TEST(WinogradConvolutionTest, JitErrorWithinTheDocumentedBound) {
-  const std::string text =
-      Conv("[2,64,18,19]", "[64,64,3,3]", "[2,64,18,19]", "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01");
+  for (const auto& [dims, calls] : {std::pair<const char*, int64_t>{"[2,64,18,19]", 2}, {"[1,64,12,64]", 1}}) {
+    SCOPED_TRACE(dims);
+    CheckJitErrorWithinTheDocumentedBound(
+        Conv(dims, "[64,64,3,3]", dims, "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"), calls);
+  }
+}
+
+void CheckJitErrorWithinTheDocumentedBound(const std::string& text, int64_t kernel_form_calls) {
   std::unique_ptr<Module> module = Parse(text);
   ASSERT_NE(module, nullptr);
   std::vector<Literal> args = Arguments(*module, 11);
@@ -423,6 +432,7 @@ TEST(WinogradConvolutionTest, JitErrorWithinTheDocumentedBound) {
   // The pass itself, F(4,3), through the interpreter.
   std::unique_ptr<Module> rewritten = module->Clone();
   ASSERT_TRUE(RunWinogradConvolution(*rewritten).value());
+  EXPECT_EQ(CountWinogradCalls(*rewritten), WinogradTransformKernelsAreFast() ? kernel_form_calls : 0);
   absl::StatusOr<std::vector<Literal>> winograd = interp::Evaluate(*rewritten, {args});
   ASSERT_TRUE(winograd.ok());
   double direct_error = NormwiseError((*interpreted)[0], (*reference)[0]);
