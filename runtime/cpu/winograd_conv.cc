@@ -260,26 +260,23 @@ __attribute__((target("avx512f"))) void UnitF4(const WinogradConvArgs& p, const 
 
 #endif  // XLAC_WINOGRAD_AVX512
 
-int64_t F4RowGroup(const WinogradConvArgs& p) { return p.tiles[1] <= 16 ? 2 : 1; }
-
 struct ConvJob {
   const WinogradConvArgs* args;
-  bool f4;  // AVX-512, m = 4 and bt / at the standard matrices: UnitF4
+  bool f4;        // AVX-512, m = 4 and bt / at the standard matrices: UnitF4
+  int64_t group;  // tile rows per work unit
+  int64_t units_per_image;
 };
 
-// Work units: (image, tile row).
+// Work units: `group` tile rows of one image.
 void ConvRange(int64_t begin, int64_t end, void* ctx) {
   const ConvJob& job = *static_cast<const ConvJob*>(ctx);
   const WinogradConvArgs& p = *job.args;
 #ifdef XLAC_WINOGRAD_AVX512
   if (job.f4) {
-    // Units of two tile rows when a tile row is one vector (pairs of vectors for the products), else of one.
-    const int64_t group = F4RowGroup(p);
-    const int64_t units_per_image = (p.tiles[0] + group - 1) / group;
     const F4Lanes lanes;
     for (int64_t unit = begin; unit < end; ++unit) {
-      const int64_t image = unit / units_per_image, ty0 = unit % units_per_image * group;
-      const int64_t rows = std::min<int64_t>(group, p.tiles[0] - ty0);
+      const int64_t image = unit / job.units_per_image, ty0 = unit % job.units_per_image * job.group;
+      const int64_t rows = std::min<int64_t>(job.group, p.tiles[0] - ty0);
       if (p.y_strides[3] == 1) {
         UnitF4<true>(p, lanes, image, ty0, rows);
       } else {
@@ -296,22 +293,21 @@ void ConvRange(int64_t begin, int64_t end, void* ctx) {
 
 void WinogradConv(XlacRtDevice* dev, const WinogradConvArgs& args, bool portable) {
   if (args.m != 2 && args.m != 4 && args.m != 6) return;
-  const int64_t units = args.batch * args.tiles[0];
-  if (units == 0 || args.features == 0 || args.tiles[1] == 0) return;
-  ConvJob job{&args, false};
+  if (args.batch == 0 || args.tiles[0] == 0 || args.features == 0 || args.tiles[1] == 0) return;
+  ConvJob job{&args, false, 1, args.tiles[0]};
 #ifdef XLAC_WINOGRAD_AVX512
   job.f4 = !portable && HasAvx512() && args.m == 4 && IsF4(args.bt, &kBt4[0][0], 6) && IsF4(args.at, &kAt4[0][0], 4);
+  // Units of two tile rows when a tile row is one vector (pairs of vectors for the products), else of one.
+  if (job.f4 && args.tiles[1] <= 16) {
+    job.group = 2;
+    job.units_per_image = (args.tiles[0] + 1) / 2;
+  }
 #else
   (void)portable;
 #endif
   const int64_t n = args.m + 2;
-  const int64_t fmas = n * n * args.channels * args.features * units * args.tiles[1];
-#ifdef XLAC_WINOGRAD_AVX512
-  const int64_t group = job.f4 ? F4RowGroup(args) : 1;
-#else
-  const int64_t group = 1;
-#endif
-  const int64_t work_units = args.batch * ((args.tiles[0] + group - 1) / group);
+  const int64_t fmas = n * n * args.channels * args.features * args.batch * args.tiles[0] * args.tiles[1];
+  const int64_t work_units = args.batch * job.units_per_image;
   xlac_rt_device_parallel_for(fmas < kMinParallelFmas ? nullptr : dev, work_units, ConvRange, &job);
 }
 
