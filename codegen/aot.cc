@@ -17,8 +17,11 @@ absl::StatusOr<AotResult> CompileAot(const Module& module, AotOutput output, con
   XLAC_ASSIGN_OR_RETURN(TargetInfo target, ResolveTarget(target_options));
   XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, CreateTargetMachine(target, options.opt_level));
   llvm::LLVMContext context;
+  // The object must link without xlac's libraries: it carries its own GEMM functions.
+  CompileOptions lowering = options;
+  lowering.prebuilt_gemms = false;
   XLAC_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> llvm_module,
-                        LowerToLlvm(prepared, target, *tm, context, options));
+                        LowerToLlvm(prepared, target, *tm, context, lowering));
   AotResult result;
   result.buffer_table = prepared.assignment.ToString();
   llvm::raw_string_ostream os(result.contents);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/custom_call_abi.h"
 #include "codegen/parallel_programs.h"
+#include "codegen/prebuilt_gemms.h"
 #include "codegen/result_placement.h"
 #include "codegen/streaming_stores.h"
 #include "fmt/format.h"
@@ -747,6 +748,14 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   int64_t complex_count = 0;
   const XlacRtComplexSymbol* complex_symbols = xlac_rt_complex_symbols(&complex_count);
   for (int64_t i = 0; i < complex_count; ++i) bind(complex_symbols[i].name, complex_symbols[i].address);
+  // The shared GEMM functions LowerToObjects / LowerToLlvm left as declarations (codegen/prebuilt_gemms.h).
+  if (options.compile.prebuilt_gemms) {
+    if (const XlacPrebuiltGemmSet* set = FindPrebuiltGemms(target, *tm)) {
+      for (int64_t i = 0; i < set->count; ++i) {
+        bind(set->functions[i].name, const_cast<void*>(set->functions[i].address));
+      }
+    }
+  }
   if (llvm::Error e = dylib.define(llvm::orc::absoluteSymbols(std::move(runtime_symbols)))) {
     return absl::InternalError("cannot bind runtime symbols: " + ToString(std::move(e)));
   }

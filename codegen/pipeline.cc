@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/kernel_math.h"
 #include "codegen/optimize.h"
+#include "codegen/prebuilt_gemms.h"
 #include "codegen/split_compile.h"
 #include "fmt/format.h"
 #include "ir/buffer_shapes.h"
@@ -123,6 +124,11 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> EmitLlvm(const PreparedModule& pre
     llvm_module->setDataLayout(target_machine.createDataLayout());
     if (options.kernel_bitcode != nullptr) {
       XLAC_RETURN_IF_ERROR(LinkKernels(*llvm_module, *options.kernel_bitcode, target, !options.exact));
+    }
+    if (options.prebuilt_gemms) {
+      if (const XlacPrebuiltGemmSet* set = FindPrebuiltGemms(target, target_machine)) {
+        UsePrebuiltGemms(*llvm_module, *set);
+      }
     }
   }
   if (observer != nullptr && observer->dumping()) observer->DumpText("ir-no-opt.ll", PrintLlvm(*llvm_module));

@@ -55,6 +55,10 @@ struct CompileOptions {
   int compile_threads = 0;
   // Every compute kernel becomes a function of its own (CodegenOptions::outline_kernels). Never changes a result.
   bool outline_kernels = true;
+  // The shared GEMM functions come from the ones the build compiled (codegen/prebuilt_gemms.h) when the target's
+  // vector ISA has them: only a host that links xlac_codegen can run such code, so the JIT uses them and AOT
+  // objects never do. Never changes a result (the same IR, compiled once).
+  bool prebuilt_gemms = true;
 };
 
 // A module ready for LLVM emission: the prepared clone and where its values live.

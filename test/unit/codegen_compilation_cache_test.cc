@@ -3,6 +3,7 @@
 // concurrent writers, and the miss explanation.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -243,8 +244,16 @@ TEST_F(CompilationCacheTest, EvictsLeastRecentlyUsed) {
   CompileAndRun(kModule, Options(), &hit);
   EXPECT_TRUE(hit);
   EXPECT_GT(fs::last_write_time(first), now - std::chrono::minutes(1));
-  // A third entry in a cache with room for two: the least recently used (`second`) goes.
-  const int64_t room = static_cast<int64_t>(fs::file_size(first) + fs::file_size(second)) + 100;
+  // A third entry in a cache with room for two: the least recently used (`second`) goes. The third entry's size comes
+  // from a cache of its own, so that the room holds `first` and whichever of the other two is larger.
+  JitOptions scratch = Options();
+  scratch.cache.dir = dir_.string() + "_scratch";
+  CompileAndRun(kOtherModule, scratch);
+  uintmax_t other = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(scratch.cache.dir)) other += entry.file_size();
+  fs::remove_all(scratch.cache.dir);
+  ASSERT_GT(other, 100u);
+  const int64_t room = static_cast<int64_t>(fs::file_size(first) + std::max(fs::file_size(second), other)) + 100;
   std::string log;
   CompileAndRun(kOtherModule, Options(false, room), &hit, &log);
   EXPECT_FALSE(hit);

@@ -48,6 +48,7 @@ TEST(CodegenCompileTime, RepeatedLayersCompileOnce) {
   ASSERT_NE(module, nullptr);
   JitOptions options;
   options.keep_llvm_ir = true;
+  options.compile.prebuilt_gemms = false;  // the GEMM functions' IR is inspected
   absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   const std::string& ir = (*exe)->llvm_ir();
@@ -150,6 +151,7 @@ TEST(CodegenCompileTime, PartsRunInTheJit) {
     for (int threads : {1, 2}) {
       JitOptions options;
       options.keep_llvm_ir = true;
+      options.compile.prebuilt_gemms = false;  // a module large enough to be cut into parts
       options.compile.exact = exact;
       options.compile.compile_threads = threads;
       absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
@@ -171,6 +173,7 @@ TEST(CodegenCompileTime, GemmLoopsKeepStrengthReduction) {
   ASSERT_NE(module, nullptr);
   JitOptions options;
   options.keep_llvm_ir = true;
+  options.compile.prebuilt_gemms = false;  // the GEMM functions' IR is inspected
   absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   const std::string& ir = (*exe)->llvm_ir();

@@ -42,6 +42,7 @@ void Check(const std::string& text, bool tiled, bool expect_gemm, std::vector<Li
     SCOPED_TRACE(exact ? "exact mode" : "default mode");
     JitOptions options;
     options.keep_llvm_ir = true;
+    options.compile.prebuilt_gemms = false;  // the GEMM functions' IR is inspected
     options.compile.tiled_convolution = tiled;
     options.compile.exact = exact;
     absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
@@ -340,6 +341,7 @@ TEST(CodegenConvolutionTiled, WideRowsPackWholeVectors) {
       ASSERT_NE(module, nullptr);
       JitOptions options;
       options.keep_llvm_ir = true;
+      options.compile.prebuilt_gemms = false;  // the GEMM functions' IR is inspected
       absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
       ASSERT_TRUE(exe.ok()) << exe.status().ToString();
       EXPECT_NE((*exe)->llvm_ir().find("llvm.masked.load"), std::string::npos);

@@ -310,6 +310,7 @@ TEST(CodegenDot, TiledPathIsUsedAndCanBeTurnedOff) {
         ASSERT_NE(module, nullptr);
         JitOptions options;
         options.keep_llvm_ir = true;
+        options.compile.prebuilt_gemms = false;  // the GEMM functions' IR is inspected
         options.compile.tiled_dot = tiled;
         options.compile.exact = exact;
         absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);

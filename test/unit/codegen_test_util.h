@@ -113,6 +113,7 @@ inline std::string DescribeDifference(const Literal& expected, const Literal& ac
 inline std::string CompiledLlvmIr(const Module& module, bool exact = false) {
   JitOptions options;
   options.keep_llvm_ir = true;
+  options.compile.prebuilt_gemms = false;  // the IR the emitter writes, GEMM functions included
   options.compile.exact = exact;
   absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(module, options);
   EXPECT_TRUE(exe.ok()) << exe.status().ToString();
