@@ -43,7 +43,9 @@ const std::vector<std::string>& PartitionSteps() {
 
 std::unique_ptr<Module> LoadModule(const SourceFile& file, const CompilerOptions& options, DiagnosticEngine& diags,
                                    const std::function<void(const Module&)>& parsed) {
-  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags);
+  HloParseOptions parse_options;
+  parse_options.strict = options.strict;
+  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags, parse_options);
   if (module == nullptr) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
     return nullptr;

@@ -41,6 +41,9 @@ struct CompilerOptions {
   int64_t num_replicas = 0;
   // Custom-call targets declared to be identities (--custom-call-identity).
   std::vector<std::string> custom_call_identity;
+  // Reject HLO text that XLA's parser rejects even where exporters write it with one meaning (--strict,
+  // HloParseOptions::strict); otherwise such text is read with a warning.
+  bool strict = false;
   // The SPMD partitioner's options (--spmd-windowed-einsum-threshold-mib); its num_partitions is ignored (the
   // count above, or the module's, is written into the module first).
   SpmdOptions spmd;

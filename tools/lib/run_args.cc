@@ -126,6 +126,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "exact") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.exact = true;
+    } else if (name == "strict") {
+      if (absl::Status s = no_value(); !s.ok()) return s;
+      options.strict = true;
     } else if (name == "tpu-report") {
       if (absl::Status s = no_value(); !s.ok()) return s;
       options.tpu_report = true;
@@ -270,6 +273,8 @@ OPTIONS:
                           and pred exactly, floats within the mode's tolerance); mismatches are reported like
                           failed checks. Floats: with --exact bit for bit; otherwise each output's error
                           against an f64 reference within 8x the interpreter's own (--tolerance; docs/numerics.md)
+  --strict                Reject HLO text that XLA's parser rejects even where exporters write it with one
+                          meaning (api_version=API_VERSION_UNSPECIFIED); default: read it with a warning
   --exact                 Exact numerics: libm calls, sequential reductions, no FMA contraction, so the JIT
                           agrees with the interpreter bit for bit (default: vectorized math approximations and
                           reassociation within the bounds of docs/numerics.md)

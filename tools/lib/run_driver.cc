@@ -510,6 +510,7 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   compiler.num_partitions = options.num_partitions;
   compiler.num_replicas = options.num_replicas;
   compiler.custom_call_identity = options.custom_call_identity;
+  compiler.strict = options.strict;
   compiler.spmd.windowed_einsum_threshold_bytes = options.spmd_windowed_einsum_threshold_bytes;
   compiler.optimization.exact = options.exact;
   compiler.optimization.tpu_numerics = options.tpu_numerics;

@@ -48,6 +48,8 @@ OPTIONS:
                          a modeled step time split into compute, memory and communication)
   -O0, -O1, -O2, -O3     Optimization level (default -O2)
   --target-cpu=<name>    'host' (default: detect the host CPU and its features) or an LLVM CPU name
+  --strict               Reject HLO text that XLA's parser rejects even where exporters write it with one
+                         meaning (api_version=API_VERSION_UNSPECIFIED); default: read it with a warning
   --exact                Exact numerics: libm calls, sequential reductions, no FMA contraction (bit for bit the
                          reference interpreter); default: vectorized approximations within docs/numerics.md
   --tpu-numerics         f32 dots and convolutions at DEFAULT precision round their operands to bf16 and
@@ -268,6 +270,8 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
                                           "' (obj, asm, llvm, hlo, header, buffers, spmd-report, tpu-report)");
     } else if (name == "exact" && !has_value) {
       options.exact = true;
+    } else if (name == "strict" && !has_value) {
+      options.strict = true;
     } else if (name == "tpu-numerics" && !has_value) {
       options.tpu_numerics = true;
     } else if ((name == "tpu" || name == "topology") && has_value && !value.empty()) {
@@ -357,6 +361,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   CompilerOptions compiler;
   compiler.num_partitions = options.num_partitions;
   compiler.custom_call_identity = options.custom_call_identity;
+  compiler.strict = options.strict;
   compiler.spmd.windowed_einsum_threshold_bytes = options.spmd_windowed_einsum_threshold_bytes;
   compiler.optimization.opt_level = options.opt_level;
   compiler.optimization.exact = options.exact;
@@ -566,6 +571,7 @@ int AutoShardInput(const XlacOptions& options, const AutoShardFlags& flags, cons
   for (int64_t s : flags.mesh) devices *= s;
   compiler.num_partitions = devices;
   compiler.custom_call_identity = options.custom_call_identity;
+  compiler.strict = options.strict;
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = LoadModule(file, compiler, diags);
   if (module == nullptr) {
