@@ -141,6 +141,11 @@ CollectiveGroupMode CollectiveGroupModeOf(const Instruction& inst, int64_t num_r
   if (mode == CollectiveGroupMode::kCrossPartition && max_id >= num_partitions && num_partitions == 1) {
     return CollectiveGroupMode::kCrossReplica;
   }
+  // With one replica the strict mode's only valid group is {0} (every partition); tt-xla's manual computations
+  // write device ids there (channel_handle without use_global_device_ids), so read larger ids as device ids.
+  if (mode == CollectiveGroupMode::kCrossReplicaAndPartition && max_id >= num_replicas && num_replicas == 1) {
+    return CollectiveGroupMode::kFlattenedId;
+  }
   return mode;
 }
 

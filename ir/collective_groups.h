@@ -8,8 +8,10 @@
 // all-reduce/all-gather/reduce-scatter use replica ids across all partitions (use_global_device_ids=false) or
 // flattened device ids (true), and the other collectives use partition ids. One leniency: when the ids name devices
 // beyond an axis of size 1 while the other axis has several devices, they are read on that other axis (test programs
-// often leave the axis implicit). Participant lists are ordered as XLA's GetParticipatingDevices orders them; that
-// order fixes all-gather concatenation, reduce-scatter chunks and all-reduce accumulation.
+// often leave the axis implicit; tt-xla's all-reduce/all-gather/reduce-scatter with a channel but without
+// use_global_device_ids name devices 0..P-1 where XLA would allow only replica 0). Participant lists are ordered as
+// XLA's GetParticipatingDevices orders them; that order fixes all-gather concatenation, reduce-scatter chunks and
+// all-reduce accumulation.
 #pragma once
 
 #include <cstdint>

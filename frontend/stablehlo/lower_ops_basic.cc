@@ -39,6 +39,9 @@ const std::unordered_map<std::string_view, Opcode>& SimpleOps() {
       {"tan", Opcode::kTan},
       {"tanh", Opcode::kTanh},
       {"reshape", Opcode::kReshape},
+      // mhlo.copy: what XLA's HLO -> MHLO import makes of a copy; torch-xla's GSPMD exports put one, carrying the
+      // sharding, before each SPMDFullToShardShape / SPMDShardToFullShape.
+      {"copy", Opcode::kCopy},
       {"add", Opcode::kAdd},
       {"atan2", Opcode::kAtan2},
       {"complex", Opcode::kComplex},

@@ -74,6 +74,13 @@ TEST(CollectiveGroups, CrossReplicaAndPartition) {
             (Groups{{0, 1, 2, 3}}));
   EXPECT_EQ(Resolve("f32[8] all-reduce(x), channel_id=1, replica_groups={{0},{1}}, to_apply=add", 2, 2),
             (Groups{{0, 1}, {2, 3}}));
+  // One replica: {0} is every partition; larger ids (tt-xla's manual computations) are device ids.
+  EXPECT_EQ(Resolve("f32[8] all-reduce(x), channel_id=1, replica_groups={{0}}, to_apply=add", 1, 4),
+            (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(Resolve("f32[8] all-reduce(x), channel_id=1, replica_groups={{0,2},{1,3}}, to_apply=add", 1, 4),
+            (Groups{{0, 2}, {1, 3}}));
+  EXPECT_EQ(ResolveError("f32[8] all-reduce(x), channel_id=1, replica_groups={{0,2},{1,3}}, to_apply=add", 2, 2),
+            "r (all-reduce): replica group id 2 is out of range for 2 replicas x 2 partitions");
 }
 
 TEST(CollectiveGroups, FlattenedIds) {

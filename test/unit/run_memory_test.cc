@@ -243,6 +243,55 @@ TEST(EstimateRunMemoryTest, PartitionedRunsCountEveryDevicesShards) {
   EXPECT_EQ(EstimateRunMemory(plan, 0).parts.back().count, 2);
 }
 
+constexpr char kShardMap[] = R"(HloModule m, num_partitions=4
+ENTRY e {
+  x = f32[64,256] parameter(0), sharding={devices=[4,1]<=[4]}
+  c = f32[64,256] copy(x), sharding={devices=[4,1]<=[4]}
+  s = f32[16,256] custom-call(c), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  t = f32[16,256] tanh(s), sharding={manual}
+  ROOT f = f32[64,256] custom-call(t), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]<=[4]}
+}
+)";
+
+TEST(EstimateRunMemoryTest, ManualRegionsRunTheReferencesOnEveryDevice) {
+  std::unique_ptr<Module> shard_map = Parse(kShardMap);
+  std::unique_ptr<Module> sharded = Parse(kSharded);
+  ASSERT_NE(shard_map, nullptr);
+  ASSERT_NE(sharded, nullptr);
+  EXPECT_TRUE(HasManualRegions(*shard_map));
+  EXPECT_FALSE(HasManualRegions(*sharded));
+  // --check-against runs a program with manual regions partitioned, device by device, every device live at once
+  // (their collectives meet), and so does the f64 reference: its peak counts once per device. Without manual
+  // regions both run the whole module on one partition per replica.
+  RunMemoryPlan plan;
+  plan.module = shard_map.get();
+  plan.run_module = shard_map.get();  // stands in for the partitioned program
+  plan.partitioned = true;
+  plan.devices = plan.local_devices = 4;
+  plan.check_against = true;
+  plan.f64_reference = true;
+  absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(*shard_map);
+  ASSERT_TRUE(promoted.ok()) << promoted.status();
+  const int64_t peak64 = InterpreterPeakBytes(**promoted);
+  plan.per_device_reference = true;
+  RunMemoryEstimate per_device = EstimateRunMemory(plan, 0);
+  ASSERT_EQ(per_device.parts.back().what, "f64 reference") << per_device.ToString();
+  EXPECT_EQ(per_device.parts.back().count, 4);
+  EXPECT_EQ(per_device.parts.back().bytes, peak64);
+  plan.per_device_reference = false;
+  RunMemoryEstimate one_partition = EstimateRunMemory(plan, 0);
+  EXPECT_LT(one_partition.total, per_device.total);
+  if (one_partition.parts.back().what == "f64 reference") EXPECT_EQ(one_partition.parts.back().count, 1);
+  // CheckRunMemory sets the plan's flag for a partitioned module with manual regions.
+  RunOptions options;
+  options.check_against = "interpreter";
+  options.num_partitions = 4;
+  options.memory_limit = per_device.total - 1;
+  EXPECT_FALSE(CheckRunMemory(options, *shard_map, shard_map.get(), true, 1).ok());
+  options.memory_limit = per_device.total;
+  EXPECT_TRUE(CheckRunMemory(options, *shard_map, shard_map.get(), true, 1).ok());
+}
+
 TEST(RunMemoryErrorTest, NamesTheLimitAndHowToOverrideIt) {
   RunMemoryEstimate estimate;
   estimate.parts = {{"parameters", 1, int64_t{40} << 30}, {"per-device buffers", 8, int64_t{5} << 29}};

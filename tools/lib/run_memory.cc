@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "fmt/format.h"
 #include "ir/computation.h"
+#include "ir/sharding.h"
 #include "passes/buffer_assignment.h"
 #include "passes/f64_reference.h"
 #include "passes/tpu_memory.h"
@@ -272,6 +273,17 @@ int64_t HostAvailableMemory(std::string_view proc_root, std::string_view cgroup_
   return available.value_or(-1);
 }
 
+bool HasManualRegions(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kCustomCall && IsShardMapBoundaryTarget(inst->StringAttr("custom_call_target"))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 int64_t InterpreterPeakBytes(const Module& module) {
   if (module.entry_computation() == nullptr) return 0;
   return InterpreterMemory().Peak(*module.entry_computation());
@@ -323,9 +335,11 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
     interpreter_phase = common;  // the reference reads the global arguments the run built, without a copy
     interpreter_phase.push_back({"constants", 1, module_constants});
     if (plan.jit) interpreter_phase.push_back({"results", 1, Add(device_results, assembled)});
-    // The reference evaluates the unpartitioned module on one partition per replica.
-    const Module& evaluated = plan.jit ? module : run;
-    const int64_t devices = plan.jit && plan.partitioned ? plan.replicas : plan.devices;
+    // The reference evaluates the unpartitioned module on one partition per replica, or with manual regions the
+    // partitioned program on every device (all of them live at once: their collectives meet).
+    const bool whole_module = plan.jit && !(plan.partitioned && plan.per_device_reference);
+    const Module& evaluated = whole_module ? module : run;
+    const int64_t devices = whole_module && plan.partitioned ? plan.replicas : plan.devices;
     interpreter_phase.push_back({"interpreter", devices, InterpreterPeakBytes(evaluated)});
     if (plan.f64_reference) {
       // The same module promoted (a copy: its constants again) runs on the same devices, beside the interpreter's
@@ -416,6 +430,7 @@ absl::Status CheckRunMemory(const RunOptions& options, const Module& module, con
   // The condition under which RunModule computes the f64 reference (the default mode's relative rule).
   plan.f64_reference = plan.check_against && !options.exact && !options.tolerance_given && !options.fixed_tolerance &&
                        JudgedByRelativeRule(module.entry_computation()->root()->shape());
+  plan.per_device_reference = partitioned && run_module != nullptr && HasManualRegions(module);
   plan.global_arguments = options.input_shards.empty() || plan.check_against;
   plan.compile.exact = options.exact;
   plan.compile.tpu_numerics = options.tpu_numerics;

@@ -50,6 +50,10 @@ struct RunMemoryEstimate {
   std::string ToString() const;  // "parameters 40 GiB, shards 8 x 5 GiB, ..."
 };
 
+// Manual regions (shard_map): the values between SPMDFullToShardShape and SPMDShardToFullShape are per-core, so
+// --check-against runs the partitioned program on the interpreter device by device.
+bool HasManualRegions(const Module& module);
+
 // What runs and how, for the estimate.
 struct RunMemoryPlan {
   const Module* module = nullptr;      // as parsed: its entry parameters are the global arguments
@@ -64,6 +68,9 @@ struct RunMemoryPlan {
   // program with an output the relative rule judges. It runs `module` promoted to f64 while the interpreter's results
   // are kept, so its values are 2x (f32) to 4x (bf16) the interpreter's.
   bool f64_reference = false;
+  // The references run `run_module` on every device rather than `module` on one partition per replica (a
+  // partitioned module with manual regions, HasManualRegions).
+  bool per_device_reference = false;
   bool global_arguments = true;     // the global arguments are built (not --input-shards alone)
   codegen::CompileOptions compile;  // the JIT's options, for its buffer assignment
 };
