@@ -407,7 +407,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
       std::string devices = r > 1 ? fmt::format("{} partition{} x {} replicas ({} devices)", p, p == 1 ? "" : "s", r,
                                                 p * r)
                                   : fmt::format("{} partition{}", p, p == 1 ? "" : "s");
-      if (p * r > 1 && collectives > 0) {
+      if (p * r > 1 && (collectives > 0 || IsAlreadyPartitioned(*module))) {
         // An XLA dump after spmd-partitioning: per-device shapes and explicit collectives, run as it is.
         output = fmt::format("spmd: {}, already partitioned ({} collective{} in the program); nothing to partition\n",
                              devices, collectives, collectives == 1 ? "" : "s");
