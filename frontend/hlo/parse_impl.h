@@ -200,6 +200,8 @@ class Parser {
   bool ParseBufferDonor(std::vector<BufferDonor>* out);
   bool ParseBoolListOrBool(std::vector<bool>* out);
   bool CheckModule(Module* module);
+  // Exporters' leniencies that need the whole module (see the definition).
+  void RelaxMixedAllReduceLayoutConstraints(Module* module);
 
   // parse_instruction.cc
   bool ParseOperands(PendingInstruction* inst);

@@ -157,7 +157,39 @@ std::unique_ptr<Module> Parser::ParseModule() {
   computations_.clear();
   module->set_entry_computation(entry != nullptr ? entry : last);
   if (!CheckModule(module.get())) return fail();
+  if (!options_.strict) RelaxMixedAllReduceLayoutConstraints(module.get());
   return module;
+}
+
+// XLA's verifier rejects a module that mixes layout-constrained and unconstrained all-reduces, but PyTorch/XLA's
+// dumps on Neuron write both (the gradient all-reduce constrained, a clipping norm's not). The constraint only pins
+// the operands' layouts, which a program's values do not depend on: drop it from every all-reduce, with one warning
+// at the first constrained one (--strict leaves the module to the verifier's rejection).
+void Parser::RelaxMixedAllReduceLayoutConstraints(Module* module) {
+  const Instruction* constrained = nullptr;
+  bool unconstrained = false;
+  for (const auto& comp : module->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != Opcode::kAllReduce && inst->opcode() != Opcode::kAllReduceStart) continue;
+      if (!inst->BoolAttr("constrain_layout", false)) {
+        unconstrained = true;
+      } else if (constrained == nullptr) {
+        constrained = inst.get();
+      }
+    }
+  }
+  if (constrained == nullptr || !unconstrained) return;
+  diags_.Report(Severity::kWarning, constrained->loc(),
+                "constrain_layout=true is dropped from every all-reduce: the module mixes layout-constrained and "
+                "unconstrained all-reduces, which XLA's verifier rejects (so does --strict); the constraint only pins "
+                "layouts");
+  for (const auto& comp : module->computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kAllReduce || inst->opcode() == Opcode::kAllReduceStart) {
+        inst->mutable_attrs().Erase("constrain_layout");
+      }
+    }
+  }
 }
 
 bool Parser::ParseHloModuleHeader(ModuleConfig* config, std::string* name) {

@@ -250,7 +250,8 @@ class Runner:
 
     def expected_error(self, row):
         rel = row["file"]
-        r = self.run(self.path(rel))
+        # --strict as for the parser tests: XLA's verdict, without the exporters' leniencies.
+        r = self.run(self.path(rel), "--strict")
         if r.ok:
             return Outcome(rel, "expected_error", True, kind="accepted")
         bad = r.contract_violation()
