@@ -95,6 +95,46 @@ ENTRY e {
   for (int k = 0; k < 12; ++k) EXPECT_NEAR(v[k], k + 1, 1e-4);
 }
 
+// The runtime's transforms (shared with compiled code) against direct sums in long double, for lengths that take
+// every path: powers of two, mixed radices, small primes summed directly, and primes above the direct limit (and a
+// length with such a factor) that go through Bluestein's convolution. c128, so the error is visible far below f32's.
+TEST(InterpreterFft, FastTransformsMatchDirectSums) {
+  for (int64_t n : {1, 2, 3, 5, 8, 12, 30, 49, 61, 64, 67, 97, 128, 134, 210, 256, 331, 1000, 1024}) {
+    for (const char* type : {"FFT", "IFFT"}) {
+      Literal x(Shape::Array(PrimitiveType::kC128, {2, n}));
+      for (int64_t i = 0; i < 2 * n; ++i) {
+        x.Set<c128>(i, c128(std::sin(0.7 * static_cast<double>(i) + 0.3), std::cos(1.3 * static_cast<double>(i))));
+      }
+      XLAC_ASSERT_OK_AND_ASSIGN(Literal y, RunHlo(fmt::format(R"(
+HloModule m
+ENTRY e {{
+  x = c128[2,{0}] parameter(0)
+  ROOT f = c128[2,{0}] fft(x), fft_type={1}, fft_length={{{0}}}
+}})",
+                                                              n, type),
+                                                  {Literal(x)}));
+      const long double sign = std::string_view(type) == "FFT" ? -1 : 1;
+      const long double kTwoPi = 6.283185307179586476925286766559005768L;
+      for (int64_t row = 0; row < 2; ++row) {
+        for (int64_t k = 0; k < n; ++k) {
+          std::complex<long double> acc = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            const long double angle = sign * kTwoPi * static_cast<long double>((j * k) % n) / static_cast<long double>(n);
+            const c128 v = x.Get<c128>(row * n + j);
+            acc += std::complex<long double>(v.real(), v.imag()) *
+                   std::complex<long double>(std::cos(angle), std::sin(angle));
+          }
+          if (sign > 0) acc /= static_cast<long double>(n);
+          const c128 got = y.Get<c128>(row * n + k);
+          const double scale = std::sqrt(static_cast<double>(n)) + 1;
+          EXPECT_NEAR(got.real(), static_cast<double>(acc.real()), 1e-14 * scale) << type << " n=" << n << " k=" << k;
+          EXPECT_NEAR(got.imag(), static_cast<double>(acc.imag()), 1e-14 * scale) << type << " n=" << n << " k=" << k;
+        }
+      }
+    }
+  }
+}
+
 TEST(InterpreterLinalg, Cholesky) {
   XLAC_ASSERT_OK_AND_ASSIGN(Literal l, RunHlo(R"(
 HloModule m
