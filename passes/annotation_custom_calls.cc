@@ -77,6 +77,23 @@ absl::StatusOr<bool> RewriteComputation(Module& module, Computation& comp, const
       changed = true;
       continue;
     }
+    if (target == "AllocateBuffer" && !declared && inst->operand_count() == 0 && inst->shape().IsArray()) {
+      // XLA's built-in buffer for host offloading and rematerialization (its contents undefined until written, by a
+      // dynamic-update-slice): zeros, so that every backend reads the same values.
+      auto zero = Instruction::Create(Opcode::kConstant, module.UniqueInstructionName("constant"),
+                                      Shape::Scalar(inst->shape().element_type), {});
+      zero->set_literal(Literal(Shape::Scalar(inst->shape().element_type)));
+      Instruction* scalar = comp.AddInstruction(std::move(zero));
+      auto broadcast =
+          Instruction::Create(Opcode::kBroadcast, module.UniqueInstructionName("broadcast"), inst->shape(), {scalar});
+      broadcast->SetAttr("dimensions", AttrValue::IntList({}));
+      broadcast->set_sharding(inst->sharding());
+      *broadcast->mutable_metadata() = inst->metadata();
+      Instruction* added = comp.AddInstruction(std::move(broadcast));
+      XLAC_RETURN_IF_ERROR(Replace(comp, inst, added));
+      changed = true;
+      continue;
+    }
     std::string_view why;
     if (declared) {
       why = "declared an identity";

@@ -10,7 +10,9 @@
 //    metadata and frontend attributes (the sharding stays a constraint for the partitioner). The partitioner
 //    partitions copies as elementwise ops, so an identity never forces an all-gather;
 //  - xla.sdy.ShardingGroup (a propagation hint whose value is an empty tuple) into an empty tuple, and drops it when
-//    nothing reads it.
+//    nothing reads it;
+//  - XLA's AllocateBuffer (no operands; a buffer that host offloading fills by dynamic-update-slice, undefined until
+//    written) into a broadcast zero, so that every backend reads the same values.
 // "Sharding", the propagation barriers ShardBarrierFrom/ShardBarrierTo and the shard_map boundaries stay: the SPMD
 // passes give them their meaning. Shardy's round-trip shard_map boundaries (xla.sdy.GlobalToLocalShape /
 // xla.sdy.LocalToGlobalShape) are identities when their shapes agree; otherwise their shardings live in Shardy's

@@ -119,7 +119,8 @@ ENTRY e {{
         for (int64_t k = 0; k < n; ++k) {
           std::complex<long double> acc = 0;
           for (int64_t j = 0; j < n; ++j) {
-            const long double angle = sign * kTwoPi * static_cast<long double>((j * k) % n) / static_cast<long double>(n);
+            const long double angle =
+                sign * kTwoPi * static_cast<long double>((j * k) % n) / static_cast<long double>(n);
             const c128 v = x.Get<c128>(row * n + j);
             acc += std::complex<long double>(v.real(), v.imag()) *
                    std::complex<long double>(std::cos(angle), std::sin(angle));

@@ -36,7 +36,7 @@ struct RunOptions {
   // --exact: the JIT agrees with the interpreter bit for bit (docs/numerics.md); --check-against then defaults to 0
   // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
   bool exact = false;
-  bool strict = false;  // --strict (CompilerOptions::strict)
+  bool strict = false;        // --strict (CompilerOptions::strict)
   bool tpu_numerics = false;  // --tpu-numerics: both backends model TPU dot numerics (ir/tpu_numerics.h)
   // --tpu=v5e [--topology=4x4]: emulate that TPU slice (ir/tpu_target.h): one device per chip (num_partitions =
   // chips / replicas unless given), TPU dot numerics on, and the per-core HBM check (passes/tpu_memory.h) before

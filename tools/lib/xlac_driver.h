@@ -24,7 +24,7 @@ struct XlacOptions {
   XlacEmit emit = XlacEmit::kObject;
   int opt_level = 2;
   bool exact = false;  // --exact (docs/numerics.md)
-  bool strict = false;  // --strict (CompilerOptions::strict)
+  bool strict = false;        // --strict (CompilerOptions::strict)
   bool tpu_numerics = false;  // --tpu-numerics (ir/tpu_numerics.h)
   std::string target_cpu = "host";
   int64_t num_partitions = 0;  // 0: as the module says
