@@ -232,8 +232,10 @@ std::string RenderKernelNote(const KernelSourceLoc& loc, std::string_view messag
 
 absl::StatusOr<bool> BindCustomKernels(Module& module, const std::vector<KernelSignature>& kernels,
                                        DiagnosticEngine& diags, std::string* kernel_notes, const SourceFile* file) {
-  std::map<std::string, const KernelSignature*, std::less<>> by_target;
-  for (const KernelSignature& kernel : kernels) by_target.emplace(kernel.target, &kernel);
+  // Elementwise kernels of one target may differ in their element types (overloads): a call binds to the one its
+  // types match, and a call matching none is reported against the first.
+  std::map<std::string, std::vector<const KernelSignature*>, std::less<>> by_target;
+  for (const KernelSignature& kernel : kernels) by_target[kernel.target].push_back(&kernel);
   bool changed = false;
   std::string first_error;
   for (const auto& comp : module.computations()) {
@@ -241,7 +243,14 @@ absl::StatusOr<bool> BindCustomKernels(Module& module, const std::vector<KernelS
       if (inst->opcode() != Opcode::kCustomCall) continue;
       auto it = by_target.find(inst->StringAttr("custom_call_target"));
       if (it == by_target.end()) continue;
-      const KernelSignature& kernel = *it->second;
+      const KernelSignature* chosen = it->second.front();
+      for (const KernelSignature* candidate : it->second) {
+        if (candidate->kind == KernelKind::kElementwise && !ElementwiseMismatch(*inst, *candidate)) {
+          chosen = candidate;
+          break;
+        }
+      }
+      const KernelSignature& kernel = *chosen;
       std::optional<Mismatch> mismatch;
       std::string attr_bytes;
       if (kernel.kind == KernelKind::kElementwise) {

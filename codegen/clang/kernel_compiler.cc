@@ -172,26 +172,49 @@ absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string
       fmt::format("{}\n{}\n{}\n{}\n", clang::getClangFullVersion(), target.triple, target.cpu, target.features);
   for (const std::string& dir : options.include_dirs) fingerprint_input += "-I" + dir + "\n";
   for (const std::string& define : options.defines) fingerprint_input += "-D" + define + "\n";
-  std::map<std::string, const KernelSignature*> by_target;
+  std::vector<CompiledFile> compiled;
   for (const std::string& path : paths) {
     if (!llvm::sys::fs::exists(path)) return absl::NotFoundError(fmt::format("{}: error: no such file", path));
     absl::StatusOr<CompiledFile> file = CompileOne(path, target, options, context, library.inputs);
     if (!file.ok()) return file.status();
+    compiled.push_back(*std::move(file));
+  }
+  // One kernel per target, or elementwise kernels of one target with different element types (overloads: a call's
+  // types pick one, as bf16 and f32 dumps of one exporter need), whose symbols then carry their types.
+  std::map<std::string, std::vector<KernelSignature*>> by_target;
+  for (CompiledFile& file : compiled) {
+    for (FoundKernel& found : file.found) {
+      KernelSignature& sig = found.signature;
+      std::vector<KernelSignature*>& same_target = by_target[sig.target];
+      for (const KernelSignature* other : same_target) {
+        if (sig.kind == KernelKind::kBuffer || other->kind == KernelKind::kBuffer ||
+            (sig.operand_types == other->operand_types && sig.result_type == other->result_type)) {
+          return absl::InvalidArgumentError(fmt::format(
+              "{}:{}:{}: error: a second kernel for custom-call target \"{}\": {}\n{}", sig.loc.file, sig.loc.line,
+              sig.loc.col, sig.target, sig.function,
+              RenderKernelNote(other->loc, fmt::format("the first, {}, is declared here", other->function))));
+        }
+      }
+      same_target.push_back(&sig);
+    }
+  }
+  for (auto& [name, kernels] : by_target) {
+    for (KernelSignature* sig : kernels) {
+      sig->symbol = KernelSymbolFor(*sig);
+      if (kernels.size() == 1) continue;
+      sig->symbol += ".";
+      for (PrimitiveType t : sig->operand_types) sig->symbol += std::string(PrimitiveTypeName(t)) + "_";
+      sig->symbol += "to_" + std::string(PrimitiveTypeName(sig->result_type));
+    }
+  }
+  for (CompiledFile& compiled_file : compiled) {
+    CompiledFile* file = &compiled_file;
     for (FoundKernel& found : file->found) {
       KernelSignature& sig = found.signature;
-      sig.symbol = KernelSymbolFor(sig);
       llvm::Function* fn = file->module->getFunction(found.mangled);
       if (fn == nullptr || fn->isDeclaration()) {
         return absl::InternalError(fmt::format("{}:{}:{}: Clang emitted no definition of {} ({})", sig.loc.file,
                                                sig.loc.line, sig.loc.col, sig.function, found.mangled));
-      }
-      for (const KernelSignature& other : library.kernels) {
-        if (other.target == sig.target) {
-          return absl::InvalidArgumentError(
-              fmt::format("{}:{}:{}: error: a second kernel for custom-call target \"{}\": {}\n{}", sig.loc.file,
-                          sig.loc.line, sig.loc.col, sig.target, sig.function,
-                          RenderKernelNote(other.loc, fmt::format("the first, {}, is declared here", other.function))));
-        }
       }
       fn->setName(sig.symbol);
       library.kernels.push_back(sig);
@@ -215,11 +238,12 @@ absl::StatusOr<KernelLibrary> CompileKernelSources(const std::vector<std::string
     if (linked == nullptr) {
       linked = std::move(file->module);
     } else if (llvm::Linker::linkModules(*linked, std::move(file->module))) {
-      return absl::InvalidArgumentError(fmt::format("{}: error: the kernel files define the same symbol", path));
+      return absl::InvalidArgumentError("error: the kernel files define the same symbol");
     }
   }
-  std::sort(library.kernels.begin(), library.kernels.end(),
-            [](const KernelSignature& a, const KernelSignature& b) { return a.target < b.target; });
+  std::sort(library.kernels.begin(), library.kernels.end(), [](const KernelSignature& a, const KernelSignature& b) {
+    return a.target != b.target ? a.target < b.target : a.symbol < b.symbol;
+  });
   llvm::raw_string_ostream bitcode(library.bitcode);
   llvm::WriteBitcodeToFile(*linked, bitcode);
   bitcode.flush();

@@ -26,11 +26,12 @@ std::string ToString(llvm::Error error) {
   return s;
 }
 
+// Named after the kernel's symbol, not its target: elementwise overloads share a target.
 std::string ApplySymbol(const KernelSignature& kernel) {
-  return (kernel.kind == KernelKind::kBuffer ? "xlac.apply_buffer." : "xlac.apply.") + kernel.target;
+  return (kernel.kind == KernelKind::kBuffer ? "xlac.apply_buffer." : "xlac.apply.") + kernel.symbol;
 }
 
-// i32 xlac.apply_buffer.<target>(ptr frame): the buffer kernel's entry point, which LinkKernels makes internal,
+// i32 xlac.apply_buffer.<symbol>(ptr frame): the buffer kernel's entry point, which LinkKernels makes internal,
 // under a name the JIT exports (interp::BufferKernelFn).
 void EmitBufferApply(llvm::Module& module, const KernelSignature& kernel) {
   llvm::IRBuilder<> b(module.getContext());
@@ -64,7 +65,7 @@ llvm::Type* StorageType(llvm::IRBuilder<>& b, PrimitiveType type) {
   return type == PrimitiveType::kPred ? b.getInt8Ty() : ScalarType(b, type);
 }
 
-// void xlac.apply.<target>(ptr operands, ptr broadcast, ptr result, i64 count): interp::ElementwiseKernelFn.
+// void xlac.apply.<symbol>(ptr operands, ptr broadcast, ptr result, i64 count): interp::ElementwiseKernelFn.
 void EmitApply(llvm::Module& module, const KernelSignature& kernel, llvm::Function& fn_kernel) {
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);

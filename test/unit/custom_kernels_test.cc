@@ -206,6 +206,56 @@ TEST_F(CustomKernelsTest, TwoKernelsForOneTargetAreAnError) {
       << library.status().message();
 }
 
+// Elementwise kernels of one target with different element types are overloads: each call binds to the one its types
+// match, and the symbols carry the types.
+TEST_F(CustomKernelsTest, ElementwiseOverloadsBindByElementType) {
+  std::string a = Write("a.cc",
+                        "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\") float A(float x) { return 2 * x; }\n"
+                        "XLAC_ELEMENTWISE(\"t\") __bf16 B(__bf16 x) { return static_cast<__bf16>(3 * float(x)); }\n");
+  std::string b =
+      Write("b.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\") double C(double x) { return 4 * x; }\n");
+  absl::StatusOr<KernelLibrary> library = CompileKernelSources({a, b}, target_);
+  ASSERT_TRUE(library.ok()) << library.status();
+  ASSERT_EQ(library->kernels.size(), 3u);
+  std::unique_ptr<Module> module = ParseAndVerify(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = bf16[4] parameter(1)
+  fx = f32[4] custom-call(x), custom_call_target="t"
+  fy = bf16[4] custom-call(y), custom_call_target="t"
+  ROOT r = (f32[4], bf16[4]) tuple(fx, fy)
+})");
+  ASSERT_NE(module, nullptr);
+  DiagnosticEngine diags;
+  absl::StatusOr<bool> changed = BindCustomKernels(*module, library->kernels, diags);
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(KernelSymbol(*module->entry_computation()->FindInstruction("fx")), "xlac.kernel.t.f32_to_f32");
+  EXPECT_EQ(KernelSymbol(*module->entry_computation()->FindInstruction("fy")), "xlac.kernel.t.bf16_to_bf16");
+  // A call no overload takes is reported against the first kernel of the target.
+  std::unique_ptr<Module> wrong = ParseAndVerify(R"(
+HloModule m
+ENTRY e {
+  x = s32[8] parameter(0)
+  ROOT g = s32[8] custom-call(x), custom_call_target="t"
+})");
+  ASSERT_NE(wrong, nullptr);
+  DiagnosticEngine wrong_diags;
+  EXPECT_FALSE(BindCustomKernels(*wrong, library->kernels, wrong_diags).ok());
+  ASSERT_EQ(wrong_diags.diagnostics().size(), 1u);
+  EXPECT_NE(wrong_diags.diagnostics()[0].message.find("operand 0 of custom call g is s32[8], but the kernel"),
+            std::string::npos)
+      << wrong_diags.diagnostics()[0].message;
+  // The same types twice are still two kernels for one call.
+  std::string dup =
+      Write("dup.cc", "#include <xlac/custom_call.h>\nXLAC_ELEMENTWISE(\"t\") float D(float x) { return x; }\n");
+  absl::StatusOr<KernelLibrary> twice = CompileKernelSources({a, dup}, target_);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(std::string(twice.status().message()).find("a second kernel for custom-call target \"t\": D"),
+            std::string::npos)
+      << twice.status().message();
+}
+
 constexpr char kProgram[] = R"(
 HloModule m
 ENTRY e {
