@@ -172,6 +172,22 @@ std::unique_ptr<Module> Lowerer::Lower(const ModuleAst& ast) {
     if (comp != entry) continue;
     const Func& f = *funcs_.at(name);
     ModuleConfig& config = module_->mutable_config();
+    // JAX writes an output sharding on every result whose sharding the user gave (replicated included) and none on a
+    // result left unspecified, which XLA then lets propagation choose (allow_spmd_sharding_propagation_to_output,
+    // set in JAX's compile options, not in the text). So a jitted function whose results all carry jax.result_info
+    // and no sharding gets the flag: its sharded results stay sharded instead of being all-gathered at the end.
+    bool jax_unspecified = !f.results.empty();
+    for (const auto& result : f.results) {
+      bool info = false, sharded = false;
+      for (const NamedAttr& a : result.attrs) {
+        info = info || a.name == "jax.result_info";
+        sharded = sharded || a.name == "mhlo.sharding" || a.name == "sdy.sharding";
+      }
+      jax_unspecified = jax_unspecified && info && !sharded;
+    }
+    if (jax_unspecified && entry->root() != nullptr && !entry->root()->sharding().has_value()) {
+      config.allow_spmd_sharding_propagation_to_output = {true};
+    }
     for (size_t i = 0; i < f.args.size(); ++i) {
       for (const NamedAttr& a : f.args[i].attrs) {
         if (a.name == "tf.aliasing_output" && a.value->kind == Attr::Kind::kInt) {
