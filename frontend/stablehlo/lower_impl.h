@@ -195,6 +195,7 @@ class Lowerer {
   bool ApplyOpLevelAttributes(const Op& op, const Results& results);
   std::optional<OpMetadata> MetadataFor(const Location& loc);
   bool ConfigureModule(const ModuleAst& ast);
+  bool ApplyModuleSpmdShardings(const ModuleAst& ast, Computation* entry);
   bool ChooseEntry(const ModuleAst& ast, Computation** entry);
   // An mhlo.sharding string; "" (unspecified) gives nullopt.
   bool ParseShardingAttr(const Attr& attr, std::optional<Sharding>* out);

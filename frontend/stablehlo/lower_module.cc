@@ -167,6 +167,7 @@ std::unique_ptr<Module> Lowerer::Lower(const ModuleAst& ast) {
   }
   Computation* entry = nullptr;
   if (!ChooseEntry(ast, &entry)) return nullptr;
+  if (!ApplyModuleSpmdShardings(ast, entry)) return nullptr;
   // Buffer donation on the entry function: tf.aliasing_output (-> input_output_alias) and jax.buffer_donor.
   for (const auto& [name, comp] : func_comps_) {
     if (comp != entry) continue;
@@ -210,6 +211,42 @@ std::unique_ptr<Module> Lowerer::Lower(const ModuleAst& ast) {
   done_.clear();
   module_->set_entry_computation(entry);
   return std::move(module_);
+}
+
+// torch_xla's exports give the entry's shardings as module attributes, in HLO sharding text:
+// mhlo.spmd_output_sharding (one sharding for the whole result, a tuple sharding for several results) and
+// mhlo.spmd_parameters_shardings (one string per parameter). They apply where the function itself gives none.
+bool Lowerer::ApplyModuleSpmdShardings(const ModuleAst& ast, Computation* entry) {
+  for (const NamedAttr& a : ast.attrs) {
+    if (a.name == "mhlo.spmd_output_sharding") {
+      std::optional<Sharding> sharding;
+      if (!ParseShardingAttr(*a.value, &sharding)) return false;
+      Instruction* root = entry->root();
+      if (!sharding.has_value() || root == nullptr || root->sharding().has_value()) continue;
+      const bool tuple = sharding->kind == Sharding::Kind::kTuple;
+      const size_t leaves = root->shape().IsTuple() ? root->shape().tuple_shapes.size() : 1;
+      if (tuple != root->shape().IsTuple() || (tuple && sharding->tuple_elements.size() != leaves)) {
+        return Error(a.pos, fmt::format("mhlo.spmd_output_sharding has {} sharding{}, but the entry returns {} value{}",
+                                        tuple ? sharding->tuple_elements.size() : 1,
+                                        tuple && sharding->tuple_elements.size() == 1 ? "" : "s", leaves,
+                                        leaves == 1 ? "" : "s"));
+      }
+      root->set_sharding(std::move(sharding));
+    } else if (a.name == "mhlo.spmd_parameters_shardings" && a.value->kind == Attr::Kind::kArray) {
+      if (a.value->elements.size() != static_cast<size_t>(entry->parameter_count())) {
+        return Error(a.pos, fmt::format("mhlo.spmd_parameters_shardings has {} shardings, but the entry has {} "
+                                        "parameters",
+                                        a.value->elements.size(), entry->parameter_count()));
+      }
+      for (int64_t i = 0; i < entry->parameter_count(); ++i) {
+        std::optional<Sharding> sharding;
+        if (!ParseShardingAttr(*a.value->elements[static_cast<size_t>(i)], &sharding)) return false;
+        Instruction* param = entry->parameter(i);
+        if (sharding.has_value() && !param->sharding().has_value()) param->set_sharding(std::move(sharding));
+      }
+    }
+  }
+  return true;
 }
 
 // The function named main, the only function, or (for files of several test functions) a synthesized entry that
