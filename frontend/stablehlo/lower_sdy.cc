@@ -599,6 +599,20 @@ bool LowerShardingConstraint(Lowerer& l, const Op& op, Lowerer::Results* results
   return true;
 }
 
+// sdy.all_gather / all_slice / all_to_all / all_reduce / reduce_scatter / collective_permute %x out_sharding=<...>:
+// in the global view each keeps %x's value (an all-reduce's operand is a partial sum only per device) and gives it
+// out_sharding, so a "Sharding" constraint; the partitioner makes the collectives again.
+bool LowerSdyCollective(Lowerer& l, const Op& op, Lowerer::Results* results) {
+  std::vector<Instruction*> operands;
+  const Attr* attr;
+  if (!CheckOneOperand(l, op, &operands) || !l.RequireAttr(op, "out_sharding", &attr)) return false;
+  if (attr->kind != Attr::Kind::kSdySharding) return l.Error(attr->pos, "expected a sharding <@mesh, [...]>");
+  Sharding sharding;
+  if (!l.SdyToSharding(attr->sdy->shardings[0], operands[0]->shape(), &sharding)) return false;
+  results->push_back(l.EmitShardingCall("Sharding", operands[0]->shape(), operands[0], std::move(sharding)));
+  return true;
+}
+
 // sdy.propagation_barrier and sdy.data_flow_edge only guide sharding propagation: identities.
 bool LowerIdentity(Lowerer& l, const Op& op, Lowerer::Results* results) {
   std::vector<Instruction*> operands;
@@ -646,6 +660,10 @@ void RegisterSdyOps(OpTable* table) {
   OpTable& t = *table;
   t["sdy.sharding_constraint"] = &LowerShardingConstraint;
   t["sdy.reshard"] = &LowerShardingConstraint;
+  for (const char* collective : {"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.all_reduce",
+                                 "sdy.reduce_scatter", "sdy.collective_permute"}) {
+    t[collective] = &LowerSdyCollective;
+  }
   t["sdy.propagation_barrier"] = &LowerIdentity;
   t["sdy.data_flow_edge"] = &LowerIdentity;
   t["sdy.sharding_group"] = &LowerShardingGroup;

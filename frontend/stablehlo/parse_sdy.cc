@@ -272,13 +272,24 @@ bool Parser::ParseSdyMeshDef(ModuleAst* out) {
 
 namespace {
 
+// The collectives of Shardy's explicit-resharding form (a program partitioned by Shardy but still in the global
+// view). Each keeps its operand's global value and gives it out_sharding; the axes they move along are written
+// before the operand.
+bool IsSdyCollective(std::string_view name) {
+  for (const char* collective : {"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.all_reduce",
+                                 "sdy.reduce_scatter", "sdy.collective_permute"}) {
+    if (name == collective) return true;
+  }
+  return false;
+}
+
 bool IsKnownSdyOp(std::string_view name) {
   for (const char* known :
        {"sdy.sharding_constraint", "sdy.reshard", "sdy.manual_computation", "sdy.named_computation",
         "sdy.sharding_group", "sdy.propagation_barrier", "sdy.data_flow_edge", "sdy.constant", "sdy.return"}) {
     if (name == known) return true;
   }
-  return false;
+  return IsSdyCollective(name);
 }
 
 }  // namespace
@@ -307,8 +318,9 @@ bool Parser::ParseSdyBlockArgs(std::vector<BlockArg>* out) {
 bool Parser::ParseSdyOp(Op* op) {
   if (!IsKnownSdyOp(op->name)) {
     return Error(op->name_pos, fmt::format("unsupported Shardy op '{}': only sharding annotations (sdy.mesh, "
-                                           "sdy.sharding, sdy.sharding_constraint, sdy.manual_computation, ...) are "
-                                           "supported, not the collectives of partitioned Shardy programs",
+                                           "sdy.sharding, sdy.sharding_constraint, sdy.manual_computation, ...) and "
+                                           "the explicit collectives (sdy.all_gather, sdy.all_slice, ...) are "
+                                           "supported",
                                            op->name));
   }
   if (op->name == "sdy.return") return ParsePrettyGeneric(op);
@@ -346,7 +358,7 @@ bool Parser::ParseSdyOp(Op* op) {
         if (!ParseSdyAxisList(&payload.axes)) return false;
         value = NewSdyAttr(Attr::Kind::kSdyManualAxes, value_pos, std::move(payload));
       }
-    } else if (key == "sharding") {
+    } else if (key == "sharding" || key == "out_sharding") {
       SdyAttr payload;
       payload.shardings.emplace_back();
       if (!Expect(Tok::kLess, "to start the sharding") || !ParseSdyShardingBody(&payload.shardings.back()) ||
@@ -426,6 +438,22 @@ bool Parser::ParseSdyOp(Op* op) {
       if (IsKeyword("out_shardings") && !parse_keyword_attr("out_shardings")) return false;
     }
     return parse_region() && parse_tail(/*functional=*/true);
+  }
+  if (IsSdyCollective(op->name)) {
+    // `[{}, {"x"}]`, `{"x"}` or `[{"x": 0->1}]`: which axes move, implied by the operand's and the result's shardings.
+    if (kind() == Tok::kLSquare || kind() == Tok::kLBrace) {
+      const Tok open = kind(), close = open == Tok::kLSquare ? Tok::kRSquare : Tok::kRBrace;
+      int depth = 0;
+      do {
+        if (kind() == Tok::kEof) return TokenError(fmt::format("unterminated axes of {}", op->name));
+        if (kind() == open) ++depth;
+        if (kind() == close) --depth;
+        Next();
+      } while (depth > 0);
+    }
+    op->operands.emplace_back();
+    if (!ParseValueRef(&op->operands.back()) || !parse_keyword_attr("out_sharding")) return false;
+    return parse_tail(/*functional=*/false);
   }
   // Unary forms: `%x <@mesh, [...]>`, `%x group_id=0`, `%x allowed_direction=BACKWARD`, `%x sharding=<...>`.
   op->operands.emplace_back();

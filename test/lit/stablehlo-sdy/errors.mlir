@@ -147,8 +147,17 @@ func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 
 sdy.mesh @mesh = <["x"=2]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-error@+1 {{unsupported Shardy op 'sdy.all_gather'}}
-  %0 = sdy.all_gather [{"x"}] %arg0 out_sharding=<@mesh, [{}]> : tensor<8xf32>
+  // expected-error@+1 {{unsupported Shardy op 'sdy.fancy_gather'}}
+  %0 = sdy.fancy_gather [{"x"}] %arg0 out_sharding=<@mesh, [{}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{expected 'out_sharding' in sdy.all_gather}}
+  %0 = sdy.all_gather [{"x"}] %arg0 : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
 
