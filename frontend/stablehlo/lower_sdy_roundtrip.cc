@@ -42,11 +42,22 @@ Sharding WithoutMetadata(Sharding s) {
 
 bool Lowerer::ParseEmbeddedAttr(const Attr& string_attr, std::string_view what, AttrPtr* out) {
   if (string_attr.kind != Attr::Kind::kString) return Error(string_attr.pos, fmt::format("{} must be a string", what));
+  // JAX's exports of early 2025 escaped the quotes inside these strings twice (`\\\22a\\\22` in the file, `\"a\"` once
+  // read): an attribute's text has no backslash outside its own string literals, so one level comes off.
+  std::string content = string_attr.str;
+  if (content.find("\\\"") != std::string::npos && content.find('"') == content.find("\\\"") + 1) {
+    std::string unescaped;
+    for (size_t i = 0; i < content.size(); ++i) {
+      if (content[i] == '\\' && i + 1 < content.size() && content[i + 1] == '"') continue;
+      unescaped += content[i];
+    }
+    content = std::move(unescaped);
+  }
   // The string's content stands where the string starts, after the text before it, so positions stay file offsets
   // (columns past an escape drift by its length).
   const size_t start = string_attr.pos + 1;
   std::string text(file_.text().substr(0, start));
-  text += string_attr.str;
+  text += content;
   SourceFile sub_file(file_.name(), text, file_.line_offset());
   DiagnosticEngine sub_diags;
   Parser sub(sub_file, sub_diags, parser_.options());
@@ -86,6 +97,24 @@ bool Lowerer::CollectRoundTripMeshes(const ModuleAst& ast) {
   return true;
 }
 
+namespace {
+
+// One device holds everything: {replicated}, or a tiling over a single device ({devices=[1]<=[1]} on a mesh of size 1).
+bool WholeOnEveryDevice(const Sharding& s) {
+  if (s.kind == Sharding::Kind::kReplicated) return true;
+  if (s.kind != Sharding::Kind::kTiled || !s.last_tile_dims.empty()) return false;
+  int64_t devices = 1;
+  for (int64_t d : s.tile_dims) devices *= d;
+  return devices == 1;
+}
+
+// The GSPMD and Shardy forms of one value's sharding say the same thing.
+bool SameMeaning(const Sharding& a, const Sharding& b) {
+  return WithoutMetadata(a) == WithoutMetadata(b) || (WholeOnEveryDevice(a) && WholeOnEveryDevice(b));
+}
+
+}  // namespace
+
 bool Lowerer::ValueSharding(const std::vector<NamedAttr>& attrs, const Shape& shape, std::string_view value_name,
                             std::optional<Sharding>* out) {
   std::optional<Sharding> gspmd, shardy;
@@ -103,7 +132,7 @@ bool Lowerer::ValueSharding(const std::vector<NamedAttr>& attrs, const Shape& sh
     if (!ValueShardingAttr(NamedAttr{"sdy.sharding", parsed, round_trip->pos}, shape, &shardy)) return false;
     shardy_pos = round_trip->pos;
   }
-  if (gspmd.has_value() && shardy.has_value() && !(WithoutMetadata(*gspmd) == WithoutMetadata(*shardy))) {
+  if (gspmd.has_value() && shardy.has_value() && !SameMeaning(*gspmd, *shardy)) {
     diags_.Report(Severity::kWarning, Loc(shardy_pos),
                   fmt::format("{} has two shardings that disagree: GSPMD's mhlo.sharding {} (line {}) and Shardy's {}; "
                               "using Shardy's, as XLA does when Shardy is on",
@@ -124,8 +153,7 @@ bool Lowerer::ApplyRoundTripOpSharding(const Op& op, const Results& results, Ins
   if (!ParseEmbeddedAttr(*round_trip, kRoundTripSharding, &parsed)) return false;
   std::optional<Sharding> gspmd = primary->sharding();
   if (!ApplySdyOpSharding(*parsed, results, primary)) return false;
-  if (gspmd.has_value() && primary->sharding().has_value() &&
-      !(WithoutMetadata(*gspmd) == WithoutMetadata(*primary->sharding()))) {
+  if (gspmd.has_value() && primary->sharding().has_value() && !SameMeaning(*gspmd, *primary->sharding())) {
     diags_.Report(Severity::kWarning, Loc(round_trip->pos),
                   fmt::format("{} has two shardings that disagree: GSPMD's mhlo.sharding {} and Shardy's {}; using "
                               "Shardy's, as XLA does when Shardy is on",
