@@ -38,10 +38,16 @@ absl::Status CheckCustomCallsNeedNoHandler(const Module& module) {
             ShapeToString(inst->shape(), false)));
       }
       if (!IsShardingIdentityTarget(target) && !IsBuiltinCustomCallTarget(target) && !identity_boundary) {
-        return absl::UnimplementedError(fmt::format(
-            "codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler (if it only "
-            "annotates its operand, declare it an identity: --custom-call-identity={})",
-            inst->name(), std::string(target), std::string(target)));
+        // The identity hint only where an identity could stand: one operand of the result's shape.
+        const bool could_be_identity =
+            inst->operand_count() == 1 && inst->operand(0)->shape().Compatible(inst->shape());
+        return absl::UnimplementedError(
+            fmt::format("codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler{}",
+                        inst->name(), std::string(target),
+                        could_be_identity ? fmt::format(" (if it only annotates its operand, declare it an identity: "
+                                                        "--custom-call-identity={})",
+                                                        std::string(target))
+                                          : std::string(" (C++ kernels: --custom-call-src, docs/custom_calls.md)")));
       }
     }
   }

@@ -389,6 +389,12 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
             device_.options->custom_call_handler(inst, std::vector<const Literal*>(operands.begin(), operands.end()));
         if (handled.ok() || handled.status().code() != absl::StatusCode::kUnimplemented) return handled;
       }
+      // The identity hint only where an identity could stand: one operand of the result's shape.
+      if (inst.operand_count() != 1 || !inst.operand(0)->shape().Compatible(inst.shape())) {
+        return absl::UnimplementedError(
+            fmt::format("{}: unsupported custom call target {} (C++ kernels: --custom-call-src, docs/custom_calls.md)",
+                        inst.name(), std::string(target)));
+      }
       return absl::UnimplementedError(fmt::format(
           "{}: unsupported custom call target {} (if it only annotates its operand, declare it an identity: "
           "--custom-call-identity={})",
