@@ -8,6 +8,7 @@
 #include "ir/device_counts.h"
 #include "passes/annotation_custom_calls.h"
 #include "passes/codegen_prepare.h"
+#include "passes/library_custom_calls.h"
 #include "passes/pass.h"
 #include "passes/spmd/sharding_propagation.h"
 #include "passes/verifier.h"
@@ -53,7 +54,8 @@ std::unique_ptr<Module> LoadModule(const SourceFile& file, const CompilerOptions
   if (parsed) parsed(*module);
   if (!ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) ||
       !VerifyModule(*module, diags) ||
-      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags)) {
+      !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags) ||
+      !RewriteLibraryCustomCalls(*module, diags)) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "module failed verification");
     return nullptr;
   }
@@ -100,7 +102,7 @@ std::vector<PipelineStep> DefaultPipeline(const OptimizationOptions& optimizatio
     for (const std::string& name : names) steps.push_back({stage, name});
   };
   OptimizationOptions stage = optimization;
-  add("load", {"parse", "verify", "annotation-custom-calls"});
+  add("load", {"parse", "verify", "annotation-custom-calls", "library-custom-calls"});
   stage.stage = OptimizationStage::kBeforePartitioning;
   add("optimize", OptimizationPipeline(stage));
   add("partition", PartitionSteps());

@@ -13,6 +13,7 @@
 #include "passes/fusion_inliner.h"
 #include "passes/layout_assignment.h"
 #include "passes/layout_copies.h"
+#include "passes/library_custom_calls.h"
 #include "passes/pass.h"
 #include "passes/scan_expander.h"
 #include "passes/simplify/algebraic_simplifier.h"
@@ -59,6 +60,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
         {"layout-copies",
          "Copy tuple operands and get-tuple-element results to their declared layouts where they differ",
          RunLayoutCopies},
+        {"library-custom-calls",
+         "Rewrite framework runtimes' custom calls whose meaning is an HLO op (JAX's CPU LAPACK potrf and trsm)",
+         RunLibraryCustomCalls},
         {"scan-expander", "Rewrite every scan into a while loop that calls the scan body once per element",
          RunScanExpander},
         {"sharding-propagation", "Infer a sharding for every value from the annotated ones (forward and backward)",

@@ -1,0 +1,26 @@
+// Custom calls of framework runtimes whose meaning is an HLO operation, rewritten to it when a module is loaded
+// (compiler.h's LoadModule, after the annotation custom calls), so that both backends and the partitioner see the
+// operation. JAX's CPU linear algebra calls jaxlib's LAPACK handlers through typed FFI; their flags are ASCII codes
+// in the backend_config (`{uplo = 76 : ui8}`: 'L'), and their buffers are column-major (operand_layouts), which is
+// how LAPACK reads the logical matrix:
+//  - lapack_{s,d,c,z}potrf_ffi {uplo}: a[..., n, n] -> (factor, info s32[...]): the Cholesky factor in the lower
+//    (uplo 'L') or upper ('U') triangle, the other triangle a's own values as LAPACK leaves them; info is 0, or 1
+//    where the factor has a NaN (a matrix that is not positive definite: JAX tests info == 0 only);
+//  - lapack_{s,d,c,z}trsm_ffi {side, uplo, trans_x, diag}: (a, b[, alpha]) -> x: triangular-solve of op(a) x = b
+//    (side 'L') or x op(a) = b ('R'), op per trans_x ('N', 'T', 'C'), unit diagonal per diag ('U'), times alpha.
+// Preconditions: a verified module. A call with these targets but another signature is an error at the call.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "ir/diagnostics.h"
+#include "ir/module.h"
+
+namespace xlac {
+
+// The pass (registered as library-custom-calls). Returns whether the module changed.
+absl::StatusOr<bool> RunLibraryCustomCalls(Module& module);
+
+// For drivers: runs the pass and reports its error as a located diagnostic to `diags`. Returns false on error.
+bool RewriteLibraryCustomCalls(Module& module, DiagnosticEngine& diags);
+
+}  // namespace xlac
