@@ -587,11 +587,11 @@ bool CheckOneOperand(Lowerer& l, const Op& op, std::vector<Instruction*>* operan
   return true;
 }
 
-// sdy.sharding_constraint / sdy.reshard %x <@mesh, [...]>: custom-call "Sharding".
-bool LowerShardingConstraint(Lowerer& l, const Op& op, Lowerer::Results* results) {
+// The one operand under a custom-call "Sharding" with the sharding in attribute `name`.
+bool LowerAsShardingCall(Lowerer& l, const Op& op, std::string_view name, Lowerer::Results* results) {
   std::vector<Instruction*> operands;
   const Attr* attr;
-  if (!CheckOneOperand(l, op, &operands) || !l.RequireAttr(op, "sharding", &attr)) return false;
+  if (!CheckOneOperand(l, op, &operands) || !l.RequireAttr(op, name, &attr)) return false;
   if (attr->kind != Attr::Kind::kSdySharding) return l.Error(attr->pos, "expected a sharding <@mesh, [...]>");
   Sharding sharding;
   if (!l.SdyToSharding(attr->sdy->shardings[0], operands[0]->shape(), &sharding)) return false;
@@ -599,18 +599,16 @@ bool LowerShardingConstraint(Lowerer& l, const Op& op, Lowerer::Results* results
   return true;
 }
 
+// sdy.sharding_constraint / sdy.reshard %x <@mesh, [...]>: custom-call "Sharding".
+bool LowerShardingConstraint(Lowerer& l, const Op& op, Lowerer::Results* results) {
+  return LowerAsShardingCall(l, op, "sharding", results);
+}
+
 // sdy.all_gather / all_slice / all_to_all / all_reduce / reduce_scatter / collective_permute %x out_sharding=<...>:
 // in the global view each keeps %x's value (an all-reduce's operand is a partial sum only per device) and gives it
 // out_sharding, so a "Sharding" constraint; the partitioner makes the collectives again.
 bool LowerSdyCollective(Lowerer& l, const Op& op, Lowerer::Results* results) {
-  std::vector<Instruction*> operands;
-  const Attr* attr;
-  if (!CheckOneOperand(l, op, &operands) || !l.RequireAttr(op, "out_sharding", &attr)) return false;
-  if (attr->kind != Attr::Kind::kSdySharding) return l.Error(attr->pos, "expected a sharding <@mesh, [...]>");
-  Sharding sharding;
-  if (!l.SdyToSharding(attr->sdy->shardings[0], operands[0]->shape(), &sharding)) return false;
-  results->push_back(l.EmitShardingCall("Sharding", operands[0]->shape(), operands[0], std::move(sharding)));
-  return true;
+  return LowerAsShardingCall(l, op, "out_sharding", results);
 }
 
 // sdy.propagation_barrier and sdy.data_flow_edge only guide sharding propagation: identities.
