@@ -50,9 +50,12 @@ bool BindCustomCallKernels(const CustomCallKernels& kernels, Module& module, con
 
 bool ReportMissingKernels(const CustomCallKernels& kernels, const Module& module, const SourceFile& file,
                           const std::function<bool(std::string_view target)>& handled, std::ostream& err) {
-  std::string implemented;
+  // Each target once (elementwise overloads share one; the library lists kernels by target).
+  std::string implemented, last;
   for (const KernelSignature& kernel : kernels.library.kernels) {
+    if (!implemented.empty() && kernel.target == last) continue;
     implemented += fmt::format("{}\"{}\"", implemented.empty() ? "" : ", ", kernel.target);
+    last = kernel.target;
   }
   DiagnosticEngine diags;
   for (const auto& comp : module.computations()) {
