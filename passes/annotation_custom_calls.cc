@@ -8,6 +8,7 @@
 #include "fmt/format.h"
 #include "ir/sharding.h"
 #include "ir/status_macros.h"
+#include "passes/replace_call.h"
 
 namespace xlac {
 namespace {
@@ -35,25 +36,6 @@ std::optional<CallError> CheckIdentity(const Instruction& inst, std::string_view
   return std::nullopt;
 }
 
-// Puts `replacement` (already added to the computation) in place of `inst` and deletes `inst`; the replacement
-// takes the name, so reports and dumps still say which call it was.
-absl::Status Replace(Computation& comp, Instruction* inst, Instruction* replacement) {
-  replacement->set_loc(inst->loc());
-  for (Instruction* pred : std::vector<Instruction*>(inst->control_predecessors())) {
-    pred->AddControlDependencyTo(replacement);
-    pred->RemoveControlDependencyTo(inst);
-  }
-  for (Instruction* succ : std::vector<Instruction*>(inst->control_successors())) {
-    replacement->AddControlDependencyTo(succ);
-    inst->RemoveControlDependencyTo(succ);
-  }
-  inst->ReplaceAllUsesWith(replacement);
-  std::string name = inst->name();
-  XLAC_RETURN_IF_ERROR(comp.RemoveInstruction(inst));
-  replacement->set_name(std::move(name));  // the module keeps the name reserved
-  return absl::OkStatus();
-}
-
 // Rewrites one computation; stops at the first call that cannot be rewritten.
 absl::StatusOr<bool> RewriteComputation(Module& module, Computation& comp, const AnnotationCallOptions& options,
                                         std::optional<CallError>& error) {
@@ -72,7 +54,7 @@ absl::StatusOr<bool> RewriteComputation(Module& module, Computation& comp, const
         Instruction* empty = comp.AddInstruction(
             Instruction::Create(Opcode::kTuple, module.UniqueInstructionName("tuple"), Shape::Tuple({}), {}));
         inst->DetachFromOperandsAndEdges();
-        XLAC_RETURN_IF_ERROR(Replace(comp, inst, empty));
+        XLAC_RETURN_IF_ERROR(ReplaceCall(comp, inst, empty));
       }
       changed = true;
       continue;
@@ -90,7 +72,7 @@ absl::StatusOr<bool> RewriteComputation(Module& module, Computation& comp, const
       broadcast->set_sharding(inst->sharding());
       *broadcast->mutable_metadata() = inst->metadata();
       Instruction* added = comp.AddInstruction(std::move(broadcast));
-      XLAC_RETURN_IF_ERROR(Replace(comp, inst, added));
+      XLAC_RETURN_IF_ERROR(ReplaceCall(comp, inst, added));
       changed = true;
       continue;
     }
@@ -134,7 +116,7 @@ absl::StatusOr<bool> RewriteComputation(Module& module, Computation& comp, const
     *copy->mutable_metadata() = inst->metadata();
     *copy->mutable_frontend_attributes() = inst->frontend_attributes();
     Instruction* added = comp.AddInstruction(std::move(copy));
-    XLAC_RETURN_IF_ERROR(Replace(comp, inst, added));
+    XLAC_RETURN_IF_ERROR(ReplaceCall(comp, inst, added));
     changed = true;
   }
   return changed;

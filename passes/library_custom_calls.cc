@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "fmt/format.h"
 #include "ir/status_macros.h"
+#include "passes/replace_call.h"
 
 namespace xlac {
 namespace {
@@ -112,15 +113,6 @@ class Builder {
   const Instruction& at_;
 };
 
-// Puts `replacement` in place of `call` (which keeps its name for reports) and deletes `call`.
-absl::Status Replace(Computation& comp, Instruction* call, Instruction* replacement) {
-  call->ReplaceAllUsesWith(replacement);
-  std::string name = call->name();
-  XLAC_RETURN_IF_ERROR(comp.RemoveInstruction(call));
-  replacement->set_name(std::move(name));
-  return absl::OkStatus();
-}
-
 bool IsSquareMatrixBatch(const Shape& s) {
   return s.IsArray() && s.rank() >= 2 && s.dimensions[s.rank() - 1] == s.dimensions[s.rank() - 2];
 }
@@ -195,7 +187,7 @@ absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
         *error_at = inst->loc();
         return replacement.status();
       }
-      XLAC_RETURN_IF_ERROR(Replace(*comp, inst, *replacement));
+      XLAC_RETURN_IF_ERROR(ReplaceCall(*comp, inst, *replacement));
       changed = true;
     }
   }
