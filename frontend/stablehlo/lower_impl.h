@@ -172,6 +172,7 @@ class Lowerer {
   // boundaries of a shard_map in Shardy's round-trip form, one result per operand.
   bool LowerRoundTripShardMapBoundary(const Op& op, std::string_view target, const std::vector<Instruction*>& operands,
                                       const std::vector<Shape>& shapes, Results* results);
+  const Op* FindShardMapBodyCall(const Op& boundary, bool to_local, std::vector<size_t>* positions) const;
 
   // ---- Ops (lower_ops_*.cc and lower_chlo.cc register handlers by op name) ----
   bool LowerOp(const Op& op, Results* results);
@@ -220,6 +221,7 @@ class Lowerer {
 
   Scope* scope_ = nullptr;
   const Op* cur_op_ = nullptr;
+  const Block* cur_block_ = nullptr;  // the block LowerBlockBody is in
   SourceLoc cur_loc_;
   std::optional<OpMetadata> cur_metadata_;
   Instruction* split_source_ = nullptr;  // the tuple instruction of the current multi-result op

@@ -418,6 +418,12 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
 
 bool Lowerer::LowerBlockBody(const Block& block, const Op* owner, std::vector<Instruction*>* returned,
                              std::vector<const Type*>* returned_types, size_t* return_pos) {
+  struct BlockGuard {
+    const Block*& slot;
+    const Block* saved;
+    ~BlockGuard() { slot = saved; }
+  } guard{cur_block_, cur_block_};
+  cur_block_ = &block;
   for (size_t i = 0; i < block.ops.size(); ++i) {
     const Op& op = block.ops[i];
     if (IsTerminator(op.name)) {

@@ -10,6 +10,7 @@
 // Exporters often write both forms (tt-xla: `mhlo.sharding` beside `xla.sdy.sharding`). Shardy's is what XLA
 // partitions with when Shardy is on (its round-trip import drops the GSPMD strings), so it wins; when the two mean
 // different shardings the user hears about it.
+#include <cstdint>
 #include <string>
 
 #include "fmt/format.h"
@@ -171,6 +172,58 @@ bool IsRoundTripShardMapTarget(std::string_view target) {
   return target == "xla.sdy.GlobalToLocalShape" || target == "xla.sdy.LocalToGlobalShape";
 }
 
+// The `call @xla.sdy.manual_computation_body*` of the current block that reads the results of `boundary` (a
+// GlobalToLocalShape, `to_local`) or produces its operands (a LocalToGlobalShape), or nullptr. `positions[i]` becomes
+// the call's operand (result) index of the boundary's result (operand) i.
+const Op* Lowerer::FindShardMapBodyCall(const Op& boundary, bool to_local, std::vector<size_t>* positions) const {
+  if (cur_block_ == nullptr) return nullptr;
+  auto is_body_call = [](const Op& op) {
+    if (op.name != "func.call") return false;
+    const NamedAttr* callee = op.FindAttr("callee");
+    return callee != nullptr && callee->value->kind == Attr::Kind::kSymbol &&
+           callee->value->str.starts_with("xla.sdy.manual_computation_body");
+  };
+  for (const Op& call : cur_block_->ops) {
+    if (!is_body_call(call)) continue;
+    std::vector<size_t> found(positions->size(), SIZE_MAX);
+    size_t matched = 0;
+    if (to_local) {
+      // Boundary result i is the i-th value of its result groups; find the call operand naming it.
+      size_t i = 0;
+      for (const ResultGroup& g : boundary.results) {
+        for (int64_t r = 0; r < g.count && i < found.size(); ++r, ++i) {
+          for (size_t k = 0; k < call.operands.size(); ++k) {
+            const ValueRef& v = call.operands[k];
+            if (v.name == g.name && (v.index == r || (g.count == 1 && v.index == 0))) {
+              found[i] = k;
+              ++matched;
+              break;
+            }
+          }
+        }
+      }
+    } else {
+      for (size_t i = 0; i < boundary.operands.size() && i < found.size(); ++i) {
+        const ValueRef& v = boundary.operands[i];
+        size_t base = 0;
+        for (const ResultGroup& g : call.results) {
+          if (g.name == v.name && v.index < g.count) {
+            found[i] = base + static_cast<size_t>(v.index);
+            ++matched;
+            break;
+          }
+          base += static_cast<size_t>(g.count);
+        }
+      }
+    }
+    if (matched == 0) continue;
+    if (matched != found.size()) return nullptr;  // split across calls: not the round-trip form
+    *positions = std::move(found);
+    return &call;
+  }
+  return nullptr;
+}
+
 // Shardy's round-trip form of a shard_map (sdy.manual_computation exported for HLO): the body is a function called
 // between `xla.sdy.GlobalToLocalShape(operands)` (frontend attributes xla.sdy.in_shardings, xla.sdy.manual_axes)
 // and `xla.sdy.LocalToGlobalShape(results)` (xla.sdy.out_shardings). Each boundary lowers to what
@@ -181,21 +234,37 @@ bool Lowerer::LowerRoundTripShardMapBoundary(const Op& op, std::string_view targ
                                              const std::vector<Shape>& shapes, Results* results) {
   const bool to_local = target.ends_with("GlobalToLocalShape");
   const std::string_view key = to_local ? "xla.sdy.in_shardings" : "xla.sdy.out_shardings";
+  // Where the shardings are: on the boundary itself, or (JAX from early 2025) on the call of the body between the
+  // two boundaries, one per operand / result of that call.
+  const Op* holder = &op;
+  std::vector<size_t> positions(operands.size());
+  for (size_t i = 0; i < positions.size(); ++i) positions[i] = i;
   const Attr* shardings_text = FrontendAttr(op.attrs, key);
   if (shardings_text == nullptr) {
-    return OpError(op, fmt::format("{} needs {} in its mhlo.frontend_attributes", target, key));
+    holder = FindShardMapBodyCall(op, to_local, &positions);
+    if (holder != nullptr) shardings_text = FrontendAttr(holder->attrs, key);
+  }
+  if (shardings_text == nullptr) {
+    return OpError(op, fmt::format("{} needs {} in its mhlo.frontend_attributes (or on the call of the "
+                                   "xla.sdy.manual_computation_body it {})",
+                                   target, key, to_local ? "feeds" : "reads"));
   }
   AttrPtr shardings;
   if (!ParseEmbeddedAttr(*shardings_text, key, &shardings)) return false;
-  if (shardings->kind != Attr::Kind::kSdyShardingPerValue || shardings->sdy->shardings.size() != operands.size() ||
+  const size_t expected = holder == &op ? operands.size() : holder->operands.size();
+  const size_t count = holder == &op || to_local ? expected : static_cast<size_t>(holder->NumResults());
+  if (shardings->kind != Attr::Kind::kSdyShardingPerValue || shardings->sdy->shardings.size() != count ||
       shapes.size() != operands.size()) {
-    return Error(shardings_text->pos,
-                 fmt::format("{} must be a #sdy.sharding_per_value<[...]> with one sharding per operand of {} ({})",
-                             key, target, operands.size()));
+    return Error(
+        shardings_text->pos,
+        fmt::format("{} must be a #sdy.sharding_per_value<[...]> with one sharding per {} of {} ({})", key,
+                    to_local || holder == &op ? "operand" : "result", holder == &op ? target : "the call", count));
   }
   // Which mesh axes are manual: all of them (a fully manual shard_map) is what the partitioner takes.
   bool manual = false;
-  if (const Attr* axes_text = FrontendAttr(op.attrs, "xla.sdy.manual_axes")) {
+  const Attr* axes_text = FrontendAttr(op.attrs, "xla.sdy.manual_axes");
+  if (axes_text == nullptr && holder != &op) axes_text = FrontendAttr(holder->attrs, "xla.sdy.manual_axes");
+  if (axes_text != nullptr) {
     AttrPtr axes;
     if (!ParseEmbeddedAttr(*axes_text, "xla.sdy.manual_axes", &axes)) return false;
     if (axes->kind != Attr::Kind::kSdyManualAxes) {
@@ -219,7 +288,8 @@ bool Lowerer::LowerRoundTripShardMapBoundary(const Op& op, std::string_view targ
   std::vector<Sharding> global(operands.size());
   bool ok = true;
   for (size_t i = 0; ok && i < operands.size(); ++i) {
-    ok = SdyToSharding(shardings->sdy->shardings[i], to_local ? operands[i]->shape() : shapes[i], &global[i]);
+    ok =
+        SdyToSharding(shardings->sdy->shardings[positions[i]], to_local ? operands[i]->shape() : shapes[i], &global[i]);
   }
   sdy_fully_manual_ = saved_manual;
   if (!ok) return false;

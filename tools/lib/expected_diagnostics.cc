@@ -41,6 +41,9 @@ int32_t LineCount(std::string_view text) {
 // Parses the "@..." target after a severity (already consumed) into the expected line; returns false on bad syntax.
 bool ConsumeTarget(std::string_view& rest, int32_t directive_line, int32_t& line) {
   line = directive_line;
+  // MLIR allows blanks before the target (`expected-error @+1 {{...}}`).
+  const size_t blanks = rest.find_first_not_of(" \t");
+  if (blanks != std::string_view::npos && blanks > 0 && rest[blanks] == '@') rest.remove_prefix(blanks);
   if (!rest.starts_with("@")) return true;
   rest.remove_prefix(1);
   if (rest.starts_with("unknown")) {
