@@ -11,6 +11,7 @@
 #include "codegen/custom_call_abi.h"
 #include "codegen/ir_emitter_internal.h"
 #include "codegen/parallel_programs.h"
+#include "ir/decomposition_calls.h"
 #include "ir/kernel_calls.h"
 #include "ir/sharding.h"
 #include "ir/winograd.h"
@@ -132,6 +133,7 @@ absl::Status IrEmitter::EmitCustomCall(const Instruction& inst) {
   // creates it so, and layout assignment keeps a custom call's operand and result layouts). The matrices come from
   // ir/winograd.h: the f32 values the interpreter multiplies by.
   if (target == kWinogradConvTarget) return EmitWinogradConv(inst);
+  if (DecompositionKindOf(target).has_value()) return EmitDecompositionCall(inst);
   if (IsWinogradTarget(target)) {
     absl::StatusOr<WinogradGeometry> geometry = WinogradGeometryOf(inst);
     if (!geometry.ok()) return Unimplemented(inst, "{}", std::string(geometry.status().message()));

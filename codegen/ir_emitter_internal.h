@@ -258,6 +258,8 @@ class IrEmitter {
   // (ir_emitter_library.cc).
   absl::Status EmitLibraryCall(const Instruction& inst);
   static bool IsLibraryCall(Opcode op);
+  // The decomposition custom calls of ir/decomposition_calls.h, through the same kernels (ir_emitter_library.cc).
+  absl::Status EmitDecompositionCall(const Instruction& inst);
   // XlacRtCombineFn applying `inst`'s reducer elementwise to `type` values (one per reducer and type).
   absl::StatusOr<llvm::Function*> CombineFunction(const Instruction& inst, PrimitiveType type);
   llvm::Value* ConstantI64Array(const std::vector<int64_t>& values, const std::string& name);

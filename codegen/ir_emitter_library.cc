@@ -5,6 +5,7 @@
 // The kernels take dense row-major buffers; an operand or result with another layout goes through a row-major temp.
 // Everything the kernels could reject (fft_type, fft rank, element type) is checked here, at compile time.
 #include "codegen/ir_emitter_internal.h"
+#include "ir/decomposition_calls.h"
 
 namespace xlac::codegen::internal {
 namespace {
@@ -160,6 +161,86 @@ absl::Status IrEmitter::EmitLibraryCall(const Instruction& inst) {
                      b_.getInt32(inst.BoolAttr("left_side", false)), b_.getInt32(inst.BoolAttr("lower", false)),
                      b_.getInt32(inst.BoolAttr("unit_diagonal", false)), b_.getInt32(trans)});
   Finish(*this, inst, out, {ain, bin});
+  return absl::OkStatus();
+}
+
+}  // namespace xlac::codegen::internal
+
+namespace xlac::codegen::internal {
+
+// void xlac_rt_<kernel>_<suffix>(...) with the row-major operands first, then the results' leaves (or NULL for an
+// output the call does not have), then the sizes and flags: the argument order of each kernel
+// (runtime/cpu/xlac_runtime_kernels.h).
+absl::Status IrEmitter::EmitDecompositionCall(const Instruction& inst) {
+  absl::StatusOr<DecompositionCall> call = DecompositionCallOf(inst);
+  if (!call.ok()) return Unimplemented(inst, "{}", std::string(call.status().message()));
+  const DecompositionCall& d = *call;
+  if (d.batches == 0) return absl::OkStatus();
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Value* null = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(ctx()));
+  std::vector<RowMajorBuffer> inputs;
+  for (const Instruction* operand : inst.operands()) inputs.push_back(RowMajorInput(*this, operand));
+  // Result leaves through row-major temps where their layout is not row-major.
+  struct Leaf {
+    IrArray array;
+    llvm::Value* temp = nullptr;
+    llvm::Value* ptr() const { return temp != nullptr ? temp : array.base; }
+  };
+  std::vector<Leaf> leaves;
+  if (inst.shape().IsArray()) {
+    leaves.push_back({ArrayFor(&inst)});
+  } else {
+    for (int64_t i = 0; i < static_cast<int64_t>(inst.shape().tuple_shapes.size()); ++i)
+      leaves.push_back({ArrayFor(&inst, {i})});
+  }
+  for (Leaf& leaf : leaves) {
+    if (!HasDefaultLayout(leaf.array.shape)) {
+      leaf.temp = AllocTemp(ElementCount(leaf.array.shape) * ByteWidth(leaf.array.shape.element_type));
+    }
+  }
+  const std::string suffix = DecompositionKernelSuffix(d.type);
+  auto call_kernel = [&](const char* kernel, std::vector<llvm::Type*> types, std::vector<llvm::Value*> args) {
+    llvm::FunctionCallee fn = llvm_module_.getOrInsertFunction(fmt::format("xlac_rt_{}_{}", kernel, suffix),
+                                                               llvm::FunctionType::get(b_.getVoidTy(), types, false));
+    b_.CreateCall(fn, args);
+  };
+  llvm::Value* a = inputs[0].ptr;
+  switch (d.kind) {
+    case DecompositionKind::kLu:
+      call_kernel("lu", {ptr, ptr, ptr, ptr, ptr, i64, i64, i64},
+                  {a, leaves[0].ptr(), leaves[1].ptr(), leaves[2].ptr(), d.has_info ? leaves[3].ptr() : null,
+                   I64(d.batches), I64(d.m), I64(d.n)});
+      break;
+    case DecompositionKind::kQr:
+      call_kernel("qr", {ptr, ptr, ptr, i64, i64, i64},
+                  {a, leaves[0].ptr(), leaves[1].ptr(), I64(d.batches), I64(d.m), I64(d.n)});
+      break;
+    case DecompositionKind::kHouseholderProduct:
+      call_kernel("householder_product", {ptr, ptr, ptr, i64, i64, i64, i64},
+                  {a, inputs[1].ptr, leaves[0].ptr(), I64(d.batches), I64(d.m), I64(d.n), I64(d.k)});
+      break;
+    case DecompositionKind::kEigh:
+      call_kernel("eigh", {ptr, ptr, ptr, ptr, i64, i64, i32, i32},
+                  {a, leaves[0].ptr(), leaves[1].ptr(), d.has_info ? leaves[2].ptr() : null, I64(d.batches), I64(d.n),
+                   b_.getInt32(d.lower), b_.getInt32(d.sort)});
+      break;
+    case DecompositionKind::kSvd:
+      call_kernel("svd", {ptr, ptr, ptr, ptr, ptr, i64, i64, i64, i32},
+                  {a, leaves[0].ptr(), d.compute_uv ? leaves[1].ptr() : null, d.compute_uv ? leaves[2].ptr() : null,
+                   leaves.back().ptr(), I64(d.batches), I64(d.m), I64(d.n), b_.getInt32(d.full_matrices)});
+      break;
+  }
+  for (const Leaf& leaf : leaves) {
+    if (leaf.temp == nullptr) continue;
+    IrArray dense = RowMajorArray(leaf.temp, leaf.array.shape);
+    ShapeLoop(leaf.array.shape, [&](const Index& index) { StoreRaw(leaf.array, index, LoadRaw(dense, index)); });
+    FreeTemp(leaf.temp);
+  }
+  for (const RowMajorBuffer& in : inputs) {
+    if (in.temp != nullptr) FreeTemp(in.temp);
+  }
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "fmt/format.h"
+#include "ir/decomposition_calls.h"
 #include "ir/run_parallel.h"
 #include "ir/status_macros.h"
 #include "ir/winograd.h"
@@ -145,7 +146,8 @@ absl::StatusOr<Literal> RunSite(Site& site, const Instruction& inst, const std::
 }  // namespace
 
 bool IsBuiltinCustomCallTarget(std::string_view target) {
-  return target == kRunParallel || target == kProbe || IsWinogradTarget(target);
+  return target == kRunParallel || target == kProbe || IsWinogradTarget(target) ||
+         DecompositionKindOf(target).has_value();
 }
 
 absl::StatusOr<GridModule> BuildGridModule(const Module& module, const Instruction& run_parallel) {
@@ -324,7 +326,9 @@ absl::StatusOr<CustomCallHandler> WithBuiltinCustomCalls(const Module& prepared,
       if (inst->opcode() != Opcode::kCustomCall) continue;
       std::string_view target = inst->StringAttr("custom_call_target");
       // The Winograd transforms are calls of runtime kernels (ir_emitter_winograd.cc), never of the handler.
-      if (!IsBuiltinCustomCallTarget(target) || IsWinogradTarget(target)) continue;
+      if (!IsBuiltinCustomCallTarget(target) || IsWinogradTarget(target) || DecompositionKindOf(target).has_value()) {
+        continue;
+      }
       builtin = true;
       if (target != kRunParallel) continue;
       auto site = std::make_unique<Site>();

@@ -1,5 +1,6 @@
 #include "passes/library_custom_calls.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -9,6 +10,8 @@
 
 #include "absl/status/status.h"
 #include "fmt/format.h"
+#include "ir/decomposition_calls.h"
+#include "ir/primitive_type.h"
 #include "ir/status_macros.h"
 #include "passes/replace_call.h"
 
@@ -49,6 +52,12 @@ bool IsLapackTarget(std::string_view target, std::string_view routine) {
          target.substr(8, routine.size()) == routine && target.substr(8 + routine.size()) == "_ffi";
 }
 
+// blas_{s,d,c,z}trsm_ffi: jaxlib's name for the same call since late 2024.
+bool IsBlasTrsm(std::string_view target) {
+  return target.size() == 14 && target.substr(0, 5) == "blas_" &&
+         std::string_view("sdcz").find(target[5]) != std::string_view::npos && target.substr(6) == "trsm_ffi";
+}
+
 class Builder {
  public:
   Builder(Module& module, Computation& comp, const Instruction& at) : module_(module), comp_(comp), at_(at) {}
@@ -76,6 +85,55 @@ class Builder {
     Instruction* mask = Add(Opcode::kCompare, pred, {row, column});
     mask->SetAttr("direction", AttrValue::Enum(lower ? "GE" : "LE"));
     return mask;
+  }
+
+  // An array of `shape` (no layout) filled with zeros: outputs the rewritten call has no use for (LAPACK workspaces,
+  // an info that is always 0).
+  Instruction* Zeros(const Shape& shape) {
+    Shape plain = shape;
+    plain.layout.reset();
+    Instruction* zero = Add(Opcode::kConstant, Shape::Scalar(plain.element_type), {});
+    zero->set_literal(Literal(Shape::Scalar(plain.element_type)));
+    Instruction* out = Add(Opcode::kBroadcast, plain, {zero});
+    out->SetAttr("dimensions", AttrValue::IntList({}));
+    return out;
+  }
+
+  // x + 1 for an s32 array (0-based LAPACK pivots to 1-based).
+  Instruction* PlusOne(Instruction* x) {
+    Instruction* one = Add(Opcode::kConstant, Shape::Scalar(PrimitiveType::kS32), {});
+    Literal value(Shape::Scalar(PrimitiveType::kS32));
+    *reinterpret_cast<int32_t*>(value.mutable_raw_data()) = 1;
+    one->set_literal(std::move(value));
+    Shape plain = x->shape();
+    plain.layout.reset();
+    Instruction* ones = Add(Opcode::kBroadcast, plain, {one});
+    ones->SetAttr("dimensions", AttrValue::IntList({}));
+    return Add(Opcode::kAdd, plain, {x, ones});
+  }
+
+  // x in `shape`'s layout (a copy when the call's result asks for another one, as LAPACK calls ask column-major).
+  Instruction* As(Instruction* x, const Shape& shape) {
+    auto layout = [](const Shape& s) { return s.layout.has_value() ? *s.layout : Layout::Default(s.rank()); };
+    if (!shape.layout.has_value() || layout(x->shape()) == layout(shape)) return x;
+    return Add(Opcode::kCopy, shape, {x});
+  }
+
+  Instruction* Element(Instruction* tuple, int64_t index) {
+    Instruction* gte = Add(Opcode::kGetTupleElement, tuple->shape().tuple_shapes[static_cast<size_t>(index)], {tuple});
+    gte->SetAttr("index", AttrValue::Int(index));
+    return gte;
+  }
+
+  // A decomposition custom call (ir/decomposition_calls.h) of `target` with results `results` (a tuple unless one).
+  Instruction* Decomposition(std::string_view target, std::vector<Instruction*> operands, std::vector<Shape> results,
+                             std::string backend_config = "") {
+    for (Shape& r : results) r.layout.reset();
+    Shape shape = results.size() == 1 ? results[0] : Shape::Tuple(std::move(results));
+    Instruction* call = Add(Opcode::kCustomCall, std::move(shape), std::move(operands));
+    call->SetAttr("custom_call_target", AttrValue::String(std::string(target)));
+    call->set_backend_config(std::move(backend_config));
+    return call;
   }
 
   // s32[batch] info: 1 where any element of x (rank >= 2) is NaN, else 0.
@@ -167,6 +225,140 @@ absl::StatusOr<Instruction*> Trsm(Module& module, Computation& comp, Instruction
   return b.Add(Opcode::kMultiply, scaled, {solve, alpha});
 }
 
+// The result leaves of a call: its shape's elements, or the shape itself.
+std::vector<Shape> ResultLeaves(const Instruction& call) {
+  if (call.shape().IsTuple()) return call.shape().tuple_shapes;
+  return {call.shape()};
+}
+
+// The call's results from `values` (one per leading result), then zeros for the rest (LAPACK workspaces, which
+// jaxlib's FFI calls of mid-2024 return and nothing reads).
+Instruction* Results(Builder& b, const Instruction& call, const std::vector<Instruction*>& values) {
+  const std::vector<Shape> leaves = ResultLeaves(call);
+  std::vector<Instruction*> parts;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    parts.push_back(b.As(i < values.size() ? values[i] : b.Zeros(leaves[i]), leaves[i]));
+  }
+  if (!call.shape().IsTuple()) return parts[0];
+  return b.Add(Opcode::kTuple, call.shape(), std::move(parts));
+}
+
+bool IsS32(const Shape& s, int64_t rank) {
+  return s.IsArray() && s.element_type == PrimitiveType::kS32 && s.rank() == rank;
+}
+
+// The leading dimensions of a (its batch) followed by `tail`, of `type`.
+Shape BatchShape(const Shape& a, PrimitiveType type, std::vector<int64_t> tail) {
+  std::vector<int64_t> dims(a.dimensions.begin(), a.dimensions.end() - 2);
+  dims.insert(dims.end(), tail.begin(), tail.end());
+  return Shape::Array(type, std::move(dims));
+}
+
+// The one matrix operand of a decomposition call, with at least `results` results.
+absl::StatusOr<const Shape*> MatrixOperand(const Instruction& call, size_t results, std::string_view expected) {
+  if (call.operand_count() < 1 || !call.operand(0)->shape().IsArray() || call.operand(0)->shape().rank() < 2 ||
+      ResultLeaves(call).size() < results) {
+    return CallError(call, fmt::format("expected {}, as jaxlib's", expected));
+  }
+  return &call.operand(0)->shape();
+}
+
+// getrf: a -> (lu, ipiv s32[..., k] 1-based, info s32[...]).
+absl::StatusOr<Instruction*> Getrf(Module& module, Computation& comp, Instruction* call) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(*call, 3, "(a[..., m, n]) -> (lu, ipiv s32[..., k], info)"));
+  const int64_t m = a->dimensions[a->rank() - 2], n = a->dimensions.back();
+  const std::vector<Shape> out = ResultLeaves(*call);
+  if (call->operand_count() != 1 || !IsS32(out[1], a->rank() - 1) || !IsS32(out[2], a->rank() - 2)) {
+    return CallError(*call, "expected (a[..., m, n]) -> (lu, ipiv s32[..., min(m, n)], info s32[...]), as jaxlib's");
+  }
+  Builder b(module, comp, *call);
+  Shape plain = *a;
+  plain.layout.reset();
+  Instruction* lu =
+      b.Decomposition("LuDecomposition", {call->operand(0)},
+                      {plain, BatchShape(*a, PrimitiveType::kS32, {std::min(m, n)}),
+                       BatchShape(*a, PrimitiveType::kS32, {m}), BatchShape(*a, PrimitiveType::kS32, {})});
+  return Results(b, *call, {b.Element(lu, 0), b.PlusOne(b.Element(lu, 1)), b.Element(lu, 3)});
+}
+
+// geqrf: a -> (a', taus[..., k][, info, workspace]).
+absl::StatusOr<Instruction*> Geqrf(Module& module, Computation& comp, Instruction* call) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(*call, 2, "(a[..., m, n]) -> (a, taus[..., k])"));
+  if (call->operand_count() != 1) return CallError(*call, "expected one operand, as jaxlib's geqrf");
+  const int64_t m = a->dimensions[a->rank() - 2], n = a->dimensions.back();
+  Builder b(module, comp, *call);
+  Shape plain = *a;
+  plain.layout.reset();
+  Instruction* qr =
+      b.Decomposition("Qr", {call->operand(0)}, {plain, BatchShape(*a, a->element_type, {std::min(m, n)})});
+  return Results(b, *call, {b.Element(qr, 0), b.Element(qr, 1)});
+}
+
+// orgqr / ungqr: (a, taus) -> q[, info, workspace].
+absl::StatusOr<Instruction*> Orgqr(Module& module, Computation& comp, Instruction* call) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(*call, 1, "(a[..., m, n], taus[..., k]) -> q"));
+  if (call->operand_count() != 2) return CallError(*call, "expected (a, taus) operands, as jaxlib's orgqr");
+  Builder b(module, comp, *call);
+  Shape plain = *a;
+  plain.layout.reset();
+  Instruction* q =
+      b.Decomposition("ProductOfElementaryHouseholderReflectors", {call->operand(0), call->operand(1)}, {plain});
+  return Results(b, *call, {q});
+}
+
+// syevd / heevd {uplo, mode}: a -> (vectors, values[..., n], info[, workspaces]).
+absl::StatusOr<Instruction*> Syevd(Module& module, Computation& comp, Instruction* call) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a,
+                        MatrixOperand(*call, 3, "(a[..., n, n]) -> (vectors, eigenvalues[..., n], info)"));
+  const int64_t n = a->dimensions.back();
+  const std::optional<char> uplo = Flag(*call, "uplo");
+  if (call->operand_count() != 1 || !uplo || (*uplo != 'L' && *uplo != 'U')) {
+    return CallError(*call, "expected one operand and uplo = 76 ('L') or 85 ('U'), as jaxlib's syevd");
+  }
+  Builder b(module, comp, *call);
+  Shape plain = *a;
+  plain.layout.reset();
+  const PrimitiveType real = ComplexComponentType(a->element_type);
+  Instruction* eigh = b.Decomposition("Eigh", {call->operand(0)},
+                                      {plain, BatchShape(*a, real, {n}), BatchShape(*a, PrimitiveType::kS32, {})},
+                                      *uplo == 'L' ? "1,1" : "0,1");
+  return Results(b, *call, {b.Element(eigh, 0), b.Element(eigh, 1), b.Element(eigh, 2)});
+}
+
+// gesdd {mode 'A', 'S' or 'N'}: a -> (a', s[..., k], u, vt, info[, workspaces]); u and vt zero for 'N'.
+absl::StatusOr<Instruction*> Gesdd(Module& module, Computation& comp, Instruction* call) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(*call, 5, "(a[..., m, n]) -> (a, s, u, vt, info)"));
+  const int64_t m = a->dimensions[a->rank() - 2], n = a->dimensions.back(), k = std::min(m, n);
+  const std::optional<char> mode = Flag(*call, "mode");
+  if (call->operand_count() != 1 || !mode || (*mode != 'A' && *mode != 'S' && *mode != 'N')) {
+    return CallError(*call, "expected one operand and mode = 65 ('A'), 83 ('S') or 78 ('N'), as jaxlib's gesdd");
+  }
+  Builder b(module, comp, *call);
+  const PrimitiveType real = ComplexComponentType(a->element_type);
+  std::vector<Shape> shapes = {BatchShape(*a, real, {k})};
+  if (*mode != 'N') {
+    const bool full = *mode == 'A';
+    shapes.push_back(BatchShape(*a, a->element_type, {m, full ? m : k}));
+    shapes.push_back(BatchShape(*a, a->element_type, {full ? n : k, n}));
+  }
+  shapes.push_back(BatchShape(*a, PrimitiveType::kS32, {}));
+  const std::vector<Shape> out = ResultLeaves(*call);
+  // s, u and vt are results 1 to 3 (without vectors, u and vt are zeros of any shape).
+  const size_t checked = *mode == 'N' ? 1 : 3;
+  for (size_t i = 0; i < checked; ++i) {
+    if (!out[i + 1].Compatible(shapes[i])) {
+      return CallError(*call, fmt::format("result {} should be {} for mode '{}', as jaxlib's gesdd", i + 1,
+                                          ShapeToString(shapes[i], false), *mode));
+    }
+  }
+  Instruction* svd = b.Decomposition(kSvdTarget, {call->operand(0)}, shapes);
+  Instruction* s = b.Element(svd, 0);
+  Instruction* info = b.Element(svd, static_cast<int64_t>(shapes.size()) - 1);
+  Instruction* u = *mode == 'N' ? b.Zeros(out[2]) : b.Element(svd, 1);
+  Instruction* vt = *mode == 'N' ? b.Zeros(out[3]) : b.Element(svd, 2);
+  return Results(b, *call, {call->operand(0), s, u, vt, info});
+}
+
 absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
   bool changed = false;
   std::vector<Computation*> comps;
@@ -178,8 +370,18 @@ absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
       absl::StatusOr<Instruction*> replacement = nullptr;
       if (IsLapackTarget(target, "potrf")) {
         replacement = Potrf(module, *comp, inst);
-      } else if (IsLapackTarget(target, "trsm")) {
+      } else if (IsLapackTarget(target, "trsm") || IsBlasTrsm(target)) {
         replacement = Trsm(module, *comp, inst);
+      } else if (IsLapackTarget(target, "getrf")) {
+        replacement = Getrf(module, *comp, inst);
+      } else if (IsLapackTarget(target, "geqrf")) {
+        replacement = Geqrf(module, *comp, inst);
+      } else if (IsLapackTarget(target, "orgqr") || IsLapackTarget(target, "ungqr")) {
+        replacement = Orgqr(module, *comp, inst);
+      } else if (IsLapackTarget(target, "syevd") || IsLapackTarget(target, "heevd")) {
+        replacement = Syevd(module, *comp, inst);
+      } else if (IsLapackTarget(target, "gesdd")) {
+        replacement = Gesdd(module, *comp, inst);
       } else {
         continue;
       }

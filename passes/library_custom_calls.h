@@ -7,7 +7,15 @@
 //    (uplo 'L') or upper ('U') triangle, the other triangle a's own values as LAPACK leaves them; info is 0, or 1
 //    where the factor has a NaN (a matrix that is not positive definite: JAX tests info == 0 only);
 //  - lapack_{s,d,c,z}trsm_ffi {side, uplo, trans_x, diag}: (a, b[, alpha]) -> x: triangular-solve of op(a) x = b
-//    (side 'L') or x op(a) = b ('R'), op per trans_x ('N', 'T', 'C'), unit diagonal per diag ('U'), times alpha.
+//    (side 'L') or x op(a) = b ('R'), op per trans_x ('N', 'T', 'C'), unit diagonal per diag ('U'), times alpha
+//    (also named blas_{s,d,c,z}trsm_ffi);
+//  - the decompositions, as the calls of ir/decomposition_calls.h that both backends run with the runtime's kernels:
+//    lapack_?getrf_ffi: a -> (lu, ipiv s32[..., k] 1-based, info) via LuDecomposition;
+//    lapack_?geqrf_ffi: a -> (a', taus) via Qr; lapack_{s,d}orgqr_ffi / {c,z}ungqr_ffi: (a, taus) -> q via
+//    ProductOfElementaryHouseholderReflectors; lapack_{s,d}syevd_ffi / {c,z}heevd_ffi {uplo, mode}: a -> (vectors,
+//    eigenvalues ascending, info) via Eigh; lapack_?gesdd_ffi {mode 'A' full, 'S' reduced, 'N' no vectors}: a ->
+//    (a, s descending, u, vt, info) via xlac.svd.
+//    Results past these (the workspaces jaxlib's FFI calls of mid-2024 return, which nothing reads) become zeros.
 // Preconditions: a verified module. A call with these targets but another signature is an error at the call.
 #pragma once
 

@@ -1,5 +1,6 @@
-/* Library kernels shared by compiled code and the reference interpreter: fft, cholesky and triangular-solve over
- * raw row-major buffers. Both backends call these same functions, so their results agree bit for bit.
+/* Library kernels shared by compiled code and the reference interpreter: fft, cholesky, triangular-solve and the
+ * matrix decompositions over raw row-major buffers. Both backends call these same functions, so their results agree
+ * bit for bit.
  *
  * Element suffixes name the storage of the buffers: f32/f64/bf16/f16 are real (bf16 and f16 as uint16_t bits), c64
  * and c128 are interleaved (real, imaginary) float/double pairs. Every buffer is dense and row-major; an output may
@@ -69,6 +70,42 @@ void xlac_rt_triangular_solve_bf16(const void* a, const void* b, void* x, int64_
 void xlac_rt_triangular_solve_f16(const void* a, const void* b, void* x, int64_t batches, int64_t m, int64_t rows,
                                   int64_t cols, int32_t left_side, int32_t lower, int32_t unit_diagonal,
                                   int32_t transpose_a);
+
+/* ---- decompositions (decompositions.cc) ---- */
+/* `batches` m x n matrices a. Every output pointer may be NULL (not computed); real outputs (eigenvalues, singular
+ * values) are stored in the real type of the suffix (f32 for c64, f64 for c128).
+ *
+ * xlac_rt_lu_<t>: LU with partial pivoting, LAPACK getf2's pivots (the first row of largest |re| + |im|): lu holds
+ *   L (unit diagonal implied) below the diagonal and U on and above it; pivots[min(m, n)] the row swapped with row
+ *   j (0-based); permutation[m] the source row of each row of P a; info 0, or j + 1 for the first exact zero U[j][j].
+ * xlac_rt_qr_<t>: Householder QR as LAPACK geqrf: r holds R on and above the diagonal and the reflectors v_j below
+ *   it (v_j[j] = 1 implied), taus[min(m, n)] their scales; a = Q R with Q = H_0 ... H_{k-1}, H_j = I - tau_j v_j
+ *   v_j^H.
+ * xlac_rt_householder_product_<t>: LAPACK orgqr / ungqr: q (m x n, n <= m) = the first n columns of H_0 ...
+ *   H_{k-1}, the reflectors in the first k columns of a (m x n) and taus[k].
+ * xlac_rt_eigh_<t>: the Hermitian matrix whose lower (lower != 0) or upper triangle a holds (n x n) = V
+ *   diag(values) V^H: vectors holds V's columns, values ascending when sort != 0. info 0, or 1 (outputs NaN) for a
+ *   non-finite input.
+ * xlac_rt_svd_<t>: a = U diag(s) VT, s[min(m, n)] descending; u is m x m and vt n x n when full_matrices, else
+ *   m x k and k x n. info 0, or 1 (outputs NaN) for a non-finite input. */
+#define XLAC_RT_DECLARE_DECOMPOSITIONS(suffix)                                                                      \
+  void xlac_rt_lu_##suffix(const void* a, void* lu, int32_t* pivots, int32_t* permutation, int32_t* info,           \
+                           int64_t batches, int64_t m, int64_t n);                                                  \
+  void xlac_rt_qr_##suffix(const void* a, void* r, void* taus, int64_t batches, int64_t m, int64_t n);              \
+  void xlac_rt_householder_product_##suffix(const void* a, const void* taus, void* q, int64_t batches, int64_t m,   \
+                                            int64_t n, int64_t k);                                                  \
+  void xlac_rt_eigh_##suffix(const void* a, void* vectors, void* values, int32_t* info, int64_t batches, int64_t n, \
+                             int32_t lower, int32_t sort);                                                          \
+  void xlac_rt_svd_##suffix(const void* a, void* s, void* u, void* vt, int32_t* info, int64_t batches, int64_t m,   \
+                            int64_t n, int32_t full_matrices);
+
+XLAC_RT_DECLARE_DECOMPOSITIONS(f32)
+XLAC_RT_DECLARE_DECOMPOSITIONS(f64)
+XLAC_RT_DECLARE_DECOMPOSITIONS(c64)
+XLAC_RT_DECLARE_DECOMPOSITIONS(c128)
+XLAC_RT_DECLARE_DECOMPOSITIONS(bf16)
+XLAC_RT_DECLARE_DECOMPOSITIONS(f16)
+#undef XLAC_RT_DECLARE_DECOMPOSITIONS
 
 #ifdef __cplusplus
 }  // extern "C"

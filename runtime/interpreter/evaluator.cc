@@ -383,7 +383,7 @@ absl::StatusOr<Literal> Evaluator::EvalControl(const Instruction& inst, Operands
       }
       if (IsElementwiseKernelCall(inst)) return EvalElementwiseKernel(inst, operands, *device_.options);
       if (IsBufferKernelCall(inst)) return EvalBufferKernel(inst, operands, *device_.options);
-      if (std::optional<absl::StatusOr<Literal>> linalg = EvalLinalgCustomCall(inst, operands)) return *linalg;
+      if (std::optional<absl::StatusOr<Literal>> linalg = EvalDecompositionCall(inst, operands)) return *linalg;
       if (device_.options->custom_call_handler) {
         absl::StatusOr<Literal> handled =
             device_.options->custom_call_handler(inst, std::vector<const Literal*>(operands.begin(), operands.end()));

@@ -247,8 +247,9 @@ absl::StatusOr<Literal> EvalRng(const Instruction& inst, Operands operands, Devi
 absl::StatusOr<Literal> EvalRngBitGenerator(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalFft(const Instruction& inst, Operands operands);
 absl::StatusOr<Literal> EvalLinalg(const Instruction& inst, Operands operands);  // cholesky, triangular-solve
-// XLA's linear-algebra custom-call targets ("Qr", "ProductOfElementaryHouseholderReflectors"); nullopt for others.
-std::optional<absl::StatusOr<Literal>> EvalLinalgCustomCall(const Instruction& inst, Operands operands);
+// The decomposition custom calls (ir/decomposition_calls.h: LuDecomposition, Qr, Eigh, ...) with the runtime's
+// kernels; nullopt for other targets.
+std::optional<absl::StatusOr<Literal>> EvalDecompositionCall(const Instruction& inst, Operands operands);
 // A custom call bound to a C++ elementwise kernel (ir/kernel_calls.h), through InterpreterOptions::elementwise_kernels
 // (custom_kernels.cc).
 absl::StatusOr<Literal> EvalElementwiseKernel(const Instruction& inst, Operands operands,

@@ -13,7 +13,7 @@
 // Custom-calls: "Sharding", "ShardBarrierFrom" and "ShardBarrierTo" are identities; "interpreter.run_parallel" and
 // "interpreter.probe" (the StableHLO reference interpreter's ops, kept by the StableHLO frontend) run a grid of
 // programs / pass their operand through;
-// XLA's "Qr" and "ProductOfElementaryHouseholderReflectors" (LAPACK geqrf / orgqr layouts) are evaluated;
+// the matrix decompositions of ir/decomposition_calls.h ("LuDecomposition", "Qr", "Eigh", ...) run the runtime kernels;
 // any other target goes to InterpreterOptions::custom_call_handler or fails with "unsupported custom call target X".
 // Dynamic dimensions are evaluated at their bounds (runtime sizes are not tracked). Infeed has no host behind it: it
 // yields seeded pseudo-random data (per seed, instruction name, device and occurrence); outfeed discards its data.

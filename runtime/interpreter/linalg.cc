@@ -1,4 +1,4 @@
-// cholesky, triangular-solve, the batch-norm ops and XLA's QR custom calls, computed in double (complex<double>)
+// cholesky, triangular-solve and the batch-norm ops, computed in double (complex<double>)
 // precision and rounded to the element type once.
 #include <algorithm>
 #include <cmath>
@@ -135,88 +135,6 @@ absl::StatusOr<Literal> TriangularSolve(const Instruction& inst, const Literal& 
   std::vector<cd> av = Load(a), bv = Load(b);
   xlac_rt_triangular_solve_c128(av.data(), bv.data(), bv.data(), batches, m, rows, cols, left, lower, unit, trans);
   Store(result, bv);
-  return result;
-}
-
-// XLA's "Qr" custom call (LAPACK geqrf layout): a [..., m, n] -> (a', taus [..., min(m, n)]) where a' holds R on
-// and above the diagonal and the Householder vectors v_j (v_j[j] = 1 implied) below it; Q = H_0 ... H_{k-1} with
-// H_j = I - tau_j v_j v_j^H. Reflectors follow LAPACK's xLARFG: beta = -sign(Re alpha) * |(alpha, x)|.
-absl::StatusOr<Literal> Qr(const Instruction& inst, const Literal& a) {
-  const std::vector<int64_t>& dims = a.shape().dimensions;
-  if (dims.size() < 2 || !inst.shape().IsTuple() || inst.shape().tuple_shapes.size() != 2) {
-    return Error(inst, "Qr expects a matrix operand and a (matrix, taus) result");
-  }
-  int64_t m = dims[dims.size() - 2], n = dims.back(), k = std::min(m, n);
-  std::vector<cd> v = Load(a);
-  int64_t batches = m * n == 0 ? 0 : a.element_count() / (m * n);
-  std::vector<cd> taus(static_cast<size_t>(batches * k), cd(0));
-  for (int64_t b = 0; b < batches; ++b) {
-    cd* x = v.data() + b * m * n;
-    auto at = [&](int64_t i, int64_t j) -> cd& { return x[i * n + j]; };
-    for (int64_t j = 0; j < k; ++j) {
-      cd alpha = at(j, j);
-      double xnorm = 0;
-      for (int64_t i = j + 1; i < m; ++i) xnorm = std::hypot(xnorm, std::abs(at(i, j)));
-      cd tau = 0;
-      if (xnorm != 0 || alpha.imag() != 0) {
-        double beta = std::hypot(std::abs(alpha), xnorm);
-        if (alpha.real() >= 0) beta = -beta;
-        tau = (cd(beta) - alpha) / beta;
-        cd scale = cd(1) / (alpha - beta);
-        for (int64_t i = j + 1; i < m; ++i) at(i, j) *= scale;
-        at(j, j) = beta;
-      }
-      taus[b * k + j] = tau;
-      // Apply H_j^H = I - conj(tau) v v^H to the trailing columns.
-      for (int64_t c = j + 1; c < n; ++c) {
-        cd dot = at(j, c);
-        for (int64_t i = j + 1; i < m; ++i) dot += std::conj(at(i, j)) * at(i, c);
-        cd f = std::conj(tau) * dot;
-        at(j, c) -= f;
-        for (int64_t i = j + 1; i < m; ++i) at(i, c) -= f * at(i, j);
-      }
-    }
-  }
-  Literal q(inst.shape().tuple_shapes[0]), t(inst.shape().tuple_shapes[1]);
-  if (q.element_count() != static_cast<int64_t>(v.size()) || t.element_count() != static_cast<int64_t>(taus.size())) {
-    return Error(inst, "Qr result shapes do not match the operand");
-  }
-  Store(q, v);
-  Store(t, taus);
-  std::vector<Literal> parts;
-  parts.push_back(std::move(q));
-  parts.push_back(std::move(t));
-  return Literal::CreateTuple(std::move(parts));
-}
-
-// XLA's "ProductOfElementaryHouseholderReflectors" (LAPACK orgqr): Q = H_0 ... H_{k-1}, [..., m, n], from the
-// vectors below the diagonal of `a` and `taus`.
-absl::StatusOr<Literal> HouseholderProduct(const Instruction& inst, const Literal& a, const Literal& taus) {
-  const std::vector<int64_t>& dims = a.shape().dimensions;
-  if (dims.size() < 2 || taus.shape().dimensions.empty()) return Error(inst, "malformed operands");
-  int64_t m = dims[dims.size() - 2], n = dims.back(), k = taus.shape().dimensions.back();
-  if (k > std::min(m, n)) return Error(inst, "more reflectors than columns");
-  std::vector<cd> av = Load(a), tv = Load(taus), out(av.size(), cd(0));
-  int64_t batches = m * n == 0 ? 0 : a.element_count() / (m * n);
-  for (int64_t b = 0; b < batches; ++b) {
-    const cd* x = av.data() + b * m * n;
-    cd* q = out.data() + b * m * n;
-    for (int64_t i = 0; i < std::min(m, n); ++i) q[i * n + i] = 1;
-    // Q = H_0 (H_1 (... (H_{k-1} I))): apply reflectors right to left.
-    for (int64_t j = k - 1; j >= 0; --j) {
-      cd tau = tv[b * k + j];
-      auto vec = [&](int64_t i) -> cd { return i == j ? cd(1) : x[i * n + j]; };
-      for (int64_t c = 0; c < n; ++c) {
-        cd dot = 0;
-        for (int64_t i = j; i < m; ++i) dot += std::conj(vec(i)) * q[i * n + c];
-        cd f = tau * dot;
-        for (int64_t i = j; i < m; ++i) q[i * n + c] -= f * vec(i);
-      }
-    }
-  }
-  Literal result(inst.shape());
-  if (result.element_count() != static_cast<int64_t>(out.size())) return Error(inst, "result shape mismatch");
-  Store(result, out);
   return result;
 }
 
@@ -455,15 +373,6 @@ absl::StatusOr<Literal> BatchNormF32(const Instruction& inst, Operands operands,
 absl::StatusOr<Literal> EvalLinalg(const Instruction& inst, Operands operands) {
   if (inst.opcode() == Opcode::kCholesky) return Cholesky(inst, *operands[0]);
   return TriangularSolve(inst, *operands[0], *operands[1]);
-}
-
-std::optional<absl::StatusOr<Literal>> EvalLinalgCustomCall(const Instruction& inst, Operands operands) {
-  std::string_view target = TextAttr(inst, "custom_call_target");
-  if (target == "Qr" && operands.size() == 1) return Qr(inst, *operands[0]);
-  if (target == "ProductOfElementaryHouseholderReflectors" && operands.size() == 2) {
-    return HouseholderProduct(inst, *operands[0], *operands[1]);
-  }
-  return std::nullopt;
 }
 
 absl::StatusOr<Literal> EvalBatchNorm(const Instruction& inst, Operands operands, int64_t threads) {
