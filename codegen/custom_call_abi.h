@@ -22,5 +22,7 @@ std::string InfeedSiteSymbol(const std::string& entry_name, int64_t unique_id);
 // shapes agree, the interpreter's run_parallel / probe); otherwise Unimplemented naming the first call that would
 // need a host handler, and how to declare it an identity.
 absl::Status CheckCustomCallsNeedNoHandler(const Module& module);
+// The same check for one instruction (OK for anything but a custom-call).
+absl::Status CheckCustomCallNeedsNoHandler(const Instruction& inst);
 
 }  // namespace xlac::codegen

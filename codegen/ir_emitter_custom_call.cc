@@ -23,34 +23,39 @@ std::string CustomCallSiteSymbol(const std::string& entry_name, int64_t unique_i
   return fmt::format("{}.custom_call.{}", entry_name, unique_id);
 }
 
+absl::Status CheckCustomCallNeedsNoHandler(const Instruction& inst) {
+  if (inst.opcode() != Opcode::kCustomCall || IsElementwiseKernelCall(inst) || IsBufferKernelCall(inst)) {
+    return absl::OkStatus();
+  }
+  // Located ("line:col: "), so drivers show the call's line.
+  const std::string at = inst.loc().known() ? fmt::format("{}:{}: ", inst.loc().line, inst.loc().col) : "";
+  const std::string_view target = inst.StringAttr("custom_call_target");
+  const bool identity_boundary = IsShardMapBoundaryTarget(target) && inst.operand_count() == 1 &&
+                                 inst.operand(0)->shape().Compatible(inst.shape());
+  if (IsShardMapBoundaryTarget(target) && !identity_boundary) {
+    return absl::UnimplementedError(fmt::format(
+        "{}codegen does not support custom-call ({}): {} changes {} into {}, and a manual (shard_map) region's "
+        "shapes are per-core, which only the partitioned program has: run it partitioned",
+        at, inst.name(), std::string(target), ShapeToString(inst.operand(0)->shape(), false),
+        ShapeToString(inst.shape(), false)));
+  }
+  if (!IsShardingIdentityTarget(target) && !IsBuiltinCustomCallTarget(target) && !identity_boundary) {
+    // The identity hint only where an identity could stand: one operand of the result's shape.
+    const bool could_be_identity = inst.operand_count() == 1 && inst.operand(0)->shape().Compatible(inst.shape());
+    return absl::UnimplementedError(
+        fmt::format("{}codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler{}", at,
+                    inst.name(), std::string(target),
+                    could_be_identity ? fmt::format(" (if it only annotates its operand, declare it an identity: "
+                                                    "--custom-call-identity={})",
+                                                    std::string(target))
+                                      : std::string(" (C++ kernels: --custom-call-src, docs/custom_calls.md)")));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckCustomCallsNeedNoHandler(const Module& module) {
   for (const auto& comp : module.computations()) {
-    for (const auto& inst : comp->instructions()) {
-      if (inst->opcode() != Opcode::kCustomCall || IsElementwiseKernelCall(*inst) || IsBufferKernelCall(*inst))
-        continue;
-      const std::string_view target = inst->StringAttr("custom_call_target");
-      const bool identity_boundary = IsShardMapBoundaryTarget(target) && inst->operand_count() == 1 &&
-                                     inst->operand(0)->shape().Compatible(inst->shape());
-      if (IsShardMapBoundaryTarget(target) && !identity_boundary) {
-        return absl::UnimplementedError(fmt::format(
-            "codegen does not support custom-call ({}): {} changes {} into {}, and a manual (shard_map) region's "
-            "shapes are per-core, which only the partitioned program has: run it partitioned",
-            inst->name(), std::string(target), ShapeToString(inst->operand(0)->shape(), false),
-            ShapeToString(inst->shape(), false)));
-      }
-      if (!IsShardingIdentityTarget(target) && !IsBuiltinCustomCallTarget(target) && !identity_boundary) {
-        // The identity hint only where an identity could stand: one operand of the result's shape.
-        const bool could_be_identity =
-            inst->operand_count() == 1 && inst->operand(0)->shape().Compatible(inst->shape());
-        return absl::UnimplementedError(
-            fmt::format("codegen does not support custom-call ({}): target \"{}\" needs a custom-call handler{}",
-                        inst->name(), std::string(target),
-                        could_be_identity ? fmt::format(" (if it only annotates its operand, declare it an identity: "
-                                                        "--custom-call-identity={})",
-                                                        std::string(target))
-                                          : std::string(" (C++ kernels: --custom-call-src, docs/custom_calls.md)")));
-      }
-    }
+    for (const auto& inst : comp->instructions()) XLAC_RETURN_IF_ERROR(CheckCustomCallNeedsNoHandler(*inst));
   }
   return absl::OkStatus();
 }

@@ -60,4 +60,23 @@ std::string DiagnosticEngine::Render(const SourceFile& file) const {
   return out;
 }
 
+std::optional<LocatedMessage> SplitLeadingLocation(std::string_view message) {
+  size_t pos = 0;
+  auto number = [&](int32_t& value) {
+    const size_t begin = pos;
+    int64_t n = 0;
+    while (pos < message.size() && message[pos] >= '0' && message[pos] <= '9' && n < (int64_t{1} << 30)) {
+      n = n * 10 + (message[pos++] - '0');
+    }
+    value = static_cast<int32_t>(n);
+    return pos > begin;
+  };
+  int32_t line = 0, col = 0;
+  if (!number(line) || pos >= message.size() || message[pos++] != ':' || !number(col) ||
+      message.compare(pos, 2, ": ") != 0 || line <= 0) {
+    return std::nullopt;
+  }
+  return LocatedMessage{SourceLoc{line, col}, std::string(message.substr(pos + 2))};
+}
+
 }  // namespace xlac

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,5 +66,13 @@ class DiagnosticEngine {
 };
 
 std::string RenderDiagnostic(const Diagnostic& diag, const SourceFile& file);
+
+// Statuses about one instruction carry its location as a leading "line:col: " (library code has no
+// DiagnosticEngine); drivers split it off to report the rest at that location. nullopt without such a prefix.
+struct LocatedMessage {
+  SourceLoc loc;
+  std::string message;
+};
+std::optional<LocatedMessage> SplitLeadingLocation(std::string_view message);
 
 }  // namespace xlac

@@ -24,8 +24,8 @@ absl::Status CallError(const Instruction& call, std::string_view why) {
                                                 std::string(call.StringAttr("custom_call_target")), why));
 }
 
-// `key = 76 : ui8` in the call's backend_config (an MLIR dictionary), as a character.
-std::optional<char> Flag(const Instruction& call, std::string_view key) {
+// `key = 3 : i64` (or `key = true`) in the call's backend_config (an MLIR dictionary), as an integer.
+std::optional<int64_t> ConfigInt(const Instruction& call, std::string_view key) {
   const std::string& config = call.backend_config();
   for (size_t at = config.find(key); at != std::string::npos; at = config.find(key, at + 1)) {
     const bool starts = at == 0 || config[at - 1] == '{' || config[at - 1] == ' ' || config[at - 1] == ',';
@@ -34,15 +34,26 @@ std::optional<char> Flag(const Instruction& call, std::string_view key) {
     if (!starts || i >= config.size() || config[i] != '=') continue;
     ++i;
     while (i < config.size() && config[i] == ' ') ++i;
+    if (config.compare(i, 4, "true") == 0) return 1;
+    if (config.compare(i, 5, "false") == 0) return 0;
+    const bool negative = i < config.size() && config[i] == '-';
+    if (negative) ++i;
     int64_t value = 0;
     size_t digits = 0;
-    for (; i < config.size() && config[i] >= '0' && config[i] <= '9' && digits < 4; ++i, ++digits) {
+    for (; i < config.size() && config[i] >= '0' && config[i] <= '9' && digits < 18; ++i, ++digits) {
       value = value * 10 + (config[i] - '0');
     }
-    if (digits == 0 || value > 127) return std::nullopt;
-    return static_cast<char>(value);
+    if (digits == 0) return std::nullopt;
+    return negative ? -value : value;
   }
   return std::nullopt;
+}
+
+// `key = 76 : ui8` in the call's backend_config, as a character.
+std::optional<char> Flag(const Instruction& call, std::string_view key) {
+  const std::optional<int64_t> value = ConfigInt(call, key);
+  if (!value || *value <= 0 || *value > 127) return std::nullopt;
+  return static_cast<char>(*value);
 }
 
 bool IsLapackTarget(std::string_view target, std::string_view routine) {
@@ -359,6 +370,56 @@ absl::StatusOr<Instruction*> Gesdd(Module& module, Computation& comp, Instructio
   return Results(b, *call, {call->operand(0), s, u, vt, info});
 }
 
+// XLA's ApproxTopK (jax.lax.approx_max_k / approx_min_k as TPU exports write it): (inputs..., inits...) with the
+// comparator -> the top_k first elements along reduction_dim of each input. Off TPU XLA runs its fallback, an exact
+// top-k: a stable sort by the comparator and a slice; so does this.
+absl::StatusOr<Instruction*> ApproxTopK(Module& module, Computation& comp, Instruction* call) {
+  const int64_t n = call->operand_count() / 2;
+  const std::vector<Shape> out = ResultLeaves(*call);
+  const std::optional<int64_t> k = ConfigInt(*call, "top_k"), dim = ConfigInt(*call, "reduction_dim");
+  bool ok = n > 0 && call->operand_count() == 2 * n && static_cast<int64_t>(out.size()) == n &&
+            call->called_computations().size() == 1 && k.has_value() && dim.has_value() && *k >= 0;
+  const Shape* first = ok ? &call->operand(0)->shape() : nullptr;
+  ok = ok && first->IsArray() && *dim >= 0 && *dim < first->rank() && *k <= first->dimensions[*dim];
+  for (int64_t i = 0; ok && i < n; ++i) {
+    const Shape& in = call->operand(i)->shape();
+    Shape expected = in;
+    if (in.IsArray()) expected.dimensions[*dim] = *k;
+    ok = in.IsArray() && in.dimensions == first->dimensions && call->operand(n + i)->shape().rank() == 0 &&
+         out[i].Compatible(expected);
+  }
+  if (!ok) {
+    return CallError(*call,
+                     "expected (inputs..., init values...) with a comparator and backend_config top_k and "
+                     "reduction_dim, giving the top_k elements of each input along reduction_dim");
+  }
+  Builder b(module, comp, *call);
+  std::vector<Instruction*> inputs;
+  std::vector<Shape> sorted_shapes;
+  for (int64_t i = 0; i < n; ++i) {
+    inputs.push_back(call->operand(i));
+    Shape s = call->operand(i)->shape();
+    s.layout.reset();
+    sorted_shapes.push_back(s);
+  }
+  Instruction* sort = b.Add(Opcode::kSort, n == 1 ? sorted_shapes[0] : Shape::Tuple(sorted_shapes), inputs);
+  sort->SetAttr("dimensions", AttrValue::IntList({*dim}));
+  sort->SetAttr("is_stable", AttrValue::Bool(true));
+  sort->set_called_computations({call->called_computations()[0]});
+  std::vector<Instruction*> values;
+  for (int64_t i = 0; i < n; ++i) {
+    Instruction* sorted = n == 1 ? sort : b.Element(sort, i);
+    std::vector<SliceRange> ranges;
+    for (int64_t d = 0; d < first->rank(); ++d) ranges.push_back({0, d == *dim ? *k : first->dimensions[d], 1});
+    Shape sliced = sorted_shapes[i];
+    sliced.dimensions[*dim] = *k;
+    Instruction* slice = b.Add(Opcode::kSlice, sliced, {sorted});
+    slice->SetAttr("slice", AttrValue::Of(std::move(ranges)));
+    values.push_back(slice);
+  }
+  return Results(b, *call, values);
+}
+
 absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
   bool changed = false;
   std::vector<Computation*> comps;
@@ -382,6 +443,8 @@ absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
         replacement = Syevd(module, *comp, inst);
       } else if (IsLapackTarget(target, "gesdd")) {
         replacement = Gesdd(module, *comp, inst);
+      } else if (target == "ApproxTopK") {
+        replacement = ApproxTopK(module, *comp, inst);
       } else {
         continue;
       }

@@ -16,6 +16,8 @@
 //    eigenvalues ascending, info) via Eigh; lapack_?gesdd_ffi {mode 'A' full, 'S' reduced, 'N' no vectors}: a ->
 //    (a, s descending, u, vt, info) via xlac.svd.
 //    Results past these (the workspaces jaxlib's FFI calls of mid-2024 return, which nothing reads) become zeros.
+// And XLA's ApproxTopK {top_k, reduction_dim} (inputs..., inits...) with a comparator, as XLA runs it off TPU: an
+// exact top-k, a stable sort by the comparator and a slice of the first top_k.
 // Preconditions: a verified module. A call with these targets but another signature is an error at the call.
 #pragma once
 

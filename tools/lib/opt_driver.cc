@@ -41,29 +41,15 @@ std::string_view Trim(std::string_view s) {
 // "pass 'name' failed: "; they are reported at that location.
 void ReportPassError(const absl::Status& status, DiagnosticEngine& diags) {
   std::string message(status.message());
-  SourceLoc loc;
   constexpr std::string_view kFailed = "' failed: ";
   if (size_t start = message.find(kFailed); start != std::string::npos) {
     start += kFailed.size();
-    size_t pos = start;
-    auto number = [&](int32_t& value) {
-      size_t begin = pos;
-      int64_t n = 0;
-      while (pos < message.size() && message[pos] >= '0' && message[pos] <= '9' && n < (int64_t{1} << 30)) {
-        n = n * 10 + (message[pos++] - '0');
-      }
-      value = static_cast<int32_t>(n);
-      return pos > begin;
-    };
-    int32_t line = 0;
-    int32_t col = 0;
-    if (number(line) && pos < message.size() && message[pos++] == ':' && number(col) &&
-        message.compare(pos, 2, ": ") == 0 && line > 0) {
-      loc = SourceLoc{line, col};
-      message.erase(start, pos + 2 - start);
+    if (std::optional<LocatedMessage> located = SplitLeadingLocation(std::string_view(message).substr(start))) {
+      diags.Error(located->loc, message.substr(0, start) + located->message);
+      return;
     }
   }
-  diags.Error(loc, std::move(message));
+  diags.Error(SourceLoc{}, std::move(message));
 }
 
 // Processes one module's text; appends its printed form (and, when `sharding_report` is set, the explanation the

@@ -360,7 +360,7 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
                                               const std::vector<std::vector<Literal>>& args,
                                               harness::CheckCollector& checks, std::string_view input_name,
                                               std::ostream& err, const XlacRtTransport* transport, double& run_seconds,
-                                              JitObservation& observation, bool partitioned) {
+                                              JitObservation& observation, bool partitioned, const SourceFile* file) {
   codegen::JitOptions jit_options;
   jit_options.compile.partitioned = partitioned;
   jit_options.compile.observer = observation.observer;
@@ -403,7 +403,15 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
     bool interpreter_cannot =
         message.find("TPU numerics") != std::string::npos || message.find("custom-call handler") != std::string::npos;
     if (absl::IsUnimplemented(executable.status())) {
-      err << input_name << ": error: " << message << (interpreter_cannot ? "\n" : " (use --backend=interpreter)\n");
+      const std::string hint = interpreter_cannot ? "" : " (use --backend=interpreter)";
+      // A message that starts with "line:col: " is about one instruction: shown at its line.
+      if (std::optional<LocatedMessage> located = SplitLeadingLocation(message); located && file != nullptr) {
+        DiagnosticEngine diags;
+        diags.Error(located->loc, located->message + hint);
+        err << diags.Render(*file);
+      } else {
+        err << input_name << ": error: " << message << hint << "\n";
+      }
     } else {
       err << input_name << ": error: JIT compilation failed: " << executable.status().message() << "\n";
     }
@@ -719,7 +727,7 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   absl::StatusOr<std::vector<Literal>> results =
       options.backend == "jit"
           ? RunOnJit(options, run_module, device_args, checks, input_name, err, mpi ? mpi->transport : nullptr,
-                     run_seconds, observation, partitioned_module != nullptr)
+                     run_seconds, observation, partitioned_module != nullptr, &file)
           : [&] {
               ProgressLine progress("running on the interpreter");
               const bool observed = options.metrics || !options.trace_file.empty();
