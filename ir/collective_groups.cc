@@ -62,6 +62,12 @@ absl::StatusOr<Resolved> Resolve(const Instruction& inst, int64_t R, int64_t P) 
       r.id_limit = R * P;
       break;
   }
+  if (r.mode == CollectiveGroupMode::kCrossReplica && R == 1) {
+    // Replica ids of a single replica: only 0 means anything (see CollectiveGroupModeOf).
+    for (auto& g : r.groups) g.erase(std::remove_if(g.begin(), g.end(), [](int64_t id) { return id > 0; }), g.end());
+    r.groups.erase(std::remove_if(r.groups.begin(), r.groups.end(), [](const auto& g) { return g.empty(); }),
+                   r.groups.end());
+  }
   for (const auto& g : r.groups) {
     for (int64_t id : g) {
       if (id < 0 || id >= r.id_limit) {
@@ -135,8 +141,22 @@ CollectiveGroupMode StrictCollectiveGroupMode(const Instruction& inst) {
 CollectiveGroupMode CollectiveGroupModeOf(const Instruction& inst, int64_t num_replicas, int64_t num_partitions,
                                           int64_t max_id) {
   CollectiveGroupMode mode = StrictCollectiveGroupMode(inst);
+  // Without a channel and with one replica, larger ids are read as partitions, but only when the groups name every
+  // partition (the single-axis exporters' habit); otherwise they are replica ids as XLA reads them, where only 0
+  // exists (XLA checks no group against a single replica).
   if (mode == CollectiveGroupMode::kCrossReplica && max_id >= num_replicas && num_replicas == 1) {
-    return CollectiveGroupMode::kCrossPartition;
+    const std::vector<std::vector<int64_t>> groups = ReplicaGroupsOf(inst);
+    std::vector<bool> named(static_cast<size_t>(num_partitions), false);
+    int64_t count = 0;
+    for (const auto& g : groups) {
+      for (int64_t id : g) {
+        if (id >= 0 && id < num_partitions && !named[static_cast<size_t>(id)]) {
+          named[static_cast<size_t>(id)] = true;
+          ++count;
+        }
+      }
+    }
+    if (groups.empty() || count == num_partitions) return CollectiveGroupMode::kCrossPartition;
   }
   if (mode == CollectiveGroupMode::kCrossPartition && max_id >= num_partitions && num_partitions == 1) {
     return CollectiveGroupMode::kCrossReplica;

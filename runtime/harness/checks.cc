@@ -132,8 +132,9 @@ struct Comparator {
 std::string Describe(const Comparator& c, bool is_float) {
   if (!is_float || c.kind == Comparator::Kind::kExact) return "exact";
   if (c.kind == Comparator::Kind::kAbsolute) return "tolerance " + FormatDouble(c.tolerance);
-  if (c.min_ulp == 0) return "max " + std::to_string(c.max_ulp) + " ulp";
-  return "min " + std::to_string(c.min_ulp) + " ulp, max " + std::to_string(c.max_ulp) + " ulp";
+  // The tolerance, not a measurement: "allowed", so "(allowed 0 ulp)" is not read as the largest difference found.
+  if (c.min_ulp == 0) return "allowed " + std::to_string(c.max_ulp) + " ulp";
+  return "allowed " + std::to_string(c.min_ulp) + " to " + std::to_string(c.max_ulp) + " ulp";
 }
 
 std::string IndexToString(const std::vector<int64_t>& index) {

@@ -93,8 +93,14 @@ TEST(CollectiveGroups, FlattenedIds) {
 TEST(CollectiveGroups, CrossPartition) {
   EXPECT_EQ(Resolve("f32[8] all-to-all(x), channel_id=1, replica_groups={{0,1}}, dimensions={0}", 2, 2),
             (Groups{{0, 1}, {2, 3}}));
-  // Without a channel, ids beyond a single replica are read as partitions.
+  // Without a channel, ids beyond a single replica are read as partitions when they name every partition...
   EXPECT_EQ(Resolve("f32[8] all-reduce(x), replica_groups={{0,1,2,3}}, to_apply=add", 1, 4), (Groups{{0, 1, 2, 3}}));
+  EXPECT_EQ(Resolve("f32[8] all-reduce(x), replica_groups={{0,2},{1,3}}, to_apply=add", 1, 4),
+            (Groups{{0, 2}, {1, 3}}));
+  // ...and otherwise as XLA reads them, replica ids of which only 0 exists: every partition reduces alone (an XLA
+  // import test's shard_map body on 8 partitions had replica_groups={{0},{1}}).
+  EXPECT_EQ(Resolve("f32[8] all-reduce(x), replica_groups={{0},{1}}, to_apply=add", 1, 4),
+            (Groups{{0}, {1}, {2}, {3}}));
 }
 
 TEST(CollectiveGroups, DevicesInNoGroupAreLeftOut) {

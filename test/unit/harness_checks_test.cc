@@ -51,7 +51,7 @@ TEST(EvaluateCheck, ExpectCloseDefaultsToThreeUlpInCustomCallForm) {
   EXPECT_FALSE(r.passed());
   EXPECT_EQ(r.mismatched, 1);
   EXPECT_EQ(r.elements, 3);
-  EXPECT_EQ(r.tolerance, "max 3 ulp");
+  EXPECT_EQ(r.tolerance, "allowed 3 ulp");
   ASSERT_EQ(r.mismatches.size(), 1u);
   EXPECT_EQ(r.mismatches[0].why, "4 ulp");
   EXPECT_EQ(r.mismatches[0].index, std::vector<int64_t>{0});
@@ -68,7 +68,7 @@ TEST(EvaluateCheck, ExpectCloseMinimumAndHugeBounds) {
   CheckResult r = EvaluateCheck("check.expect_close", exactly_five, F32s({1}, {Next(2.0f, 4)}), F32s({1}, {2.0f}));
   EXPECT_FALSE(r.passed());
   EXPECT_EQ(r.mismatches[0].why, "4 ulp < min 5");
-  EXPECT_EQ(r.tolerance, "min 5 ulp, max 5 ulp");
+  EXPECT_EQ(r.tolerance, "allowed 5 to 5 ulp");
   // 2^64-1 ulp (StableHLO's ulp_difference test): exactly the non-finite mismatches.
   const std::string all = R"({"max_ulp_difference":18446744073709551615,"min_ulp_difference":18446744073709551615})";
   const float inf = std::numeric_limits<float>::infinity();
@@ -157,7 +157,7 @@ TEST(FormatCheck, ReportLayout) {
   CheckResult r = EvaluateCheck("check.expect_close", "", got, want);
   r.loc = SourceLoc{12, 5};
   EXPECT_EQ(FormatCheckFailure(r, "t.mlir"),
-            "t.mlir:12:5: error: check.expect_close failed: 1 of 6 elements differs (max 3 ulp)\n"
+            "t.mlir:12:5: error: check.expect_close failed: 1 of 6 elements differs (allowed 3 ulp)\n"
             "  at [1, 2]: got 0.11870426 (0x3df31b38) want 0.11870429 (0x3df31b3c) \u2014 4 ulp\n");
   CheckResult no_loc = EvaluateCheck("check.expect_eq", "", F32s({1}, {1}), F32s({1}, {2}));
   no_loc.instruction = "custom-call.3";

@@ -368,7 +368,7 @@ TEST(CompareOutputsTest, FloatsWithinMaxUlpIntegersExactly) {
   EXPECT_FALSE(r[0].passed());
   EXPECT_EQ(r[0].mismatched, 1);
   EXPECT_EQ(FormatComparisonFailure(r[0], "m.hlo", "interpreter"),
-            "m.hlo: error: result_0 differs from the interpreter: 1 of 4 elements differs (max 0 ulp)\n"
+            "m.hlo: error: result_0 differs from the interpreter: 1 of 4 elements differs (allowed 0 ulp)\n"
             "  at [1]: got 0.50000006 (0x3f000001) want 0.5 (0x3f000000) \u2014 1 ulp\n");
   EXPECT_TRUE(CompareOutputs({{"result_0", &one_ulp}}, w, {.max_ulp = 1})[0].passed());
   EXPECT_EQ(FormatComparisonFailure(CompareOutputs({{"result_0", &same}}, w, {})[0], "m.hlo", "interpreter"), "");

@@ -2,7 +2,7 @@
 // got, want, why), then the summary line; the exit status is 1. Passing checks are only counted.
 
 // RUN: not xla-run %s | FileCheck %s -DFILE=%s
-// CHECK:      [[FILE]]:[[@LINE+18]]:5: error: check.expect_close failed: 2 of 6 elements differ (max 3 ulp)
+// CHECK:      [[FILE]]:[[@LINE+18]]:5: error: check.expect_close failed: 2 of 6 elements differ (allowed 3 ulp)
 // CHECK-NEXT:   at [0, 1]: got 2.000001 (0x40000004) want 2 (0x40000000) — 4 ulp
 // CHECK-NEXT:   at [1, 2]: got 1 (0x3f800000) want 1.0000005 (0x3f800004) — 4 ulp
 // CHECK-NOT:  at
