@@ -609,11 +609,15 @@ bool LowerTopK(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   std::vector<Shape> shapes;
   int64_t k;
-  if (!Operands(l, op, 1, &operands) || !l.ResultShapes(op, &shapes) || !l.GetInt(op, "k", &k)) return false;
+  bool largest;  // mhlo.topk's (chlo.top_k has none: always the largest)
+  if (!Operands(l, op, 1, &operands) || !l.ResultShapes(op, &shapes) || !l.GetInt(op, "k", &k) ||
+      !l.GetBool(op, "largest", &largest, true)) {
+    return false;
+  }
   if (shapes.size() != 2) return l.OpError(op, "top_k has two results (values, indices)");
   Instruction* topk = l.Emit(Opcode::kTopK, Shape::Tuple(shapes), std::move(operands));
   topk->SetAttr("k", AttrValue::Int(k));
-  topk->SetAttr("largest", AttrValue::Bool(true));
+  topk->SetAttr("largest", AttrValue::Bool(largest));
   *results = l.SplitTuple(topk, 2);
   return true;
 }

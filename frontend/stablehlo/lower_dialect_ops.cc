@@ -341,6 +341,9 @@ bool LowerTensorDim(Lowerer& l, const Op& op, Results* results) {
   if (index->opcode() != Opcode::kConstant || index->shape().rank() != 0) {
     return l.Error(op.operands[1].pos, "tensor.dim needs a constant dimension");
   }
+  if (index->literal().is_unknown()) {
+    return l.Error(op.operands[1].pos, "tensor.dim needs a constant dimension, but the print elided its value");
+  }
   const int64_t d = index->literal().GetAsInt64(0);
   if (d < 0 || d >= x[0]->shape().rank()) {
     return l.Error(op.operands[1].pos,

@@ -157,11 +157,26 @@ class Lowerer {
   Instruction* EmitShardingCall(std::string_view target, const Shape& shape, Instruction* x, Sharding sharding);
   bool LowerSdyManualComputation(const Op& op, Results* results);
 
+  // A value crossing a shard_map boundary that makes `axes` manual: its global sharding (in the enclosing region) and
+  // its local shape and sharding (inside: {manual}, or a manual subgroup when the mesh has free axes left).
+  struct ShardMapValue {
+    Sharding global, local;
+    Shape local_shape;
+  };
+  bool ShardMapShardings(const SdySharding& s, const Shape& global, const std::vector<std::string>& axes, size_t pos,
+                         ShardMapValue* out);
+  // `global` divided, in each dimension, by the sizes of the manual axes `s` shards it along.
+  bool SdyLocalShape(const SdySharding& s, const Shape& global, const std::vector<std::string>& manual, size_t pos,
+                     Shape* out);
+
   // ---- Shardy's round-trip form (lower_sdy_roundtrip.cc) ----
   // Parses the content of a string attribute as one MLIR attribute (`what` names it in errors).
   bool ParseEmbeddedAttr(const Attr& string_attr, std::string_view what, AttrPtr* out);
   // The module's `mhlo.frontend_attributes = {xla.sdy.meshes = "{name = #sdy.mesh<...>}"}`.
   bool CollectRoundTripMeshes(const ModuleAst& ast);
+  bool CollectRoundTripBodyAxes(const ModuleAst& ast);
+  // A `#sdy<manual_axes{...}>` in a string attribute: the axis names.
+  bool ParseManualAxes(const Attr& text, std::vector<std::string>* names);
   // The sharding of a function argument or result from its attributes: mhlo.sharding, sdy.sharding or the
   // round-trip xla.sdy.sharding (Shardy's wins; a warning when it disagrees with GSPMD's). `value_name` for it.
   bool ValueSharding(const std::vector<NamedAttr>& attrs, const Shape& shape, std::string_view value_name,
@@ -227,7 +242,11 @@ class Lowerer {
   Instruction* split_source_ = nullptr;  // the tuple instruction of the current multi-result op
   std::unordered_map<const Instruction*, bool> constant_expr_cache_;
   std::map<std::string, SdyMeshInfo> sdy_meshes_;
-  bool sdy_fully_manual_ = false;  // lowering the body of a fully manual sdy.manual_computation
+  // The mesh axes the shard_maps (sdy.manual_computation, or the round-trip form's body functions) enclosing what is
+  // being lowered made manual: all of them is a fully manual region, some a manual subgroup.
+  std::vector<std::string> sdy_manual_axes_;
+  // Shardy's round-trip form: the manual axes of each xla.sdy.manual_computation_body function, from its call site.
+  std::map<std::string, std::vector<std::string>> round_trip_body_axes_;
 };
 
 // Saves and restores the lowering position (scope and current op) around nested lowering.
@@ -259,6 +278,11 @@ class ScopeGuard {
   Instruction* saved_split_;
 };
 
+// For a dense_resource whose values the print elided (an unknown literal) in an attribute whose values are needed
+// (dimension lists, replica groups): only constants may have unknown values.
+inline constexpr const char kElidedValues[] =
+    "the values of this dense_resource were elided when the file was printed, but they are needed here";
+
 // "stablehlo.add" / "mhlo.add" -> "add"; other dialects keep their prefix ("chlo.lgamma").
 std::string_view BaseOpName(std::string_view name);
 
@@ -272,5 +296,14 @@ void RegisterMiscOps(OpTable* table);         // lower_ops_misc.cc: collectives,
 void RegisterChloOps(OpTable* table);         // lower_chlo.cc
 void RegisterSdyOps(OpTable* table);          // lower_sdy.cc
 void RegisterDialectOps(OpTable* table);      // lower_dialect_ops.cc: arith, math, tensor
+// The handler of an op ("mhlo." spellings find the stablehlo ones); nullptr for ops xlac does not lower.
+OpHandler FindOpHandler(std::string_view name);
+
+// MHLO's extensibility protocol (XLA's hlo-legalize-to-stablehlo): an MHLO op StableHLO lacks travels as
+// `stablehlo.custom_call @mhlo.<op>(...) {mhlo.attributes = {...}, mhlo.version = N}`. IsMhloExtensionCall: `op` is
+// such a call. DecodeMhloExtensionCall: the op it stands for, with the attributes of mhlo.attributes, named so that
+// FindOpHandler finds its lowering (lower_ops_misc.cc).
+bool IsMhloExtensionCall(const Op& op);
+bool DecodeMhloExtensionCall(Lowerer& l, const Op& call, Op* out);
 
 }  // namespace xlac::shlo

@@ -153,7 +153,10 @@ bool Lowerer::ConfigureModule(const ModuleAst& ast) {
 std::unique_ptr<Module> Lowerer::Lower(const ModuleAst& ast) {
   module_ = std::make_unique<Module>(ast.name.empty() ? std::string("module") : SanitizeName(ast.name));
   module_->set_source_name(file_.name());
-  if (!ConfigureModule(ast) || !CollectSdyMeshes(ast) || !CollectRoundTripMeshes(ast)) return nullptr;
+  if (!ConfigureModule(ast) || !CollectSdyMeshes(ast) || !CollectRoundTripMeshes(ast) ||
+      !CollectRoundTripBodyAxes(ast)) {
+    return nullptr;
+  }
   for (const Func& f : ast.funcs) {
     if (funcs_.count(f.name)) {
       Error(f.name_pos, fmt::format("redefinition of function @{}", f.name));
@@ -332,7 +335,17 @@ Computation* Lowerer::GetFunctionComputation(const std::string& name, const Op* 
   ++function_depth_;
   in_progress_[name] = true;
   Computation* comp = nullptr;
+  // A round-trip shard_map body is lowered inside its shard_map (its manual axes), whoever asks for it first.
+  std::vector<std::string> saved_axes = sdy_manual_axes_;
+  if (auto axes = round_trip_body_axes_.find(name); axes != round_trip_body_axes_.end()) {
+    for (const std::string& axis : axes->second) {
+      if (std::find(sdy_manual_axes_.begin(), sdy_manual_axes_.end(), axis) == sdy_manual_axes_.end()) {
+        sdy_manual_axes_.push_back(axis);
+      }
+    }
+  }
   const bool ok = LowerFunction(*f->second, &comp);
+  sdy_manual_axes_ = std::move(saved_axes);
   in_progress_[name] = false;
   --function_depth_;
   if (!ok) return nullptr;

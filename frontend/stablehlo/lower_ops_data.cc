@@ -29,6 +29,11 @@ bool ConstantOperandValues(Lowerer& l, const Op& op, Instruction* inst, size_t o
                    fmt::format("operand {} of '{}' must be an integer constant: dynamic shapes are not supported",
                                operand_index, op.name));
   }
+  if (inst->literal().is_unknown()) {
+    return l.Error(op.operands[operand_index].pos,
+                   fmt::format("operand {} of '{}' must be a constant with known values, but the print elided them",
+                               operand_index, op.name));
+  }
   out->clear();
   for (int64_t i = 0; i < inst->literal().element_count(); ++i) out->push_back(inst->literal().GetAsInt64(i));
   return true;

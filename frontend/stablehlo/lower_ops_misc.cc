@@ -180,6 +180,26 @@ bool LowerCustomCall(Lowerer& l, const Op& op, Results* results) {
   return true;
 }
 
+// The attributes of custom_call itself, and the values that say nothing (their defaults).
+bool IsDefaultCustomCallAttr(const NamedAttr& a, bool* is_custom_call_attr) {
+  const Attr& v = *a.value;
+  *is_custom_call_attr = true;
+  if (a.name == "backend_config" || a.name == "mhlo.backend_config") {
+    return (v.kind == Attr::Kind::kString && v.str.empty()) || (v.kind == Attr::Kind::kDict && v.dict.empty());
+  }
+  if (a.name == "called_computations" || a.name == "operand_layouts" || a.name == "result_layouts" ||
+      a.name == "output_operand_aliases") {
+    return v.kind == Attr::Kind::kArray && v.elements.empty();
+  }
+  if (a.name == "has_side_effect") return v.kind == Attr::Kind::kBool && !v.bool_value;
+  if (a.name == "api_version") {
+    return (v.kind == Attr::Kind::kInt && (v.int_value == 0 || v.int_value == 1)) ||
+           (v.kind == Attr::Kind::kEnum && (v.str == "API_VERSION_UNSPECIFIED" || v.str == "API_VERSION_ORIGINAL"));
+  }
+  *is_custom_call_attr = false;
+  return false;
+}
+
 bool LowerAllGather(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   std::vector<Shape> shapes;
@@ -515,6 +535,60 @@ bool LowerCheck(Lowerer& l, const Op& op, Results* results) {
 }
 
 }  // namespace
+
+bool IsMhloExtensionCall(const Op& op) {
+  if (!IsHloOp(op, "custom_call")) return false;
+  const NamedAttr* target = op.FindAttr("call_target_name");
+  return target != nullptr && target->value->kind == Attr::Kind::kString && target->value->str.starts_with("mhlo.");
+}
+
+bool DecodeMhloExtensionCall(Lowerer& l, const Op& call, Op* out) {
+  const NamedAttr* target = call.FindAttr("call_target_name");
+  const std::string& name = target->value->str;
+  const std::string base = name.substr(5);
+  // MHLO's name where StableHLO has the op too (mhlo.tan, mhlo.copy); else CHLO's, whose lowerings are XLA's for the
+  // MHLO ops that came from CHLO (erf, the hyperbolic functions, ...); topk is CHLO's top_k with a `largest`.
+  std::string op_name;
+  if (base == "topk") {
+    op_name = "chlo.top_k";
+  } else if (FindOpHandler(name) != nullptr) {
+    op_name = name;
+  } else if (FindOpHandler("chlo." + base) != nullptr) {
+    op_name = "chlo." + base;
+  } else {
+    return l.Error(target->pos,
+                   fmt::format("unsupported op '{}' (sent as custom_call @{}, MHLO's encoding of ops StableHLO lacks)",
+                               name, name));
+  }
+  out->name = std::move(op_name);
+  out->pos = call.pos;
+  out->name_pos = call.name_pos;
+  out->generic_form = call.generic_form;
+  out->results = call.results;
+  out->operands = call.operands;
+  out->operand_types = call.operand_types;
+  out->result_types = call.result_types;
+  out->loc = call.loc;
+  for (const NamedAttr& a : call.attrs) {
+    if (a.name == "call_target_name" || a.name == "mhlo.version") continue;
+    if (a.name == "mhlo.attributes") {
+      if (a.value->kind != Attr::Kind::kDict) return l.Error(a.value->pos, "mhlo.attributes must be a dictionary");
+      for (const auto& [key, value] : a.value->dict) out->attrs.push_back({key, value, value->pos});
+      continue;
+    }
+    // Only mhlo.attributes reach the op (XLA refuses the call otherwise): the call's own attributes may only say
+    // what their absence says. Others (shardings, frontend attributes) apply to the op as to any.
+    bool is_custom_call_attr;
+    if (IsDefaultCustomCallAttr(a, &is_custom_call_attr)) continue;
+    if (is_custom_call_attr) {
+      return l.Error(a.pos, fmt::format("'{}' on custom_call @{}: the op it encodes takes only the attributes in "
+                                        "mhlo.attributes",
+                                        a.name, name));
+    }
+    out->attrs.push_back(a);
+  }
+  return true;
+}
 
 void RegisterMiscOps(OpTable* table) {
   OpTable& t = *table;

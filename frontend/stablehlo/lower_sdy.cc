@@ -208,7 +208,18 @@ bool Lowerer::SdyToSharding(const SdySharding& s, const Shape& shape, Sharding* 
     if (!add_ref(r, &unreduced_refs)) return false;
   }
 
-  if (sdy_fully_manual_) {
+  // Inside a shard_map (sdy.manual_computation), the axes it made manual: all of them gives {manual}; some of them a
+  // manual subgroup (`last_tile_dims={manual[, replicated]}`, as XLA exports a partially manual shard_map), the
+  // manual axes leaving the dimensions they shard in an in/out sharding.
+  std::vector<bool> manual_axis(mesh->names.size(), false);
+  bool any_manual = false, all_manual = true;
+  for (size_t a = 0; a < mesh->names.size(); ++a) {
+    manual_axis[a] =
+        std::find(sdy_manual_axes_.begin(), sdy_manual_axes_.end(), mesh->names[a]) != sdy_manual_axes_.end();
+    any_manual = any_manual || manual_axis[a];
+    all_manual = all_manual && manual_axis[a];
+  }
+  if (!sdy_manual_axes_.empty() && all_manual) {
     *out = Sharding::Manual();
     return true;
   }
@@ -260,12 +271,24 @@ bool Lowerer::SdyToSharding(const SdySharding& s, const Shape& shape, Sharding* 
   bool any_tiled = false;
   for (const std::vector<Ref>& refs : dim_refs) {
     int64_t tiles = 1;
-    for (const Ref& r : refs) tiles *= take(r);
+    for (const Ref& r : refs) {
+      if (!manual_axis[r.axis]) tiles *= take(r);
+    }
     any_tiled = any_tiled || tiles > 1;
     tile_dims.push_back(tiles);
   }
   int64_t unreduced = 1;
   for (const Ref& r : unreduced_refs) unreduced *= take(r);
+  int64_t manual = 1;
+  for (size_t a = 0; a < mesh->names.size(); ++a) {
+    if (!manual_axis[a]) continue;
+    for (size_t j = 0; j + 1 < bounds[a].size(); ++j) {
+      const size_t piece = first_piece[a] + j;
+      perm.push_back(static_cast<int64_t>(piece));
+      used[piece] = true;
+      manual *= piece_sizes[piece];
+    }
+  }
   int64_t replicated = 1;
   for (size_t p = 0; p < piece_sizes.size(); ++p) {
     if (used[p]) continue;
@@ -274,17 +297,20 @@ bool Lowerer::SdyToSharding(const SdySharding& s, const Shape& shape, Sharding* 
   }
 
   Sharding sharding;
-  if (!any_tiled && unreduced == 1) {
+  sharding.kind = Sharding::Kind::kTiled;
+  if (any_manual) {
+    if (unreduced > 1) return Error(s.pos, "unreduced axes inside a partially manual region are not supported");
+    tile_dims.push_back(manual);
+    sharding.last_tile_dims.push_back(Sharding::SubgroupType::kManual);
+    if (replicated > 1) sharding.last_tile_dims.push_back(Sharding::SubgroupType::kReplicated);
+  } else if (!any_tiled && unreduced == 1) {
     *out = Sharding::Replicated();
     return true;
-  }
-  if (!any_tiled && replicated == 1) {
+  } else if (!any_tiled && replicated == 1) {
     sharding.kind = Sharding::Kind::kUnreduced;
     *out = std::move(sharding);
     return true;
-  }
-  sharding.kind = Sharding::Kind::kTiled;
-  if (unreduced > 1) {
+  } else if (unreduced > 1) {
     tile_dims.push_back(unreduced);
     sharding.last_tile_dims.push_back(Sharding::SubgroupType::kUnreduced);
     if (replicated > 1) sharding.last_tile_dims.push_back(Sharding::SubgroupType::kReplicated);
@@ -405,24 +431,6 @@ bool Lowerer::InlineRegion(const Region& region, const Op& owner, const std::vec
 
 namespace {
 
-// The shape of a manual shard of `global` under `sharding` (each tiled dim divided by its tile count); reports
-// uneven splits.
-bool ShardShape(Lowerer& l, size_t pos, const Shape& global, const Sharding& sharding, Shape* out) {
-  *out = global;
-  if (!sharding.IsTiled() || !global.IsArray()) return true;
-  for (int64_t d = 0; d < global.rank(); ++d) {
-    const int64_t tiles = sharding.tile_dims[static_cast<size_t>(d)];
-    if (global.IsDynamicDimension(d) || tiles == 1) continue;
-    const int64_t size = global.dimensions[static_cast<size_t>(d)];
-    if (size % tiles != 0) {
-      return l.Error(pos, fmt::format("dimension {} of {} (size {}) does not split evenly into {} manual shards", d,
-                                      ShapeToString(global, false), size, tiles));
-    }
-    out->dimensions[static_cast<size_t>(d)] = size / tiles;
-  }
-  return true;
-}
-
 bool ShardingListAttr(Lowerer& l, const Op& op, std::string_view name, const std::vector<SdySharding>** out) {
   const Attr* a;
   if (!l.RequireAttr(op, name, &a)) return false;
@@ -433,8 +441,52 @@ bool ShardingListAttr(Lowerer& l, const Op& op, std::string_view name, const std
 
 }  // namespace
 
-// sdy.manual_computation as JAX's shard_map lowers to HLO: Sharding (in-sharding) + SPMDFullToShardShape {manual}
-// per operand, the body inlined, and Sharding {manual} + SPMDShardToFullShape (out-sharding) per result.
+bool Lowerer::SdyLocalShape(const SdySharding& s, const Shape& global, const std::vector<std::string>& manual,
+                            size_t pos, Shape* out) {
+  *out = global;
+  if (!global.IsArray()) return true;
+  SdyMeshInfo storage;
+  const SdyMeshInfo* mesh = ResolveSdyMesh(s, &storage);
+  if (mesh == nullptr) return false;
+  if (static_cast<int64_t>(s.dims.size()) != global.rank()) {
+    return Error(s.pos, fmt::format("the sharding has {} dimension shardings, but the value {} has rank {}",
+                                    s.dims.size(), ShapeToString(global, false), global.rank()));
+  }
+  for (int64_t d = 0; d < global.rank(); ++d) {
+    int64_t shards = 1;
+    for (const SdyAxisRef& r : s.dims[static_cast<size_t>(d)].axes) {
+      if (std::find(manual.begin(), manual.end(), r.name) == manual.end()) continue;
+      auto it = std::find(mesh->names.begin(), mesh->names.end(), r.name);
+      if (it == mesh->names.end()) continue;  // SdyToSharding reports it
+      shards *= r.IsSubAxis() ? r.size : mesh->sizes[static_cast<size_t>(it - mesh->names.begin())];
+    }
+    if (global.IsDynamicDimension(d) || shards == 1) continue;
+    const int64_t size = global.dimensions[static_cast<size_t>(d)];
+    if (size % shards != 0) {
+      return Error(pos, fmt::format("dimension {} of {} (size {}) does not split evenly into {} manual shards", d,
+                                    ShapeToString(global, false), size, shards));
+    }
+    out->dimensions[static_cast<size_t>(d)] = size / shards;
+  }
+  return true;
+}
+
+bool Lowerer::ShardMapShardings(const SdySharding& s, const Shape& global, const std::vector<std::string>& axes,
+                                size_t pos, ShardMapValue* out) {
+  if (!SdyToSharding(s, global, &out->global)) return false;
+  if (!SdyLocalShape(s, global, axes, pos, &out->local_shape)) return false;
+  std::vector<std::string> inner = sdy_manual_axes_;
+  inner.insert(inner.end(), axes.begin(), axes.end());
+  std::swap(sdy_manual_axes_, inner);
+  const bool ok = SdyToSharding(s, out->local_shape, &out->local);
+  std::swap(sdy_manual_axes_, inner);
+  return ok;
+}
+
+// sdy.manual_computation as JAX's shard_map lowers to HLO: Sharding (in-sharding) + SPMDFullToShardShape per operand,
+// the body inlined, and Sharding + SPMDShardToFullShape (out-sharding) per result. The local values' sharding is
+// {manual} when every mesh axis is manual, and a manual subgroup over the manual axes (tiled along the free axes the
+// shardings name) when only some are, as XLA exports a partially manual shard_map.
 bool Lowerer::LowerSdyManualComputation(const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   const std::vector<SdySharding>* ins = nullptr;
@@ -464,7 +516,7 @@ bool Lowerer::LowerSdyManualComputation(const Op& op, Results* results) {
     return Error(axes_attr->pos, "manual_axes needs in/out shardings that name the mesh");
   }
   // All in/out shardings name one mesh, and the manual axes are axes of it.
-  bool fully_manual = false;
+  std::vector<std::string> axes;
   if (first != nullptr) {
     SdyMeshInfo first_storage;
     const SdyMeshInfo* mesh = ResolveSdyMesh(*first, &first_storage);
@@ -482,35 +534,26 @@ bool Lowerer::LowerSdyManualComputation(const Op& op, Results* results) {
         }
       }
     }
-    std::set<std::string> seen;
     for (const SdyAxisRef& a : manual) {
       if (a.IsSubAxis()) return Error(a.pos, "manual axes must be whole mesh axes, not sub-axes");
       if (std::find(mesh_info.names.begin(), mesh_info.names.end(), a.name) == mesh_info.names.end()) {
         return Error(a.pos, fmt::format("manual axis \"{}\" is not in {} (axes: {})", a.name, mesh_info.label,
                                         AxisList(mesh_info.names)));
       }
-      if (!seen.insert(a.name).second) return Error(a.pos, fmt::format("manual axis \"{}\" is listed twice", a.name));
-      if (sdy_fully_manual_) {
+      if (std::find(axes.begin(), axes.end(), a.name) != axes.end()) {
+        return Error(a.pos, fmt::format("manual axis \"{}\" is listed twice", a.name));
+      }
+      if (std::find(sdy_manual_axes_.begin(), sdy_manual_axes_.end(), a.name) != sdy_manual_axes_.end()) {
         return Error(a.pos,
                      fmt::format("axis \"{}\" is already manual in the enclosing sdy.manual_computation", a.name));
       }
+      axes.push_back(a.name);
     }
-    if (!manual.empty() && manual.size() < mesh_info.names.size()) {
-      std::vector<std::string> free;
-      for (const std::string& n : mesh_info.names) {
-        if (!seen.count(n)) free.push_back(n);
-      }
-      return Error(axes_attr->pos, fmt::format("partial manual axes are not supported yet: sdy.manual_computation "
-                                               "makes {} of {} manual but not {}",
-                                               AxisList(std::vector<std::string>(seen.begin(), seen.end())),
-                                               mesh_info.label, AxisList(free)));
-    }
-    fully_manual = !manual.empty();
   }
   const Region& body = op.regions[0];
   const Block* block = body.blocks.empty() ? nullptr : &body.blocks[0];
 
-  // Operands: the in-sharding, then (fully manual) the local shard.
+  // Operands: the in-sharding, then (with manual axes) the local shard.
   std::vector<Instruction*> locals;
   for (size_t i = 0; i < operands.size(); ++i) {
     Instruction* x = operands[i];
@@ -518,63 +561,59 @@ bool Lowerer::LowerSdyManualComputation(const Op& op, Results* results) {
       locals.push_back(x);
       continue;
     }
-    Sharding in;
-    if (!SdyToSharding((*ins)[i], x->shape(), &in)) return false;
-    Instruction* constrained = EmitShardingCall("Sharding", x->shape(), x, in);
-    if (!fully_manual) {
+    const size_t at = block != nullptr && i < block->args.size() ? block->args[i].pos : op.name_pos;
+    ShardMapValue v;
+    if (!ShardMapShardings((*ins)[i], x->shape(), axes, at, &v)) return false;
+    Instruction* constrained = EmitShardingCall("Sharding", x->shape(), x, v.global);
+    if (axes.empty()) {
       locals.push_back(constrained);
       continue;
     }
-    Shape local;
-    const size_t at = block != nullptr && i < block->args.size() ? block->args[i].pos : op.name_pos;
-    if (!ShardShape(*this, at, x->shape(), in, &local)) return false;
     if (block != nullptr && i < block->args.size()) {
       Shape declared;
       if (!ToShape(block->args[i].type, block->args[i].pos, &declared)) return false;
-      if (!declared.Compatible(local)) {
+      if (!declared.Compatible(v.local_shape)) {
         return Error(
             at, fmt::format("region argument '%{}' has type {}, but the manual shard of operand {} ({} "
                             "under {}) is {}",
                             block->args[i].name, TypeToString(block->args[i].type), i, ShapeToString(x->shape(), false),
-                            ShardingToString(in), ShapeToString(local, false)));
+                            ShardingToString(v.global), ShapeToString(v.local_shape, false)));
       }
     }
-    locals.push_back(EmitShardingCall("SPMDFullToShardShape", local, constrained, Sharding::Manual()));
+    locals.push_back(EmitShardingCall("SPMDFullToShardShape", v.local_shape, constrained, v.local));
   }
 
   std::vector<Instruction*> returned;
-  const bool saved_manual = sdy_fully_manual_;
-  sdy_fully_manual_ = saved_manual || fully_manual;
+  const size_t enclosing = sdy_manual_axes_.size();
+  sdy_manual_axes_.insert(sdy_manual_axes_.end(), axes.begin(), axes.end());
   const bool ok = InlineRegion(body, op, locals, &returned);
-  sdy_fully_manual_ = saved_manual;
+  sdy_manual_axes_.resize(enclosing);
   if (!ok) return false;
   if (returned.size() != result_shapes.size()) {
     return OpError(op, fmt::format("the body returns {} values, but sdy.manual_computation has {} results",
                                    returned.size(), result_shapes.size()));
   }
 
-  // Results: the manual value, then (fully manual) its assembly into the global value.
+  // Results: the manual value, then (with manual axes) its assembly into the global value.
   for (size_t i = 0; i < returned.size(); ++i) {
     Instruction* v = returned[i];
     if (!result_shapes[i].IsArray()) {
       results->push_back(v);
       continue;
     }
-    Sharding out;
-    if (!SdyToSharding((*outs)[i], result_shapes[i], &out)) return false;
-    if (!fully_manual) {
-      results->push_back(EmitShardingCall("Sharding", v->shape(), v, std::move(out)));
+    ShardMapValue out;
+    if (!ShardMapShardings((*outs)[i], result_shapes[i], axes, (*outs)[i].pos, &out)) return false;
+    if (axes.empty()) {
+      results->push_back(EmitShardingCall("Sharding", v->shape(), v, std::move(out.global)));
       continue;
     }
-    Shape local;
-    if (!ShardShape(*this, (*outs)[i].pos, result_shapes[i], out, &local)) return false;
-    if (!local.Compatible(v->shape())) {
+    if (!out.local_shape.Compatible(v->shape())) {
       return OpError(op, fmt::format("the body returns {} as result {}, but the manual shard of {} under {} is {}",
                                      ShapeToString(v->shape(), false), i, ShapeToString(result_shapes[i], false),
-                                     ShardingToString(out), ShapeToString(local, false)));
+                                     ShardingToString(out.global), ShapeToString(out.local_shape, false)));
     }
-    Instruction* manual_value = EmitShardingCall("Sharding", v->shape(), v, Sharding::Manual());
-    results->push_back(EmitShardingCall("SPMDShardToFullShape", result_shapes[i], manual_value, std::move(out)));
+    Instruction* manual_value = EmitShardingCall("Sharding", v->shape(), v, std::move(out.local));
+    results->push_back(EmitShardingCall("SPMDShardToFullShape", result_shapes[i], manual_value, std::move(out.global)));
   }
   return true;
 }

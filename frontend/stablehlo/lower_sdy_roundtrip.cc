@@ -10,7 +10,9 @@
 // Exporters often write both forms (tt-xla: `mhlo.sharding` beside `xla.sdy.sharding`). Shardy's is what XLA
 // partitions with when Shardy is on (its round-trip import drops the GSPMD strings), so it wins; when the two mean
 // different shardings the user hears about it.
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "fmt/format.h"
@@ -260,50 +262,86 @@ bool Lowerer::LowerRoundTripShardMapBoundary(const Op& op, std::string_view targ
         fmt::format("{} must be a #sdy.sharding_per_value<[...]> with one sharding per {} of {} ({})", key,
                     to_local || holder == &op ? "operand" : "result", holder == &op ? target : "the call", count));
   }
-  // Which mesh axes are manual: all of them (a fully manual shard_map) is what the partitioner takes.
-  bool manual = false;
+  // Which mesh axes are manual: all of them (a fully manual shard_map), or some (a manual subgroup).
+  std::vector<std::string> axes;
   const Attr* axes_text = FrontendAttr(op.attrs, "xla.sdy.manual_axes");
   if (axes_text == nullptr && holder != &op) axes_text = FrontendAttr(holder->attrs, "xla.sdy.manual_axes");
-  if (axes_text != nullptr) {
-    AttrPtr axes;
-    if (!ParseEmbeddedAttr(*axes_text, "xla.sdy.manual_axes", &axes)) return false;
-    if (axes->kind != Attr::Kind::kSdyManualAxes) {
-      return Error(axes_text->pos, "xla.sdy.manual_axes must be a #sdy<manual_axes{...}>");
-    }
-    manual = !axes->sdy->axes.empty();
-    if (manual && !shardings->sdy->shardings.empty()) {
-      SdyMeshInfo storage;
-      const SdyMeshInfo* mesh = ResolveSdyMesh(shardings->sdy->shardings[0], &storage);
-      if (mesh == nullptr) return false;
-      if (axes->sdy->axes.size() < mesh->names.size()) {
-        return Error(axes_text->pos, fmt::format("partial manual axes are not supported yet: {} makes {} of the {} "
-                                                 "axes of {} manual",
-                                                 target, axes->sdy->axes.size(), mesh->names.size(), mesh->label));
-      }
-    }
-  }
-  // The shardings describe global values, whatever encloses this shard_map.
-  const bool saved_manual = sdy_fully_manual_;
-  sdy_fully_manual_ = false;
-  std::vector<Sharding> global(operands.size());
-  bool ok = true;
-  for (size_t i = 0; ok && i < operands.size(); ++i) {
-    ok =
-        SdyToSharding(shardings->sdy->shardings[positions[i]], to_local ? operands[i]->shape() : shapes[i], &global[i]);
-  }
-  sdy_fully_manual_ = saved_manual;
-  if (!ok) return false;
+  if (axes_text != nullptr && !ParseManualAxes(*axes_text, &axes)) return false;
   for (size_t i = 0; i < operands.size(); ++i) {
     Instruction* x = operands[i];
+    const SdySharding& sharding = shardings->sdy->shardings[positions[i]];
+    ShardMapValue v;
+    if (!ShardMapShardings(sharding, to_local ? x->shape() : shapes[i], axes, sharding.pos, &v)) return false;
+    const Shape& local = to_local ? shapes[i] : x->shape();
+    if (!axes.empty() && !v.local_shape.Compatible(local)) {
+      return OpError(op, fmt::format("{} value {} is {} locally, but its manual shard ({} under {}) is {}", target, i,
+                                     ShapeToString(local, false), to_local ? "operand" : "result",
+                                     ShardingToString(v.global), ShapeToString(v.local_shape, false)));
+    }
     if (to_local) {
-      Instruction* constrained = EmitShardingCall("Sharding", x->shape(), x, global[i]);
-      results->push_back(manual ? EmitShardingCall("SPMDFullToShardShape", shapes[i], constrained, Sharding::Manual())
-                                : constrained);
-    } else if (manual) {
-      Instruction* local = EmitShardingCall("Sharding", x->shape(), x, Sharding::Manual());
-      results->push_back(EmitShardingCall("SPMDShardToFullShape", shapes[i], local, global[i]));
+      Instruction* constrained = EmitShardingCall("Sharding", x->shape(), x, v.global);
+      results->push_back(axes.empty() ? constrained
+                                      : EmitShardingCall("SPMDFullToShardShape", shapes[i], constrained, v.local));
+    } else if (!axes.empty()) {
+      Instruction* manual_value = EmitShardingCall("Sharding", x->shape(), x, v.local);
+      results->push_back(EmitShardingCall("SPMDShardToFullShape", shapes[i], manual_value, v.global));
     } else {
-      results->push_back(EmitShardingCall("Sharding", x->shape(), x, global[i]));
+      results->push_back(EmitShardingCall("Sharding", x->shape(), x, v.global));
+    }
+  }
+  return true;
+}
+
+bool Lowerer::ParseManualAxes(const Attr& text, std::vector<std::string>* names) {
+  AttrPtr axes;
+  if (!ParseEmbeddedAttr(text, "xla.sdy.manual_axes", &axes)) return false;
+  if (axes->kind != Attr::Kind::kSdyManualAxes) {
+    return Error(text.pos, "xla.sdy.manual_axes must be a #sdy<manual_axes{...}>");
+  }
+  names->clear();
+  for (const SdyAxisRef& a : axes->sdy->axes) names->push_back(a.name);
+  return true;
+}
+
+// The manual axes of each body function of the round-trip form, from its call (early 2025) or the
+// GlobalToLocalShape feeding it, so the body's own shardings are read inside the shard_map wherever the function
+// stands in the file.
+bool Lowerer::CollectRoundTripBodyAxes(const ModuleAst& ast) {
+  std::function<bool(const Block&)> walk = [&](const Block& block) {
+    for (const Op& op : block.ops) {
+      for (const Region& r : op.regions) {
+        for (const Block& b : r.blocks) {
+          if (!walk(b)) return false;
+        }
+      }
+      const NamedAttr* callee = op.name == "func.call" ? op.FindAttr("callee") : nullptr;
+      if (callee == nullptr || callee->value->kind != Attr::Kind::kSymbol ||
+          !callee->value->str.starts_with("xla.sdy.manual_computation_body") ||
+          round_trip_body_axes_.count(callee->value->str)) {
+        continue;
+      }
+      const Attr* text = FrontendAttr(op.attrs, "xla.sdy.manual_axes");
+      for (size_t k = 0; text == nullptr && k < op.operands.size(); ++k) {
+        for (const Op& producer : block.ops) {
+          const NamedAttr* target = producer.FindAttr("call_target_name");
+          const bool produces = std::any_of(producer.results.begin(), producer.results.end(),
+                                            [&](const ResultGroup& g) { return g.name == op.operands[k].name; });
+          if (produces && target != nullptr && target->value->kind == Attr::Kind::kString &&
+              IsRoundTripShardMapTarget(target->value->str)) {
+            text = FrontendAttr(producer.attrs, "xla.sdy.manual_axes");
+            break;
+          }
+        }
+      }
+      std::vector<std::string> axes;
+      if (text != nullptr && !ParseManualAxes(*text, &axes)) return false;
+      round_trip_body_axes_[callee->value->str] = std::move(axes);
+    }
+    return true;
+  };
+  for (const Func& f : ast.funcs) {
+    for (const Block& b : f.body.blocks) {
+      if (!walk(b)) return false;
     }
   }
   return true;

@@ -94,6 +94,7 @@ bool Lowerer::AttrToI64List(const Attr& attr, std::vector<int64_t>* out) {
       return true;
     case Attr::Kind::kDense: {
       const Literal& lit = *attr.dense;
+      if (lit.is_unknown()) return Error(attr.pos, kElidedValues);
       if (!IsIntegralType(lit.shape().element_type) && !IsPredType(lit.shape().element_type)) {
         return Error(attr.pos, "expected integer elements");
       }
@@ -165,6 +166,7 @@ bool Lowerer::GetInt(const Op& op, std::string_view name, int64_t* out, std::opt
     *out = a->int_value;
     return true;
   }
+  if (a->kind == Attr::Kind::kDense && a->dense->is_unknown()) return Error(a->pos, kElidedValues);
   if (a->kind == Attr::Kind::kDense && a->dense->element_count() == 1 &&
       IsIntegralType(a->dense->shape().element_type)) {
     *out = a->dense->GetAsInt64(0);
@@ -256,6 +258,7 @@ bool Lowerer::GetReplicaGroups(const Op& op, ReplicaGroups* out) {
   if (a->kind == Attr::Kind::kDense) {
     const Literal& lit = *a->dense;
     const Shape& s = lit.shape();
+    if (lit.is_unknown()) return Error(a->pos, kElidedValues);
     if (s.rank() != 2) return Error(a->pos, "replica_groups must be a rank-2 tensor");
     for (int64_t r = 0; r < s.dimensions[0]; ++r) {
       std::vector<int64_t> group;
@@ -450,19 +453,32 @@ const OpTable& Handlers() {
 
 }  // namespace
 
+OpHandler FindOpHandler(std::string_view name) {
+  std::string key(name);
+  if (key.rfind("mhlo.", 0) == 0) key = "stablehlo." + key.substr(5);
+  const OpTable& table = Handlers();
+  auto it = table.find(key);
+  return it == table.end() ? nullptr : it->second;
+}
+
 bool Lowerer::LowerOp(const Op& op, Results* results) {
   cur_op_ = &op;
   cur_loc_ = Loc(op.pos);
   cur_metadata_ = MetadataFor(op.loc);
   split_source_ = nullptr;
   results->clear();
-  std::string key = op.name;
-  if (key.rfind("mhlo.", 0) == 0) key = "stablehlo." + key.substr(5);
-  const OpTable& table = Handlers();
-  auto it = table.find(key);
-  if (it == table.end()) return OpError(op, fmt::format("unsupported op '{}'", op.name));
-  if (!it->second(*this, op, results)) return false;
-  return ApplyOpLevelAttributes(op, *results);
+  // An MHLO op StableHLO lacks, sent as a custom call: lowered as the op itself (what XLA's
+  // stablehlo-legalize-to-hlo does), the op-level attributes (shardings) taken from the op it decodes to.
+  Op decoded;
+  const Op* lowered = &op;
+  if (IsMhloExtensionCall(op)) {
+    if (!DecodeMhloExtensionCall(*this, op, &decoded)) return false;
+    lowered = &decoded;
+  }
+  OpHandler handler = FindOpHandler(lowered->name);
+  if (handler == nullptr) return OpError(op, fmt::format("unsupported op '{}'", op.name));
+  if (!handler(*this, *lowered, results)) return false;
+  return ApplyOpLevelAttributes(*lowered, *results);
 }
 
 bool Lowerer::ApplyOpLevelAttributes(const Op& op, const Results& results) {

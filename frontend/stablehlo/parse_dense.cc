@@ -414,19 +414,40 @@ bool Parser::ParseDenseResourceAttr(size_t start, AttrPtr* out) {
   if (type.kind != Type::Kind::kTensor || type.element == PrimitiveType::kInvalid || type.IsDynamic()) {
     return Error(type_pos, fmt::format("expected a static tensor type for dense_resource, but found {}", type.text));
   }
-  auto it = resource_blobs_.find(key);
-  if (it == resource_blobs_.end()) {
-    if (key == "__elided__") {
-      return Error(key_pos,
-                   "the value of this dense_resource was elided when the file was printed "
-                   "(--mlir-elide-resource-strings-if-larger)");
-    }
-    return Error(key_pos, fmt::format("dense_resource<{}> has no blob in the file's dialect_resources", key));
-  }
   Shape shape(type.element, type.dims);
   std::optional<int64_t> bytes = shape.ByteSizeOf();
   if (!bytes.has_value() || *bytes > options_.max_literal_bytes) {
     return Error(type_pos, fmt::format("dense_resource of type {} is too large", type.text));
+  }
+  auto it = resource_blobs_.find(key);
+  if (it == resource_blobs_.end()) {
+    // Values left out of the print are unknown, as HLO's elided `constant({...})`: xla-run and the interpreter give
+    // them seeded values. MLIR prints large dense<> literals as dense_resource<__elided__>
+    // (--mlir-elide-elementsattrs-if-larger), and with --mlir-elide-resource-strings-if-larger keeps the key but
+    // leaves the blob out of the {-# dialect_resources #-} section, which it still prints (empty if need be). A
+    // named resource in a file without that section was never printed with its file: that is an error.
+    if (key != "__elided__") {
+      if (resource_sections_.empty()) {
+        return Error(key_pos, fmt::format("dense_resource<{}> has no blob in the file's dialect_resources: the file "
+                                          "has no {{-# dialect_resources #-}} section",
+                                          key));
+      }
+      if (!elided_resource_warned_) {
+        elided_resource_warned_ = true;
+        diags_.Report(Severity::kWarning, Loc(key_pos),
+                      fmt::format("dense_resource<{}> has no blob in the file's dialect_resources: taken as elided "
+                                  "when the file was printed (--mlir-elide-resource-strings-if-larger), its values "
+                                  "are unknown",
+                                  key));
+      }
+    }
+    auto attr = std::make_shared<Attr>();
+    attr->kind = Attr::Kind::kDense;
+    attr->pos = start;
+    attr->type = std::move(type);
+    attr->dense = std::make_shared<Literal>(Literal::CreateUnknown(shape));
+    *out = std::move(attr);
+    return true;
   }
   const std::string_view digits = it->second.hex;
   if (digits.size() % 2 != 0 || digits.size() < 8 || static_cast<int64_t>(digits.size() / 2 - 4) != *bytes) {

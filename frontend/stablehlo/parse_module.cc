@@ -35,6 +35,18 @@ const NamedAttr* Op::FindAttr(std::string_view attr_name) const {
   return nullptr;
 }
 
+bool IsHloOp(const Op& op, std::string_view base) {
+  std::string_view n = op.name;
+  if (n.rfind("stablehlo.", 0) == 0) {
+    n.remove_prefix(10);
+  } else if (n.rfind("mhlo.", 0) == 0) {
+    n.remove_prefix(5);
+  } else {
+    return false;
+  }
+  return n == base;
+}
+
 int64_t Op::NumResults() const {
   int64_t n = 0;
   for (const ResultGroup& g : results) n += g.count;
@@ -133,6 +145,11 @@ bool Parser::ParseModuleBody(ModuleAst* out, bool braced) {
     }
     if (kind() == Tok::kEof) return TokenError("expected '}' to close the module, but found end of input");
     if (IsKeyword("module")) return TokenError("nested modules are not supported");
+    // Module-level ops of other dialects (IREE's util.global, ml_program.global) are unknown ops like any other.
+    if ((kind() == Tok::kBareId || (kind() == Tok::kString && LookAhead() == Tok::kLParen)) &&
+        tok().str.find('.') != std::string::npos) {
+      return TokenError(fmt::format("unsupported op '{}'", tok().str));
+    }
     return TokenError(fmt::format("expected 'func.func' in the module body, but found {}", DescribeToken()));
   }
 }
@@ -401,6 +418,14 @@ bool Parser::ParseOperation(Op* out) {
   return ParseOptionalLocation(&out->loc);
 }
 
+bool Parser::SuccessorError(const Op& op) {
+  // Branches (cf.br, cf.cond_br: XLA's old HLO importer wrote while loops and conditionals this way) need a
+  // function of several blocks; HLO computations and regions have one.
+  return Error(op.name_pos, fmt::format("unsupported op '{}': it branches to another block, and functions with "
+                                        "several blocks are not supported",
+                                        op.name));
+}
+
 // "name"(operands) <{properties}> (regions) {attributes} : (types) -> types
 bool Parser::ParseGenericOpRest(Op* op) {
   if (!Expect(Tok::kLParen, "to start the operand list")) return false;
@@ -411,7 +436,7 @@ bool Parser::ParseGenericOpRest(Op* op) {
     } while (Eat(Tok::kComma));
   }
   if (!Expect(Tok::kRParen, "to end the operand list")) return false;
-  if (kind() == Tok::kLSquare) return TokenError("operations with successor blocks are not supported by HLO");
+  if (kind() == Tok::kLSquare) return SuccessorError(*op);
   if (Eat(Tok::kLess)) {
     if (!ParseAttrDict(&op->attrs) || !Expect(Tok::kGreater, "to end the properties")) return false;
   }

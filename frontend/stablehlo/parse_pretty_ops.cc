@@ -32,14 +32,6 @@ std::shared_ptr<Attr> I64Array(const std::vector<int64_t>& values, size_t pos) {
   return a;
 }
 
-bool IsOp(const Op& op, std::string_view name) {
-  // stablehlo.X and mhlo.X are the same op for our purposes.
-  std::string_view n = op.name;
-  if (n.rfind("stablehlo.", 0) == 0) n.remove_prefix(10);
-  if (n.rfind("mhlo.", 0) == 0) n.remove_prefix(5);
-  return n == name;
-}
-
 void Rename(Op* op, std::string_view from, std::string_view to) {
   for (NamedAttr& a : op->attrs) {
     if (a.name == from) a.name = std::string(to);
@@ -50,9 +42,10 @@ void Rename(Op* op, std::string_view from, std::string_view to) {
 
 bool Parser::ParsePrettyOp(Op* op) {
   if (op->name == "func.call") return ParseCallOp(op);
-  if (op->name == "stablehlo.reduce" && kind() == Tok::kLParen) return ParseReduceOp(op);
-  if (op->name == "stablehlo.while" && kind() == Tok::kLParen) return ParseWhileOp(op);
-  if (op->name == "stablehlo.custom_call" && kind() == Tok::kAtId) return ParseCustomCallOp(op);
+  // MHLO's custom assembly of these is StableHLO's (XLA's MHLO exports and older Shardy round-trip inputs).
+  if (IsHloOp(*op, "reduce") && kind() == Tok::kLParen) return ParseReduceOp(op);
+  if (IsHloOp(*op, "while") && kind() == Tok::kLParen) return ParseWhileOp(op);
+  if (IsHloOp(*op, "custom_call") && kind() == Tok::kAtId) return ParseCustomCallOp(op);
   if (op->name == "chlo.scan") return ParseScanOp(op);
   if (op->name.rfind("sdy.", 0) == 0) return ParseSdyOp(op);
   if (op->name.rfind("arith.", 0) == 0 || op->name.rfind("math.", 0) == 0 || op->name.rfind("tensor.", 0) == 0) {
@@ -82,6 +75,9 @@ bool Parser::ParsePrettyItems(Op* op, bool in_parens) {
       case Tok::kPercentId:
       case Tok::kString:
         return true;
+      case Tok::kCaretId:
+        // A successor (`cf.br ^bb1`), reported below; at the start of a line, the label of the next block.
+        return Source(prev_end(), pos()).find('\n') == std::string_view::npos;
       case Tok::kBareId:
         // Not the start of the next statement's trailing `loc(...)`.
         return !(tok().str == "loc" && LookAhead() == Tok::kLParen);
@@ -98,9 +94,9 @@ bool Parser::ParsePrettyItems(Op* op, bool in_parens) {
       op->operands.emplace_back();
       if (!ParseValueRef(&op->operands.back())) return false;
       if (kind() == Tok::kLSquare) {
-        if (IsOp(*op, "slice")) {
+        if (IsHloOp(*op, "slice")) {
           if (!ParseSliceRanges(op)) return false;
-        } else if (IsOp(*op, "get_tuple_element")) {
+        } else if (IsHloOp(*op, "get_tuple_element")) {
           Next();
           auto index = NewAttr(Attr::Kind::kInt, pos());
           if (!ParseInt64(&index->int_value) || !Expect(Tok::kRSquare, "after the tuple index")) return false;
@@ -124,6 +120,8 @@ bool Parser::ParsePrettyItems(Op* op, bool in_parens) {
     } else if (kind() == Tok::kBareId) {
       pretty_keywords_.emplace_back(tok().str, item_pos);
       Next();
+    } else if (kind() == Tok::kCaretId) {
+      return SuccessorError(*op);
     } else {
       return TokenError(
           fmt::format("expected an operand or attribute of '{}', but found {}", op->name, DescribeToken()));
@@ -279,7 +277,7 @@ bool Parser::ParseReduceOp(Op* op) {
   }
   const size_t dims_pos = pos();
   AttrPtr dims;
-  if (!ExpectKeyword("across", "in stablehlo.reduce") || !ExpectKeyword("dimensions", "after 'across'") ||
+  if (!ExpectKeyword("across", fmt::format("in {}", op->name)) || !ExpectKeyword("dimensions", "after 'across'") ||
       !Expect(Tok::kEqual, "after 'dimensions'") || !ParseI64ArrayAttr(&dims)) {
     return false;
   }
@@ -288,7 +286,7 @@ bool Parser::ParseReduceOp(Op* op) {
   if (!Expect(Tok::kColon, "before the reduce type") || !ParseOpTypeSpec(op)) return false;
   const size_t n = inputs.size();
   if (op->operand_types.size() != 2 * n) {
-    return Error(op->name_pos, fmt::format("stablehlo.reduce with {} inputs needs {} operand types", n, 2 * n));
+    return Error(op->name_pos, fmt::format("{} with {} inputs needs {} operand types", op->name, n, 2 * n));
   }
 
   Region region;
@@ -317,7 +315,7 @@ bool Parser::ParseReduceOp(Op* op) {
     op->regions.push_back(std::move(region));
     return true;
   }
-  if (!ExpectKeyword("reducer", "(or 'applies') in stablehlo.reduce")) return false;
+  if (!ExpectKeyword("reducer", fmt::format("(or 'applies') in {}", op->name))) return false;
   std::vector<BlockArg> lhs, rhs;
   for (size_t i = 0; i < n; ++i) {
     BlockArg a, b;
@@ -376,15 +374,16 @@ bool Parser::ParseWhileOp(Op* op) {
   if (Eat(Tok::kColon) && !ParseTypeList(&types)) return false;
   if (types.size() != iter_args.size()) {
     return Error(op->name_pos,
-                 fmt::format("stablehlo.while has {} operands but {} types", iter_args.size(), types.size()));
+                 fmt::format("{} has {} operands but {} types", op->name, iter_args.size(), types.size()));
   }
   for (size_t i = 0; i < types.size(); ++i) iter_args[i].type = types[i];
   op->operand_types = types;
   op->result_types = types;
   if (EatKeyword("attributes") && !ParseAttrDict(&op->attrs)) return false;
   op->regions.resize(2);
-  if (!ExpectKeyword("cond", "in stablehlo.while") || !ParseRegion(&op->regions[0]) ||
-      !ExpectKeyword("do", "in stablehlo.while") || !ParseRegion(&op->regions[1])) {
+  const std::string context = fmt::format("in {}", op->name);
+  if (!ExpectKeyword("cond", context) || !ParseRegion(&op->regions[0]) || !ExpectKeyword("do", context) ||
+      !ParseRegion(&op->regions[1])) {
     return false;
   }
   for (Region& r : op->regions) {
@@ -433,35 +432,35 @@ void Parser::NormalizePrettyAttrs(Op* op) {
   for (NamedAttr& a : op->attrs) {
     if (a.name.empty()) a.name = "value";
   }
-  if (IsOp(*op, "constant") && op->result_types.empty()) {
+  if (IsHloOp(*op, "constant") && op->result_types.empty()) {
     if (const NamedAttr* value = op->FindAttr("value"); value != nullptr && value->value->type.has_value()) {
       op->result_types.push_back(*value->value->type);
     }
   }
-  if (IsOp(*op, "broadcast_in_dim") || IsOp(*op, "dynamic_broadcast_in_dim"))
+  if (IsHloOp(*op, "broadcast_in_dim") || IsHloOp(*op, "dynamic_broadcast_in_dim"))
     Rename(op, "dims", "broadcast_dimensions");
-  if (IsOp(*op, "transpose")) Rename(op, "dims", "permutation");
-  if (IsOp(*op, "reverse")) Rename(op, "dims", "dimensions");
-  if (IsOp(*op, "broadcast")) Rename(op, "sizes", "broadcast_sizes");
-  if (IsOp(*op, "dynamic_slice")) Rename(op, "sizes", "slice_sizes");
-  if (IsOp(*op, "iota") || IsOp(*op, "dynamic_iota")) Rename(op, "dim", "iota_dimension");
-  if (IsOp(*op, "concatenate") || IsOp(*op, "get_dimension_size") || IsOp(*op, "set_dimension_size")) {
+  if (IsHloOp(*op, "transpose")) Rename(op, "dims", "permutation");
+  if (IsHloOp(*op, "reverse")) Rename(op, "dims", "dimensions");
+  if (IsHloOp(*op, "broadcast")) Rename(op, "sizes", "broadcast_sizes");
+  if (IsHloOp(*op, "dynamic_slice")) Rename(op, "sizes", "slice_sizes");
+  if (IsHloOp(*op, "iota") || IsHloOp(*op, "dynamic_iota")) Rename(op, "dim", "iota_dimension");
+  if (IsHloOp(*op, "concatenate") || IsHloOp(*op, "get_dimension_size") || IsHloOp(*op, "set_dimension_size")) {
     Rename(op, "dim", "dimension");
   }
-  if (IsOp(*op, "pad")) {
+  if (IsHloOp(*op, "pad")) {
     Rename(op, "low", "edge_padding_low");
     Rename(op, "high", "edge_padding_high");
     Rename(op, "interior", "interior_padding");
   }
-  if (IsOp(*op, "fft")) {
+  if (IsHloOp(*op, "fft")) {
     Rename(op, "type", "fft_type");
     Rename(op, "length", "fft_length");
   }
-  if (IsOp(*op, "rng_bit_generator")) Rename(op, "algorithm", "rng_algorithm");
-  if (IsOp(*op, "rng")) Rename(op, "distribution", "rng_distribution");
-  if (IsOp(*op, "einsum") || IsOp(*op, "unary_einsum")) Rename(op, "config", "einsum_config");
-  if (IsOp(*op, "convolution")) Rename(op, "dim_numbers", "dimension_numbers");
-  if (IsOp(*op, "dot_general") || IsOp(*op, "dot")) {
+  if (IsHloOp(*op, "rng_bit_generator")) Rename(op, "algorithm", "rng_algorithm");
+  if (IsHloOp(*op, "rng")) Rename(op, "distribution", "rng_distribution");
+  if (IsHloOp(*op, "einsum") || IsHloOp(*op, "unary_einsum")) Rename(op, "config", "einsum_config");
+  if (IsHloOp(*op, "convolution")) Rename(op, "dim_numbers", "dimension_numbers");
+  if (IsHloOp(*op, "dot_general") || IsHloOp(*op, "dot")) {
     Rename(op, "precision", "precision_config");
     // contracting_dims = [1] x [0], batching_dims = [0] x [0] -> #stablehlo.dot<...>
     const NamedAttr* contracting = op->FindAttr("contracting_dims");
@@ -483,7 +482,7 @@ void Parser::NormalizePrettyAttrs(Op* op) {
       op->attrs.push_back({"dot_dimension_numbers", std::move(dnums), at});
     }
   }
-  if (IsOp(*op, "reduce_precision")) {
+  if (IsHloOp(*op, "reduce_precision")) {
     for (NamedAttr& a : op->attrs) {
       if (a.name != "format" || a.value->kind != Attr::Kind::kKeyword) continue;
       // e<exponent bits>m<mantissa bits>
@@ -513,7 +512,7 @@ void Parser::NormalizePrettyAttrs(Op* op) {
       break;
     }
   }
-  if (IsOp(*op, "compare") || op->name == "chlo.broadcast_compare") {
+  if (IsHloOp(*op, "compare") || op->name == "chlo.broadcast_compare") {
     // `EQ, %a, %b, FLOAT`: direction, then the optional comparison type.
     static const char* kNames[] = {"comparison_direction", "compare_type"};
     for (size_t i = 0; i < pretty_keywords_.size() && i < 2; ++i) {
@@ -524,7 +523,7 @@ void Parser::NormalizePrettyAttrs(Op* op) {
     }
     pretty_keywords_.clear();
   }
-  if (IsOp(*op, "composite") && !pretty_strings_.empty()) {
+  if (IsHloOp(*op, "composite") && !pretty_strings_.empty()) {
     auto s = NewAttr(Attr::Kind::kString, pretty_strings_[0].second);
     s->str = pretty_strings_[0].first;
     op->attrs.push_back({"name", std::move(s), pretty_strings_[0].second});

@@ -318,9 +318,9 @@ bool Parser::ParseTypeList(std::vector<Type>* out) {
 
 namespace {
 
-bool DefinesNoResults(std::string_view op) {
-  return op == "func.return" || op == "stablehlo.return" || op == "mhlo.return" || op == "sdy.return" ||
-         op == "stablehlo.trace" || op.rfind("check.", 0) == 0;
+bool DefinesNoResults(const Op& op) {
+  return op.name == "func.return" || IsHloOp(op, "return") || op.name == "sdy.return" || IsHloOp(op, "trace") ||
+         op.name.rfind("check.", 0) == 0;
 }
 
 }  // namespace
@@ -344,13 +344,13 @@ bool Parser::ParseOpTypeSpec(Op* op) {
     return ParseType(&op->result_types.back());
   }
   int64_t num_results = op->NumResults();
-  if (num_results == 0 && !DefinesNoResults(op->name)) num_results = 1;
+  if (num_results == 0 && !DefinesNoResults(*op)) num_results = 1;
   if (static_cast<int64_t>(list.size()) < num_results) {
     return Error(start, fmt::format("expected {} result types, but found {}", num_results, list.size()));
   }
   op->result_types.assign(list.end() - num_results, list.end());
   // `stablehlo.tuple %a : tuple<...>` spells only the result type.
-  if (list.size() == op->operands.size() && op->name != "stablehlo.tuple") op->operand_types = std::move(list);
+  if (list.size() == op->operands.size() && !IsHloOp(*op, "tuple")) op->operand_types = std::move(list);
   return true;
 }
 

@@ -116,7 +116,8 @@ class Parser {
   bool ParseDenseAttr(size_t start, AttrPtr* out);
   // After `array`: `<i64: 1, 2>`.
   bool ParseDenseArrayAttr(size_t start, AttrPtr* out);
-  // After `dense_resource`: `<key> : type`, the value from the file's dialect_resources.
+  // After `dense_resource`: `<key> : type`, the value from the file's dialect_resources; unknown values (a
+  // Literal::CreateUnknown, as HLO's `{...}`) when the print elided them.
   bool ParseDenseResourceAttr(size_t start, AttrPtr* out);
 
   // ---- File metadata (parse_resources.cc) ----
@@ -142,6 +143,8 @@ class Parser {
   bool ParseAliasDefinition();
   bool ParseBlock(Block* out, bool first, bool* has_label);
   bool ParseGenericOpRest(Op* op);
+  // `op` names a successor block (`^bb1`): reports it as an unsupported op.
+  bool SuccessorError(const Op& op);
   bool ParseFuncSignature(Func* out);
   bool ParseGenericFunc(Func* out);
   bool ParseFuncAttrListEntry(std::vector<NamedAttr>* attrs);
@@ -193,6 +196,7 @@ class Parser {
   };
   std::map<std::string, ResourceBlob> resource_blobs_;
   std::vector<std::pair<size_t, size_t>> resource_sections_;  // [begin, end) of each {-# ... #-}
+  bool elided_resource_warned_ = false;
   // Positional keywords of the pretty form being parsed (compare's `EQ`, `FLOAT`), in order.
   std::vector<std::pair<std::string, size_t>> pretty_keywords_;
   std::vector<std::pair<std::string, size_t>> pretty_strings_;
@@ -206,5 +210,7 @@ class Parser {
 std::optional<PrimitiveType> ElementTypeFromMlir(std::string_view spelling);
 // The MLIR spelling of a type, for messages.
 std::string TypeToString(const Type& type);
+// `op` is stablehlo.<base> or mhlo.<base>: the same op for our purposes (MHLO's custom assembly is StableHLO's).
+bool IsHloOp(const Op& op, std::string_view base);
 
 }  // namespace xlac::shlo

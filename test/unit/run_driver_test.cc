@@ -278,7 +278,7 @@ ENTRY e {
 )");
   fs::path out_dir = dir_ / "o";
   EXPECT_EQ(Run({file, "--output-dir=" + out_dir.string()}), 1);
-  EXPECT_NE(err_.find(file + ": error: "), std::string::npos) << err_;
+  EXPECT_NE(err_.find(file + ":4:8: error: "), std::string::npos) << err_;  // at the call
   EXPECT_NE(err_.find("not.a.thing"), std::string::npos) << err_;
   EXPECT_FALSE(fs::exists(out_dir));
 }

@@ -147,13 +147,13 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}
 
   err = ErrorOf(R"(sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"y"} (%arg1: tensor<8xf32>) {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}]>] out_shardings=[<@mesh, [{"x"}]>] manual_axes={"y", "y"} (%arg1: tensor<8xf32>) {
     sdy.return %arg1 : tensor<8xf32>
   } : (tensor<8xf32>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 })");
   EXPECT_NE(err.find("test.mlir:3:"), std::string::npos) << err;
-  EXPECT_NE(err.find("partial manual axes are not supported yet"), std::string::npos) << err;
+  EXPECT_NE(err.find("manual axis \"y\" is listed twice"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -3,13 +3,12 @@
 
 // RUN: xla-run %s --no-print --backend=interpreter | FileCheck %s
 // RUN: xla-opt %s --print-short | xla-opt - --print-short | FileCheck %s --check-prefix=RT
-// RUN: not xla-opt --split-input-file %S/Inputs/dense-resource-missing.mlir 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: not xla-opt %S/Inputs/dense-resource-missing.mlir 2>&1 | FileCheck %s --check-prefix=ERR
 // CHECK-NOT: error
 // CHECK: 3 checks: 3 passed, 0 failed
 // RT: constant({1, 2, 3})
 
-// ERR: dense-resource-missing.mlir:4:42: error: dense_resource<torch_tensor_2_torch.float32> has no blob in the file's dialect_resources
-// ERR: dense-resource-missing.mlir:9:42: error: the value of this dense_resource was elided
+// ERR: dense-resource-missing.mlir:5:42: error: dense_resource<torch_tensor_2_torch.float32> has no blob in the file's dialect_resources: the file has no {-# dialect_resources #-} section
 
 module {
   func.func public @main() {
