@@ -282,19 +282,29 @@ bool Lowerer::ChooseEntry(const ModuleAst& ast, Computation** entry) {
   for (const Func& f : ast.funcs) {
     if (f.has_body && !called.count(f.name)) roots.push_back(&f);
   }
+  // Uncalled private functions are dead code, not entries.
+  if (roots.size() > 1 &&
+      std::any_of(roots.begin(), roots.end(), [](const Func* f) { return f->visibility != "private"; })) {
+    roots.erase(std::remove_if(roots.begin(), roots.end(), [](const Func* f) { return f->visibility == "private"; }),
+                roots.end());
+  }
   if (roots.size() == 1) {
     *entry = func_comps_[roots[0]->name];
     return true;
   }
   if (roots.empty()) return Error(ast.pos, "no entry function: every function is called by another one");
-  for (const Func* f : roots) {
-    if (!f->args.empty()) {
-      return Error(f->name_pos, fmt::format("cannot choose an entry function: there is no @main and @{} is one of "
-                                            "{} uncalled functions",
-                                            f->name, roots.size()));
-    }
+  // Several uncalled functions and no @main (test files of several functions): an entry that calls each of them in
+  // order, taking their parameters one after another and returning their results as a tuple. Argument-less ones
+  // (interpreter test files) are the common case and need no warning.
+  const bool any_args = std::any_of(roots.begin(), roots.end(), [](const Func* f) { return !f->args.empty(); });
+  if (any_args) {
+    std::string names;
+    for (const Func* f : roots) names += fmt::format("{}@{}", names.empty() ? "" : ", ", f->name);
+    diags_.Report(Severity::kWarning, Loc(roots[0]->name_pos),
+                  fmt::format("there is no @main: the entry calls the {} uncalled functions in order ({}), with their "
+                              "parameters one after another, and returns their results as a tuple",
+                              roots.size(), names));
   }
-  // Several argument-less test functions (interpreter test files): run them all in order.
   auto comp = std::make_unique<Computation>(NewComputationName("main"));
   comp->set_loc(Loc(roots[0]->pos));
   Scope scope;
@@ -303,9 +313,20 @@ bool Lowerer::ChooseEntry(const ModuleAst& ast, Computation** entry) {
   cur_loc_ = Loc(roots[0]->pos);
   cur_metadata_.reset();
   std::vector<Instruction*> calls;
+  int64_t next_parameter = 0;
   for (const Func* f : roots) {
     Computation* callee = func_comps_[f->name];
-    Instruction* call = Emit(Opcode::kCall, callee->root()->shape(), {});
+    std::vector<Instruction*> arguments;
+    for (int64_t i = 0; i < callee->parameter_count(); ++i) {
+      const Instruction* declared = callee->parameter(i);
+      auto param = Instruction::CreateParameter(next_parameter, NewName(fmt::format("Arg_{}", next_parameter)),
+                                                declared->shape());
+      ++next_parameter;
+      param->set_loc(declared->loc());
+      if (declared->sharding().has_value()) param->set_sharding(*declared->sharding());
+      arguments.push_back(comp->AddInstruction(std::move(param)));
+    }
+    Instruction* call = Emit(Opcode::kCall, callee->root()->shape(), std::move(arguments));
     call->set_called_computations({callee});
     calls.push_back(call);
   }
