@@ -62,7 +62,8 @@ inline bool BothNaN(PrimitiveType type, const uint8_t* a, const uint8_t* b) {
 
 // The default numerics mode's tolerance for one real floating-point element (the rule of
 // ElementWithinDefaultTolerance in tools/lib/run_compare.cc, docs/numerics.md): within 16 ULP, or
-// |got - want| <= 1024 eps * max(1, |want|) with eps the compute type's epsilon (2^-52 for f64, else 2^-23).
+// |got - want| <= 1024 eps * max(1, |want|) with eps the compute type's epsilon (2^-52 for f64, else 2^-23), or for
+// types narrower than f32 within one epsilon of their own type times max(1, |want|).
 inline bool WithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const uint8_t* want) {
   size_t width = static_cast<size_t>(ByteWidth(type));
   uint64_t a_bits = 0, b_bits = 0;
@@ -74,7 +75,18 @@ inline bool WithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const
   std::memcpy(b.mutable_raw_data(), want, width);
   double x = a.GetAsDouble(0), y = b.GetAsDouble(0);
   double eps = type == PrimitiveType::kF64 ? 0x1p-52 : 0x1p-23;
-  return std::fabs(x - y) <= 1024 * eps * std::max(1.0, std::fabs(y));
+  const double scale = std::max(1.0, std::fabs(y));
+  if (std::fabs(x - y) <= 1024 * eps * scale) return true;
+  if (ByteWidth(type) >= 4) return false;
+  // Narrower types: one epsilon of their own (the distance from 1 to the next value).
+  Literal one(Shape::Scalar(type));
+  one.SetFromDouble(0, 1.0);
+  uint64_t one_bits = 0;
+  std::memcpy(&one_bits, one.raw_data(), width);
+  ++one_bits;
+  Literal next(Shape::Scalar(type));
+  std::memcpy(next.mutable_raw_data(), &one_bits, width);
+  return std::fabs(x - y) <= (next.GetAsDouble(0) - 1.0) * scale;
 }
 
 inline bool WithinDefaultToleranceAnyFloat(PrimitiveType type, const uint8_t* got, const uint8_t* want) {

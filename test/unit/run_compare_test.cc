@@ -206,3 +206,33 @@ ENTRY e {
 
 }  // namespace
 }  // namespace xlac
+
+namespace xlac {
+namespace {
+
+// The fixed rule (docs/numerics.md): f32 within 16 ULP or 1024 eps; types narrower than f32 also within one epsilon
+// of their own type, times max(1, |want|).
+TEST(FixedRuleTest, NarrowTypesGetTheirOwnEpsilon) {
+  EXPECT_EQ(TypeEpsilon(PrimitiveType::kBF16), 0x1p-7);
+  EXPECT_EQ(TypeEpsilon(PrimitiveType::kF16), 0x1p-10);
+  EXPECT_EQ(TypeEpsilon(PrimitiveType::kF32), 0x1p-23);
+  auto within = [](PrimitiveType type, double got, double want) {
+    Literal a(Shape::Scalar(type)), b(Shape::Scalar(type));
+    a.SetFromDouble(0, got);
+    b.SetFromDouble(0, want);
+    return ElementWithinDefaultTolerance(type, a.raw_data(), b.raw_data());
+  };
+  // DistilBERT's (development set) worst: 19 bf16 ULP, 4.6e-3 apart near 0.04.
+  EXPECT_TRUE(within(PrimitiveType::kBF16, -0.039795, -0.035156));
+  EXPECT_TRUE(within(PrimitiveType::kBF16, 100.0, 100.5));   // relative above 1
+  EXPECT_FALSE(within(PrimitiveType::kBF16, 0.05, 0.0625));  // 0.0125 apart: more than 2^-7
+  EXPECT_FALSE(within(PrimitiveType::kBF16, 90.0, 100.0));   // 20 ULP and 10%
+  EXPECT_TRUE(within(PrimitiveType::kF16, 0.5005, 0.5));
+  EXPECT_FALSE(within(PrimitiveType::kF16, 0.51, 0.5));  // 20 ULP and 0.01
+  // f32 keeps the tight rule: 1e-3 apart near 0.5 is far outside it.
+  EXPECT_FALSE(within(PrimitiveType::kF32, 0.501, 0.5));
+  EXPECT_TRUE(within(PrimitiveType::kF32, 0.5 + 1e-5, 0.5));
+}
+
+}  // namespace
+}  // namespace xlac

@@ -70,6 +70,8 @@ RelativeError JudgeRelativeError(const Literal& got, const Literal& want, const 
 // compute type (f64: 2^-52; every narrower type computes in f32: 2^-23). test/unit/codegen_test_util.h has the same
 // rule for the unit tests.
 bool ElementWithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const uint8_t* want);
+// The distance from 1 to the next value of a floating-point type (bf16 2^-7, f16 2^-10, f32 2^-23).
+double TypeEpsilon(PrimitiveType type);
 
 // One result per output of `want` (by position); a result has `instruction` set to the output's label. Outputs
 // whose count, shape or element type differ fail with `error` set. Non-array leaves (tokens) always pass.
