@@ -410,7 +410,7 @@ std::string RunMemoryError(const RunMemoryEstimate& estimate, int64_t limit, boo
 }
 
 absl::Status CheckRunMemory(const RunOptions& options, const Module& module, const Module* run_module, bool partitioned,
-                            int64_t processes) {
+                            int64_t processes, bool* drop_reference64) {
   const int64_t limit = options.memory_limit.value_or(options.host_available_memory);
   if (limit < 0) return absl::OkStatus();
   // Before partitioning only elided constants would be built (the arguments wait for the full check): without them
@@ -436,6 +436,13 @@ absl::Status CheckRunMemory(const RunOptions& options, const Module& module, con
   plan.compile.tpu_numerics = options.tpu_numerics;
   const RunMemoryEstimate estimate = EstimateRunMemory(plan, limit);
   if (estimate.total <= limit) return absl::OkStatus();
+  if (plan.f64_reference && drop_reference64 != nullptr) {
+    plan.f64_reference = false;
+    if (EstimateRunMemory(plan, limit).total <= limit) {
+      *drop_reference64 = true;
+      return absl::OkStatus();
+    }
+  }
   return absl::ResourceExhaustedError(RunMemoryError(estimate, limit, options.memory_limit.has_value()));
 }
 

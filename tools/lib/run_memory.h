@@ -87,8 +87,9 @@ std::string RunMemoryError(const RunMemoryEstimate& estimate, int64_t limit, boo
 // constants get values: arguments, constants and results only, and only when the module has elided constants) against
 // options.memory_limit, or else options.host_available_memory: OK when it fits or no limit applies
 // (--memory-limit=none, nothing known), else ResourceExhausted carrying RunMemoryError. `processes`: the MPI processes
-// the devices are split over.
+// the devices are split over. With `drop_reference64`, a run that fits only without the default mode's f64 reference
+// is OK and sets it (the comparison then takes the fixed rule), rather than refused.
 absl::Status CheckRunMemory(const RunOptions& options, const Module& module, const Module* run_module, bool partitioned,
-                            int64_t processes);
+                            int64_t processes, bool* drop_reference64 = nullptr);
 
 }  // namespace xlac
