@@ -586,6 +586,7 @@ void RegisterDialectOps(OpTable* table) {
   for (const auto& [name, unused] : BinaryOps()) t[std::string(name)] = &LowerBinary;
   for (const auto& [name, unused] : UnaryOps()) t[std::string(name)] = &LowerUnary;
   t["arith.constant"] = &LowerArithConstant;
+  t["util.unfoldable_constant"] = &LowerArithConstant;
   t["arith.cmpi"] = &LowerArithCompare;
   t["arith.cmpf"] = &LowerArithCompare;
   t["arith.select"] = &LowerArithSelect;

@@ -100,8 +100,9 @@ bool Parser::ParseDialectOp(Op* op) {
     return a;
   };
 
-  if (name == "arith.constant") {
-    // attr-dict $value: the value carries its type (`0 : index`, `dense<1> : tensor<1xi64>`, `true`).
+  if (name == "arith.constant" || name == "util.unfoldable_constant") {
+    // attr-dict $value: the value carries its type (`0 : index`, `dense<1> : tensor<1xi64>`, `true`). IREE's
+    // util.unfoldable_constant (its e2e tests' inputs) is a constant the compiler may not fold: the same value.
     if (!attr_dict()) return false;
     const size_t at = pos();
     AttrPtr value;

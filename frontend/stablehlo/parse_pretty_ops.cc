@@ -48,7 +48,8 @@ bool Parser::ParsePrettyOp(Op* op) {
   if (IsHloOp(*op, "custom_call") && kind() == Tok::kAtId) return ParseCustomCallOp(op);
   if (op->name == "chlo.scan") return ParseScanOp(op);
   if (op->name.rfind("sdy.", 0) == 0) return ParseSdyOp(op);
-  if (op->name.rfind("arith.", 0) == 0 || op->name.rfind("math.", 0) == 0 || op->name.rfind("tensor.", 0) == 0) {
+  if (op->name.rfind("arith.", 0) == 0 || op->name.rfind("math.", 0) == 0 || op->name.rfind("tensor.", 0) == 0 ||
+      op->name == "util.unfoldable_constant") {
     return ParseDialectOp(op);
   }
   return ParsePrettyGeneric(op);
