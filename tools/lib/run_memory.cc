@@ -23,18 +23,6 @@
 namespace xlac {
 namespace {
 
-// Whether a buffer of `shape` is laid out as a row-major literal (dimensions of size 1 may sit anywhere), so the JIT
-// reads a parameter of it in place.
-bool RowMajor(const Shape& shape) {
-  if (!shape.layout) return true;
-  if (!shape.layout->HasOnlyMinorToMajor()) return false;
-  std::vector<int64_t> order;
-  for (int64_t d : shape.layout->minor_to_major) {
-    if (shape.dimensions[static_cast<size_t>(d)] != 1) order.push_back(d);
-  }
-  return std::is_sorted(order.rbegin(), order.rend());
-}
-
 constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
 
 // Sizes saturate: a shape whose bytes overflow int64 needs more than any machine has, which is all the check asks.
@@ -382,22 +370,21 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
       compile.buffers.result_allocations = true;
       // A module the pipeline rejects keeps the bound: the JIT reports why when it compiles it.
       if (absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(run, compile); prepared.ok()) {
-        // Every device reads its row-major parameters in place unless they are donated (JitExecutable::RunBuffers
-        // and RunPerDevice alike: a partitioned run's shards are not copied again); one unpartitioned device also
-        // writes its results straight into the result arrays (RunBuffers), every other run copies them out.
+        // One unpartitioned device reads its array parameters in place unless they are donated, and writes its
+        // results straight into the result arrays (JitExecutable::RunBuffers); every other run copies parameters
+        // into each device's buffers and results out of them.
         const Computation* entry = prepared->module->entry_computation();
         bool in_place = plan.devices == 1 && !plan.partitioned;
         for (const Instruction* p : entry->parameters()) in_place &= p->shape().IsArray();
         per_device = 0;
         for (const Allocation& alloc : prepared->assignment.allocations()) {
           if (alloc.kind == AllocationKind::kConstant || (alloc.entry_result && in_place)) continue;
-          if (alloc.kind == AllocationKind::kParameter) {
+          if (alloc.kind == AllocationKind::kParameter && in_place) {
             bool donated = false;
             for (const InputOutputAlias& alias : run.config().input_output_alias) {
               donated |= alias.parameter_number == alloc.parameter_number;
             }
-            const Shape* leaf = entry->parameter(alloc.parameter_number)->shape().Subshape(alloc.parameter_shape_index);
-            if (!donated && leaf != nullptr && leaf->IsArray() && RowMajor(*leaf)) continue;
+            if (!donated) continue;
           }
           per_device = Add(per_device, alloc.size);
         }
