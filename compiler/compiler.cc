@@ -11,6 +11,7 @@
 #include "passes/library_custom_calls.h"
 #include "passes/pass.h"
 #include "passes/spmd/sharding_propagation.h"
+#include "passes/tt_custom_calls.h"
 #include "passes/verifier.h"
 
 namespace xlac {
@@ -55,7 +56,7 @@ std::unique_ptr<Module> LoadModule(const SourceFile& file, const CompilerOptions
   if (!ResolveDeviceCounts(*module, DeviceCountOptions{options.num_partitions, options.num_replicas}, diags) ||
       !VerifyModule(*module, diags) ||
       !RewriteAnnotationCustomCalls(*module, AnnotationCallOptions{options.custom_call_identity}, diags) ||
-      !RewriteLibraryCustomCalls(*module, diags)) {
+      !RewriteLibraryCustomCalls(*module, diags) || !RewriteTtCustomCalls(*module, diags)) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "module failed verification");
     return nullptr;
   }
@@ -102,7 +103,7 @@ std::vector<PipelineStep> DefaultPipeline(const OptimizationOptions& optimizatio
     for (const std::string& name : names) steps.push_back({stage, name});
   };
   OptimizationOptions stage = optimization;
-  add("load", {"parse", "verify", "annotation-custom-calls", "library-custom-calls"});
+  add("load", {"parse", "verify", "annotation-custom-calls", "library-custom-calls", "tt-custom-calls"});
   stage.stage = OptimizationStage::kBeforePartitioning;
   add("optimize", OptimizationPipeline(stage));
   add("partition", PartitionSteps());

@@ -1,7 +1,8 @@
 // The one compile pipeline of xlac. Every front door (xlac, xla-run, the C++ JIT API in api/jit.cc, the Python
 // package) runs the same steps, in this order, through the functions below and codegen's back half:
 //
-//   load       LoadModule: parse (HLO or StableHLO text), device counts, verify, annotation and library custom calls
+//   load       LoadModule: parse (HLO or StableHLO text), device counts, verify, annotation, library and tt.* custom
+//              calls
 //   optimize   simplification and fusion (passes/optimization_pipeline.h, OptimizationStage::kBeforePartitioning)
 //   partition  sharding-propagation, spmd-partitioner, verify
 //   layout     layout assignment and a late fusion (OptimizationStage::kAfterPartitioning)
@@ -53,9 +54,10 @@ struct CompilerOptions {
 };
 
 // Parses `file` (HLO text or StableHLO, by content), settles the device counts, verifies, and turns annotation-only
-// custom calls and framework runtimes' library calls (passes/library_custom_calls.h) into what they mean. Returns null with the errors in `diags`; warnings and notes (a device count
-// inferred, exporters' leniencies) are in `diags` either way. `parsed`, when given, is called once the module is
-// parsed and before it is verified (a front door's observer starts there: it needs the module's name).
+// custom calls, framework runtimes' library calls (passes/library_custom_calls.h) and Tenstorrent's tt.* calls
+// (passes/tt_custom_calls.h) into what they mean. Returns null with the errors in `diags`; warnings and notes (a
+// device count inferred, exporters' leniencies) are in `diags` either way. `parsed`, when given, is called once the
+// module is parsed and before it is verified (a front door's observer starts there: it needs the module's name).
 std::unique_ptr<Module> LoadModule(const SourceFile& file, const CompilerOptions& options, DiagnosticEngine& diags,
                                    const std::function<void(const Module&)>& parsed = nullptr);
 

@@ -23,6 +23,7 @@
 #include "passes/spmd/spmd_partitioner.h"
 #include "passes/tpu_dot_precision.h"
 #include "passes/tpu_layouts.h"
+#include "passes/tt_custom_calls.h"
 #include "passes/winograd_convolution.h"
 
 namespace xlac {
@@ -76,6 +77,9 @@ const std::vector<PassInfo>& RegisteredPasses() {
         {"tpu-layouts",
          "Give every array the tiled layout a TPU stores it in (T(8,128) ...), for inspection; codegen never runs it",
          RunTpuLayouts},
+        {"tt-custom-calls",
+         "Rewrite Tenstorrent's tt.* custom calls (attention, KV-cache writes) into the HLO they mean",
+         RunTtCustomCalls},
         {"winograd-convolution",
          "Rewrite stride-1 3x3 f32 convolutions with >= 32 channels as Winograd F(4x4,3x3) (changes rounding)",
          [](Module& module) { return RunWinogradConvolution(module); }},
