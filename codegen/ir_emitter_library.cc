@@ -231,6 +231,34 @@ absl::Status IrEmitter::EmitDecompositionCall(const Instruction& inst) {
                   {a, leaves[0].ptr(), d.compute_uv ? leaves[1].ptr() : null, d.compute_uv ? leaves[2].ptr() : null,
                    leaves.back().ptr(), I64(d.batches), I64(d.m), I64(d.n), b_.getInt32(d.full_matrices)});
       break;
+    case DecompositionKind::kTridiagonalSolve:
+      call_kernel("tridiagonal_solve", {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, i64, i64, i64},
+                  {a, inputs[1].ptr, inputs[2].ptr, inputs[3].ptr, leaves[0].ptr(), leaves[1].ptr(), leaves[2].ptr(),
+                   leaves[3].ptr(), leaves[4].ptr(), I64(d.batches), I64(d.m), I64(d.n)});
+      break;
+    case DecompositionKind::kTridiagonal:
+      call_kernel("tridiagonal_reduction", {ptr, ptr, ptr, ptr, ptr, i64, i64, i32},
+                  {a, leaves[0].ptr(), leaves[1].ptr(), leaves[2].ptr(), leaves[3].ptr(), I64(d.batches), I64(d.n),
+                   b_.getInt32(d.lower)});
+      break;
+    case DecompositionKind::kHessenberg:
+      call_kernel("hessenberg", {ptr, ptr, ptr, i64, i64, i32, i32},
+                  {a, leaves[0].ptr(), leaves[1].ptr(), I64(d.batches), I64(d.n),
+                   b_.getInt32(static_cast<uint32_t>(d.low)), b_.getInt32(static_cast<uint32_t>(d.high))});
+      break;
+    case DecompositionKind::kEig: {
+      const size_t v = d.real ? 2 : 1;
+      call_kernel(
+          "eig", {ptr, ptr, ptr, ptr, ptr, ptr, i64, i64, i32, i32},
+          {a, leaves[0].ptr(), d.real ? leaves[1].ptr() : null, leaves[v].ptr(), leaves[v + 1].ptr(),
+           leaves[v + 2].ptr(), I64(d.batches), I64(d.n), b_.getInt32(d.compute_left), b_.getInt32(d.compute_right)});
+      break;
+    }
+    case DecompositionKind::kSchur:
+      call_kernel("schur", {ptr, ptr, ptr, ptr, ptr, ptr, i64, i64},
+                  {a, leaves[0].ptr(), leaves[1].ptr(), leaves[2].ptr(), d.real ? leaves[3].ptr() : null,
+                   leaves.back().ptr(), I64(d.batches), I64(d.n)});
+      break;
   }
   for (const Leaf& leaf : leaves) {
     if (leaf.temp == nullptr) continue;

@@ -85,6 +85,23 @@ llvm::orc::SymbolMap JitRuntimeSymbols(llvm::orc::LLJIT& jit, const XlacPrebuilt
   bind("xlac_rt_svd_c128", reinterpret_cast<void*>(&xlac_rt_svd_c128));
   bind("xlac_rt_svd_bf16", reinterpret_cast<void*>(&xlac_rt_svd_bf16));
   bind("xlac_rt_svd_f16", reinterpret_cast<void*>(&xlac_rt_svd_f16));
+#define XLAC_BIND_DECOMPOSITION(kernel)                                              \
+  bind("xlac_rt_" #kernel "_f32", reinterpret_cast<void*>(&xlac_rt_##kernel##_f32)); \
+  bind("xlac_rt_" #kernel "_f64", reinterpret_cast<void*>(&xlac_rt_##kernel##_f64)); \
+  bind("xlac_rt_" #kernel "_c64", reinterpret_cast<void*>(&xlac_rt_##kernel##_c64)); \
+  bind("xlac_rt_" #kernel "_c128", reinterpret_cast<void*>(&xlac_rt_##kernel##_c128));
+  XLAC_BIND_DECOMPOSITION(tridiagonal_solve)
+  XLAC_BIND_DECOMPOSITION(tridiagonal_reduction)
+  XLAC_BIND_DECOMPOSITION(hessenberg)
+  XLAC_BIND_DECOMPOSITION(eig)
+  XLAC_BIND_DECOMPOSITION(schur)
+  bind("xlac_rt_tridiagonal_solve_bf16", reinterpret_cast<void*>(&xlac_rt_tridiagonal_solve_bf16));
+  bind("xlac_rt_tridiagonal_solve_f16", reinterpret_cast<void*>(&xlac_rt_tridiagonal_solve_f16));
+  bind("xlac_rt_tridiagonal_reduction_bf16", reinterpret_cast<void*>(&xlac_rt_tridiagonal_reduction_bf16));
+  bind("xlac_rt_tridiagonal_reduction_f16", reinterpret_cast<void*>(&xlac_rt_tridiagonal_reduction_f16));
+  bind("xlac_rt_hessenberg_bf16", reinterpret_cast<void*>(&xlac_rt_hessenberg_bf16));
+  bind("xlac_rt_hessenberg_f16", reinterpret_cast<void*>(&xlac_rt_hessenberg_f16));
+#undef XLAC_BIND_DECOMPOSITION
   bind("xlac_rt_rng_bit_generator", reinterpret_cast<void*>(&xlac_rt_rng_bit_generator));
   bind("xlac_rt_topk_keys", reinterpret_cast<void*>(&xlac_rt_topk_keys));
   bind("xlac_rt_trace_begin", reinterpret_cast<void*>(&xlac_rt_trace_begin));

@@ -40,23 +40,53 @@ std::vector<const Shape*> Leaves(const Shape& result) {
   return out;
 }
 
-// "lower,sort_eigenvalues,..." (XLA's TPU Eigh): the first two fields, each 0 or 1, default 1.
-bool ParseEighConfig(const std::string& config, bool* lower, bool* sort) {
-  *lower = true;
-  *sort = true;
-  if (config.empty()) return true;
+std::vector<std::string> ConfigFields(const std::string& config) {
   std::vector<std::string> fields;
+  if (config.empty()) return fields;
   size_t start = 0;
   for (size_t comma; (comma = config.find(',', start)) != std::string::npos; start = comma + 1) {
     fields.push_back(config.substr(start, comma - start));
   }
   fields.push_back(config.substr(start));
-  bool* flags[2] = {lower, sort};
-  for (size_t i = 0; i < 2 && i < fields.size(); ++i) {
+  return fields;
+}
+
+// "flag0,flag1,..." (XLA's TPU Eigh: "lower,sort_eigenvalues,..."): the first flags.size() fields, each 0 or 1;
+// missing ones keep their defaults, further ones are ignored.
+bool ParseFlags(const std::string& config, std::vector<bool*> flags) {
+  const std::vector<std::string> fields = ConfigFields(config);
+  for (size_t i = 0; i < flags.size() && i < fields.size(); ++i) {
     if (fields[i] != "0" && fields[i] != "1") return false;
     *flags[i] = fields[i] == "1";
   }
   return true;
+}
+
+// "low,high": two decimal integers.
+bool ParseLowHigh(const std::string& config, int64_t* low, int64_t* high) {
+  const std::vector<std::string> fields = ConfigFields(config);
+  if (fields.empty()) return true;
+  if (fields.size() != 2) return false;
+  int64_t* values[2] = {low, high};
+  for (size_t i = 0; i < 2; ++i) {
+    if (fields[i].empty() || fields[i].size() > 9 || fields[i].find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    *values[i] = std::stoll(fields[i]);
+  }
+  return true;
+}
+
+bool IsLapackType(PrimitiveType type) {
+  return type == PrimitiveType::kF32 || type == PrimitiveType::kF64 || type == PrimitiveType::kC64 ||
+         type == PrimitiveType::kC128;
+}
+
+// The complex type of a LAPACK type (geev's eigenvectors of a real matrix).
+PrimitiveType ComplexOf(PrimitiveType type) {
+  if (type == PrimitiveType::kF32) return PrimitiveType::kC64;
+  if (type == PrimitiveType::kF64) return PrimitiveType::kC128;
+  return type;
 }
 
 }  // namespace
@@ -67,6 +97,11 @@ std::optional<DecompositionKind> DecompositionKindOf(std::string_view target) {
   if (target == "ProductOfElementaryHouseholderReflectors") return DecompositionKind::kHouseholderProduct;
   if (target == "Eigh") return DecompositionKind::kEigh;
   if (target == kSvdTarget) return DecompositionKind::kSvd;
+  if (target == kTridiagonalSolveTarget) return DecompositionKind::kTridiagonalSolve;
+  if (target == kTridiagonalTarget) return DecompositionKind::kTridiagonal;
+  if (target == kHessenbergTarget) return DecompositionKind::kHessenberg;
+  if (target == kEigTarget) return DecompositionKind::kEig;
+  if (target == kSchurTarget) return DecompositionKind::kSchur;
   return std::nullopt;
 }
 
@@ -100,19 +135,33 @@ absl::StatusOr<DecompositionCall> DecompositionCallOf(const Instruction& call) {
       "(a[..., m, n], taus[..., k]) -> q[..., m, n] with k <= n <= m",
       "(a[..., n, n]) -> (vectors[..., n, n], eigenvalues[..., n] of the real type[, info s32[...]])",
       "(a[..., m, n]) -> (s[..., k] of the real type, u[..., m, m or k], vt[..., n or k, n], info s32[...]) or "
-      "(s, info), k = min(m, n)"};
+      "(s, info), k = min(m, n)",
+      "(dl[..., n], d[..., n], du[..., n], b[..., n, r]) -> (dl, d, du, x[..., n, r], info s32[...])",
+      "(a[..., n, n]) -> (a[..., n, n], d[..., n] and e[..., n-1] of the real type, taus[..., n-1])",
+      "(a[..., n, n]) -> (h[..., n, n], taus[..., n-1])",
+      "(a[..., n, n]) -> (w[..., n], vl[..., n, n], vr[..., n, n], info s32[...]) for complex types, (wr[..., n], "
+      "wi[..., n], vl, vr, info) with complex vl and vr for real types",
+      "(a[..., n, n]) -> (t[..., n, n], z[..., n, n], w[..., n], info s32[...]) for complex types, (t, z, "
+      "wr[..., n], wi[..., n], info) for real types"};
   const std::string_view signature = kSignature[static_cast<int>(d.kind)];
-  if (call.operand_count() < 1 || !call.operand(0)->shape().IsArray() || call.operand(0)->shape().rank() < 2) {
+  // The matrix whose leading dimensions are the batch: a, or b of the tridiagonal solve.
+  const int64_t matrix_operand = d.kind == DecompositionKind::kTridiagonalSolve ? 3 : 0;
+  if (call.operand_count() <= matrix_operand || !call.operand(matrix_operand)->shape().IsArray() ||
+      call.operand(matrix_operand)->shape().rank() < 2) {
     return Malformed(call, signature);
   }
-  const Shape& a = call.operand(0)->shape();
+  const Shape& a = call.operand(matrix_operand)->shape();
   d.type = a.element_type;
-  if (DecompositionKernelSuffix(d.type) == nullptr) {
-    return absl::InvalidArgumentError(
-        fmt::format("custom-call %{}: {} has no decomposition kernel (f32, f64, c64, "
-                    "c128, bf16 and f16 have)",
-                    call.name(), PrimitiveTypeName(d.type)));
+  const bool lapack_only = d.kind == DecompositionKind::kEig || d.kind == DecompositionKind::kSchur;
+  if (DecompositionKernelSuffix(d.type) == nullptr || (lapack_only && !IsLapackType(d.type))) {
+    return absl::InvalidArgumentError(fmt::format("custom-call %{}: {} has no {} kernel ({} have)", call.name(),
+                                                  PrimitiveTypeName(d.type),
+                                                  lapack_only ? "eigenvalue" : "decomposition",
+                                                  lapack_only ? "f32, f64, c64 and c128"
+                                                              : "f32, f64, c64, c128, "
+                                                                "bf16 and f16"));
   }
+  d.real = !IsComplexType(d.type);
   const int64_t rank = a.rank();
   const std::vector<int64_t> batch(a.dimensions.begin(), a.dimensions.end() - 2);
   d.m = a.dimensions[rank - 2];
@@ -150,7 +199,7 @@ absl::StatusOr<DecompositionCall> DecompositionCallOf(const Instruction& call) {
            Is(*out[0], d.type, batch, {d.n, d.n}) && Is(*out[1], real, batch, {d.n}) &&
            (out.size() == 2 || is_info(out[2]));
       d.has_info = out.size() == 3;
-      if (ok && !ParseEighConfig(call.backend_config(), &d.lower, &d.sort)) {
+      if (ok && !ParseFlags(call.backend_config(), {&d.lower, &d.sort})) {
         return Malformed(call, "backend_config \"lower,sort_eigenvalues,...\" with 0 or 1 for the two flags");
       }
       break;
@@ -168,6 +217,57 @@ absl::StatusOr<DecompositionCall> DecompositionCallOf(const Instruction& call) {
         ok = d.full_matrices || (Is(*out[1], d.type, batch, {d.m, d.k}) && Is(*out[2], d.type, batch, {d.k, d.n}));
       }
       break;
+    case DecompositionKind::kTridiagonalSolve: {
+      d.has_info = true;
+      ok = call.operand_count() == 4 && out.size() == 5 && Is(*out[3], d.type, batch, {d.m, d.n}) && is_info(out[4]);
+      for (int64_t i = 0; ok && i < 3; ++i) {
+        ok = Is(call.operand(i)->shape(), d.type, batch, {d.m}) && Is(*out[i], d.type, batch, {d.m});
+      }
+      break;
+    }
+    case DecompositionKind::kTridiagonal: {
+      const int64_t e = std::max<int64_t>(d.n - 1, 0);
+      ok = call.operand_count() == 1 && d.m == d.n && out.size() == 4 && Is(*out[0], d.type, batch, {d.n, d.n}) &&
+           Is(*out[1], real, batch, {d.n}) && Is(*out[2], real, batch, {e}) && Is(*out[3], d.type, batch, {e});
+      if (ok && !ParseFlags(call.backend_config(), {&d.lower})) {
+        return Malformed(call, "backend_config \"lower\" with 0 or 1");
+      }
+      break;
+    }
+    case DecompositionKind::kHessenberg: {
+      const int64_t e = std::max<int64_t>(d.n - 1, 0);
+      ok = call.operand_count() == 1 && d.m == d.n && out.size() == 2 && Is(*out[0], d.type, batch, {d.n, d.n}) &&
+           Is(*out[1], d.type, batch, {e});
+      d.low = 1;
+      d.high = d.n;
+      if (ok && (!ParseLowHigh(call.backend_config(), &d.low, &d.high) || d.low < 1 || d.high > d.n ||
+                 (d.n > 0 && d.low > d.high))) {
+        return Malformed(call, fmt::format("backend_config \"low,high\" with 1 <= low <= high <= {}", d.n));
+      }
+      break;
+    }
+    case DecompositionKind::kEig: {
+      const PrimitiveType complex = ComplexOf(d.type);
+      const size_t values = d.real ? 2 : 1;
+      ok = call.operand_count() == 1 && d.m == d.n && out.size() == values + 3 &&
+           Is(*out[0], d.real ? real : d.type, batch, {d.n}) && (!d.real || Is(*out[1], real, batch, {d.n})) &&
+           Is(*out[values], complex, batch, {d.n, d.n}) && Is(*out[values + 1], complex, batch, {d.n, d.n}) &&
+           is_info(out[values + 2]);
+      d.has_info = true;
+      if (ok && !ParseFlags(call.backend_config(), {&d.compute_left, &d.compute_right})) {
+        return Malformed(call, "backend_config \"compute_left,compute_right\" with 0 or 1 for each");
+      }
+      break;
+    }
+    case DecompositionKind::kSchur: {
+      const size_t values = d.real ? 2 : 1;
+      ok = call.operand_count() == 1 && d.m == d.n && out.size() == values + 3 &&
+           Is(*out[0], d.type, batch, {d.n, d.n}) && Is(*out[1], d.type, batch, {d.n, d.n}) &&
+           Is(*out[2], d.real ? real : d.type, batch, {d.n}) && (!d.real || Is(*out[3], real, batch, {d.n})) &&
+           is_info(out[values + 2]);
+      d.has_info = true;
+      break;
+    }
   }
   if (!ok) return Malformed(call, signature);
   return d;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,26 +50,6 @@ std::optional<int64_t> ConfigInt(const Instruction& call, std::string_view key) 
     return negative ? -value : value;
   }
   return std::nullopt;
-}
-
-// `key = 76 : ui8` in the call's backend_config, as a character.
-std::optional<char> Flag(const Instruction& call, std::string_view key) {
-  const std::optional<int64_t> value = ConfigInt(call, key);
-  if (!value || *value <= 0 || *value > 127) return std::nullopt;
-  return static_cast<char>(*value);
-}
-
-bool IsLapackTarget(std::string_view target, std::string_view routine) {
-  // lapack_{s,d,c,z}<routine>_ffi
-  return target.size() == routine.size() + 12 && target.substr(0, 7) == "lapack_" &&
-         std::string_view("sdcz").find(target[7]) != std::string_view::npos &&
-         target.substr(8, routine.size()) == routine && target.substr(8 + routine.size()) == "_ffi";
-}
-
-// blas_{s,d,c,z}trsm_ffi: jaxlib's name for the same call since late 2024.
-bool IsBlasTrsm(std::string_view target) {
-  return target.size() == 14 && target.substr(0, 5) == "blas_" &&
-         std::string_view("sdcz").find(target[5]) != std::string_view::npos && target.substr(6) == "trsm_ffi";
 }
 
 class Builder {
@@ -186,56 +169,6 @@ bool IsSquareMatrixBatch(const Shape& s) {
   return s.IsArray() && s.rank() >= 2 && s.dimensions[s.rank() - 1] == s.dimensions[s.rank() - 2];
 }
 
-absl::StatusOr<Instruction*> Potrf(Module& module, Computation& comp, Instruction* call) {
-  const Shape& a = call->operand_count() == 1 ? call->operand(0)->shape() : call->shape();
-  const Shape& result = call->shape();
-  if (call->operand_count() != 1 || !IsSquareMatrixBatch(a) || !result.IsTuple() || result.tuple_shapes.size() != 2 ||
-      !result.tuple_shapes[0].Compatible(a) || result.tuple_shapes[1].element_type != PrimitiveType::kS32 ||
-      result.tuple_shapes[1].rank() != a.rank() - 2) {
-    return CallError(*call, "expected (a[..., n, n]) -> (a[..., n, n], s32[...]), as jaxlib's potrf");
-  }
-  const std::optional<char> uplo = Flag(*call, "uplo");
-  if (!uplo || (*uplo != 'L' && *uplo != 'U')) return CallError(*call, "needs uplo = 76 ('L') or 85 ('U')");
-  Builder b(module, comp, *call);
-  Shape value = result.tuple_shapes[0];
-  Instruction* factor = b.Add(Opcode::kCholesky, value, {call->operand(0)});
-  factor->SetAttr("lower", AttrValue::Bool(*uplo == 'L'));
-  Instruction* kept = b.Add(Opcode::kSelect, value, {b.TriangleMask(value, *uplo == 'L'), factor, call->operand(0)});
-  Instruction* info = b.NanInfo(factor, result.tuple_shapes[1]);
-  return b.Add(Opcode::kTuple, result, {kept, info});
-}
-
-absl::StatusOr<Instruction*> Trsm(Module& module, Computation& comp, Instruction* call) {
-  const int64_t n = call->operand_count();
-  if (n != 2 && n != 3) return CallError(*call, "expected (a, b[, alpha]) -> x, as jaxlib's trsm");
-  const Shape& a = call->operand(0)->shape();
-  const Shape& bs = call->operand(1)->shape();
-  if (!IsSquareMatrixBatch(a) || !bs.IsArray() || bs.rank() != a.rank() || !call->shape().Compatible(bs) ||
-      (n == 3 && (!call->operand(2)->shape().IsArray() || call->operand(2)->shape().rank() != 0))) {
-    return CallError(*call, "expected (a[..., m, m], b[..., m, n][, alpha]) -> x[..., m, n], as jaxlib's trsm");
-  }
-  const std::optional<char> side = Flag(*call, "side"), uplo = Flag(*call, "uplo");
-  const std::optional<char> trans = Flag(*call, "trans_x"), diag = Flag(*call, "diag");
-  if (!side || (*side != 'L' && *side != 'R') || !uplo || (*uplo != 'L' && *uplo != 'U') || !trans ||
-      (*trans != 'N' && *trans != 'T' && *trans != 'C') || !diag || (*diag != 'N' && *diag != 'U')) {
-    return CallError(*call, "needs side, uplo, trans_x and diag flags (ASCII codes: L/R, L/U, N/T/C, N/U)");
-  }
-  Builder b(module, comp, *call);
-  Shape x = call->shape();
-  Instruction* solve = b.Add(Opcode::kTriangularSolve, x, {call->operand(0), call->operand(1)});
-  solve->SetAttr("left_side", AttrValue::Bool(*side == 'L'));
-  solve->SetAttr("lower", AttrValue::Bool(*uplo == 'L'));
-  solve->SetAttr("unit_diagonal", AttrValue::Bool(*diag == 'U'));
-  solve->SetAttr("transpose_a", AttrValue::Enum(*trans == 'N'   ? "NO_TRANSPOSE"
-                                                : *trans == 'T' ? "TRANSPOSE"
-                                                                : "ADJOINT"));
-  if (n == 2) return solve;
-  Shape scaled = x;
-  Instruction* alpha = b.Add(Opcode::kBroadcast, scaled, {call->operand(2)});
-  alpha->SetAttr("dimensions", AttrValue::IntList({}));
-  return b.Add(Opcode::kMultiply, scaled, {solve, alpha});
-}
-
 // The result leaves of a call: its shape's elements, or the shape itself.
 std::vector<Shape> ResultLeaves(const Instruction& call) {
   if (call.shape().IsTuple()) return call.shape().tuple_shapes;
@@ -254,6 +187,238 @@ Instruction* Results(Builder& b, const Instruction& call, const std::vector<Inst
   return b.Add(Opcode::kTuple, call.shape(), std::move(parts));
 }
 
+// ---- jaxlib's LAPACK calls ----
+
+// The routine of a jaxlib LAPACK target: lapack_{s,d,c,z}<routine>_ffi (typed FFI), lapack_{s,d,c,z}<routine> (the
+// legacy API of 2023, or in mid-2024 the typed FFI under the old name), blas_{s,d,c,z}trsm[_ffi].
+struct LapackTarget {
+  std::string routine;
+  bool complex = false;
+};
+
+std::optional<LapackTarget> ParseLapackTarget(std::string_view target) {
+  static constexpr std::string_view kRoutines[] = {"potrf", "trsm",  "getrf", "geqrf", "orgqr",
+                                                   "ungqr", "syevd", "heevd", "gesdd", "gtsv",
+                                                   "gehrd", "sytrd", "hetrd", "geev",  "gees"};
+  const bool blas = target.substr(0, 5) == "blas_";
+  if (!blas && target.substr(0, 7) != "lapack_") return std::nullopt;
+  std::string_view rest = target.substr(blas ? 5 : 7);
+  if (rest.empty() || std::string_view("sdcz").find(rest[0]) == std::string_view::npos) return std::nullopt;
+  const bool complex = rest[0] == 'c' || rest[0] == 'z';
+  rest.remove_prefix(1);
+  if (rest.size() > 4 && rest.substr(rest.size() - 4) == "_ffi") rest.remove_suffix(4);
+  if (blas && rest != "trsm") return std::nullopt;
+  for (std::string_view r : kRoutines) {
+    if (rest == r) return LapackTarget{std::string(r), complex};
+  }
+  return std::nullopt;
+}
+
+// A LAPACK call as its typed-FFI form reads: the FFI operands, attributes and results, whichever API wrote it.
+struct LapackCall {
+  Instruction* call = nullptr;
+  std::vector<Instruction*> args;  // the FFI operands
+  std::vector<Shape> results;      // the FFI results the call has, in FFI order
+  std::vector<size_t> slots;       // results[i] is the call's result leaf slots[i]
+  bool legacy = false;             // attributes from the legacy descriptor operands:
+  std::map<std::string, int64_t, std::less<>> attrs;
+
+  // An attribute (`key = 76 : ui8` in the FFI backend_config), as an integer.
+  std::optional<int64_t> Int(std::string_view key) const {
+    if (!legacy) return ConfigInt(*call, key);
+    auto it = attrs.find(key);
+    if (it == attrs.end()) return std::nullopt;
+    return it->second;
+  }
+  // An ASCII-code attribute, as a character.
+  std::optional<char> Flag(std::string_view key) const {
+    const std::optional<int64_t> value = Int(key);
+    if (!value || *value <= 0 || *value > 127) return std::nullopt;
+    return static_cast<char>(*value);
+  }
+  absl::Status Error(std::string_view why) const { return CallError(*call, why); }
+};
+
+// The call's results: values[i] in FFI result i's slot, zeros everywhere else (LAPACK workspaces and infos that
+// are always 0, which jaxlib's calls return and nothing reads).
+Instruction* Results(Builder& b, const LapackCall& lc, const std::vector<Instruction*>& values) {
+  const std::vector<Shape> leaves = ResultLeaves(*lc.call);
+  std::vector<Instruction*> parts(leaves.size(), nullptr);
+  for (size_t i = 0; i < values.size() && i < lc.slots.size(); ++i) parts[lc.slots[i]] = values[i];
+  for (size_t i = 0; i < leaves.size(); ++i)
+    parts[i] = b.As(parts[i] != nullptr ? parts[i] : b.Zeros(leaves[i]), leaves[i]);
+  if (!lc.call->shape().IsTuple()) return parts[0];
+  return b.Add(Opcode::kTuple, lc.call->shape(), std::move(parts));
+}
+
+LapackCall FfiCall(Instruction* call) {
+  LapackCall lc;
+  lc.call = call;
+  lc.args = call->operands();
+  lc.results = ResultLeaves(*call);
+  lc.slots.resize(lc.results.size());
+  std::iota(lc.slots.begin(), lc.slots.end(), 0);
+  return lc;
+}
+
+// A legacy descriptor: the value of a scalar integer constant (through converts, reshapes and copies).
+std::optional<int64_t> ConstantScalar(const Instruction* x) {
+  while ((x->opcode() == Opcode::kConvert || x->opcode() == Opcode::kReshape || x->opcode() == Opcode::kCopy) &&
+         x->operand_count() == 1) {
+    x = x->operand(0);
+  }
+  const Shape& s = x->shape();
+  if (x->opcode() != Opcode::kConstant || !x->has_literal() || !s.IsArray() || s.rank() != 0 ||
+      !(IsIntegralType(s.element_type) || IsPredType(s.element_type))) {
+    return std::nullopt;
+  }
+  return x->literal().GetAsInt64(0);
+}
+
+// The legacy API (jaxlib 2023, api_version 2): scalar descriptor operands before the arrays, flags among them as
+// 0/1 integers or ASCII codes; workspaces among the results. As the typed-FFI form it became.
+absl::StatusOr<LapackCall> LegacyCall(Instruction* call, const LapackTarget& t) {
+  const std::string& r = t.routine;
+  // The descriptors, and where the FFI results sit among the legacy results.
+  int64_t descriptors = 0;
+  std::vector<size_t> slots;
+  std::string_view layout;
+  if (r == "potrf") {
+    descriptors = 3, slots = {0, 1}, layout = "(lower, batch, n, a) -> (a, info)";
+  } else if (r == "getrf") {
+    descriptors = 3, slots = {0, 1, 2}, layout = "(batch, m, n, a) -> (a, ipiv, info)";
+  } else if (r == "geqrf") {
+    descriptors = 4, slots = {0, 1}, layout = "(batch, m, n, lwork, a) -> (a, taus, info, work)";
+  } else if (r == "orgqr" || r == "ungqr") {
+    descriptors = 5, slots = {0}, layout = "(batch, m, n, k, lwork, a, taus) -> (a, info, work)";
+  } else if (r == "syevd" || r == "heevd") {
+    descriptors = 3, slots = {0, 1, 2},
+    layout = "(lower, batch, n, a[, shapes...]) -> (vectors, values, info, work...)";
+  } else if (r == "gesdd") {
+    descriptors = 6, slots = {0, 1, 2, 3, 4};
+    layout = "(full_matrices, compute_uv, batch, m, n, lwork, a) -> (a, s, u, vt, info, work...)";
+  } else if (r == "trsm") {
+    descriptors = 7, slots = {0}, layout = "(left_side, lower, trans_a, diag, m, n, batch, alpha, a, b) -> x";
+  } else if (r == "gehrd") {
+    descriptors = 6, slots = {0, 1, 2}, layout = "(n, ilo, ihi, lda, batch, lwork, a) -> (a, taus, info, work)";
+  } else if (r == "sytrd" || r == "hetrd") {
+    descriptors = 5, slots = {0, 1, 2, 3, 4},
+    layout = "(n, lower, lda, batch, lwork, a) -> (a, d, e, taus, info, work)";
+  } else if (r == "geev") {
+    descriptors = 4;
+    slots = t.complex ? std::vector<size_t>{2, 3, 4, 5} : std::vector<size_t>{3, 4, 5, 6, 7};
+    layout = t.complex ? "(batch, n, jobvl, jobvr, a) -> (work, rwork, w, vl, vr, info)"
+                       : "(batch, n, jobvl, jobvr, a) -> (work, work, work, wr, wi, vl, vr, info)";
+  } else if (r == "gees") {
+    descriptors = 4;
+    slots = t.complex ? std::vector<size_t>{0, 3, 2, 4, 5} : std::vector<size_t>{0, 3, 1, 2, 4, 5};
+    layout = t.complex ? "(batch, n, jobvs, sort, a) -> (t, rwork, w, vs, sdim, info)"
+                       : "(batch, n, jobvs, sort, a) -> (t, wr, wi, vs, sdim, info)";
+  }
+  const std::vector<Shape> leaves = ResultLeaves(*call);
+  const int64_t arrays = r == "orgqr" || r == "ungqr" ? 2 : r == "trsm" ? 3 : 1;
+  const bool extra_operands = r == "syevd" || r == "heevd";  // shape operands of dynamic exports
+  if (call->operand_count() < descriptors + arrays ||
+      (!extra_operands && call->operand_count() != descriptors + arrays) ||
+      leaves.size() <= *std::max_element(slots.begin(), slots.end())) {
+    return CallError(*call, fmt::format("expected {}, as jaxlib's legacy (api_version 2) call", layout));
+  }
+  std::vector<int64_t> d;
+  for (int64_t i = 0; i < descriptors; ++i) {
+    const Instruction* operand = call->operand(i);
+    const std::optional<int64_t> value = ConstantScalar(operand);
+    if (!value) {
+      return CallError(*call, fmt::format("descriptor operand {} (%{}) of {} must be a constant scalar integer: the "
+                                          "legacy call's flags and sizes are compile-time constants",
+                                          i, operand->name(), layout));
+    }
+    d.push_back(*value);
+  }
+  LapackCall lc;
+  lc.call = call;
+  lc.legacy = true;
+  lc.slots = slots;
+  for (size_t slot : slots) lc.results.push_back(leaves[slot]);
+  for (int64_t i = 0; i < arrays; ++i) lc.args.push_back(call->operand(descriptors + i));
+  auto uplo = [](int64_t lower) -> int64_t { return lower != 0 ? 'L' : 'U'; };
+  if (r == "potrf") {
+    lc.attrs["uplo"] = uplo(d[0]);
+  } else if (r == "syevd" || r == "heevd") {
+    lc.attrs["uplo"] = uplo(d[0]);
+    lc.attrs["mode"] = 'V';
+  } else if (r == "gesdd") {
+    lc.attrs["mode"] = d[1] == 0 ? 'N' : d[0] != 0 ? 'A' : 'S';
+  } else if (r == "trsm") {
+    // (alpha, a, b) -> the FFI's (a, b, alpha).
+    std::rotate(lc.args.begin(), lc.args.begin() + 1, lc.args.end());
+    lc.attrs["side"] = d[0] != 0 ? 'L' : 'R';
+    lc.attrs["uplo"] = uplo(d[1]);
+    lc.attrs["trans_x"] = d[2] == 0 ? 'N' : d[2] == 1 ? 'T' : d[2] == 2 ? 'C' : 0;
+    lc.attrs["diag"] = d[3] != 0 ? 'U' : 'N';
+  } else if (r == "gehrd") {
+    lc.attrs["low"] = d[1];
+    lc.attrs["high"] = d[2];
+  } else if (r == "sytrd" || r == "hetrd") {
+    lc.attrs["uplo"] = uplo(d[1]);
+  } else if (r == "geev") {
+    lc.attrs["compute_left"] = d[2];
+    lc.attrs["compute_right"] = d[3];
+  } else if (r == "gees") {
+    lc.attrs["mode"] = d[2];
+    lc.attrs["sort"] = d[3];
+  }
+  return lc;
+}
+
+absl::StatusOr<Instruction*> Potrf(Module& module, Computation& comp, const LapackCall& lc) {
+  const Shape* a = lc.args.size() == 1 ? &lc.args[0]->shape() : nullptr;
+  if (a == nullptr || !IsSquareMatrixBatch(*a) || lc.results.size() != 2 || !lc.results[0].Compatible(*a) ||
+      lc.results[1].element_type != PrimitiveType::kS32 || lc.results[1].rank() != a->rank() - 2) {
+    return lc.Error("expected (a[..., n, n]) -> (a[..., n, n], s32[...]), as jaxlib's potrf");
+  }
+  const std::optional<char> uplo = lc.Flag("uplo");
+  if (!uplo || (*uplo != 'L' && *uplo != 'U')) return lc.Error("needs uplo = 76 ('L') or 85 ('U')");
+  Builder b(module, comp, *lc.call);
+  Shape value = lc.results[0];
+  Instruction* factor = b.Add(Opcode::kCholesky, value, {lc.args[0]});
+  factor->SetAttr("lower", AttrValue::Bool(*uplo == 'L'));
+  Instruction* kept = b.Add(Opcode::kSelect, value, {b.TriangleMask(value, *uplo == 'L'), factor, lc.args[0]});
+  Instruction* info = b.NanInfo(factor, lc.results[1]);
+  return Results(b, lc, {kept, info});
+}
+
+absl::StatusOr<Instruction*> Trsm(Module& module, Computation& comp, const LapackCall& lc) {
+  const size_t n = lc.args.size();
+  if ((n != 2 && n != 3) || lc.results.size() != 1) return lc.Error("expected (a, b[, alpha]) -> x, as jaxlib's trsm");
+  const Shape& a = lc.args[0]->shape();
+  const Shape& bs = lc.args[1]->shape();
+  if (!IsSquareMatrixBatch(a) || !bs.IsArray() || bs.rank() != a.rank() || !lc.results[0].Compatible(bs) ||
+      (n == 3 && (!lc.args[2]->shape().IsArray() || lc.args[2]->shape().rank() != 0))) {
+    return lc.Error("expected (a[..., m, m], b[..., m, n][, alpha]) -> x[..., m, n], as jaxlib's trsm");
+  }
+  const std::optional<char> side = lc.Flag("side"), uplo = lc.Flag("uplo");
+  const std::optional<char> trans = lc.Flag("trans_x"), diag = lc.Flag("diag");
+  if (!side || (*side != 'L' && *side != 'R') || !uplo || (*uplo != 'L' && *uplo != 'U') || !trans ||
+      (*trans != 'N' && *trans != 'T' && *trans != 'C') || !diag || (*diag != 'N' && *diag != 'U')) {
+    return lc.Error(lc.legacy ? "needs left_side, lower, trans_a (0, 1 or 2) and diag descriptors"
+                              : "needs side, uplo, trans_x and diag flags (ASCII codes: L/R, L/U, N/T/C, N/U)");
+  }
+  Builder b(module, comp, *lc.call);
+  Shape x = lc.results[0];
+  x.layout.reset();
+  Instruction* solve = b.Add(Opcode::kTriangularSolve, x, {lc.args[0], lc.args[1]});
+  solve->SetAttr("left_side", AttrValue::Bool(*side == 'L'));
+  solve->SetAttr("lower", AttrValue::Bool(*uplo == 'L'));
+  solve->SetAttr("unit_diagonal", AttrValue::Bool(*diag == 'U'));
+  solve->SetAttr("transpose_a", AttrValue::Enum(*trans == 'N'   ? "NO_TRANSPOSE"
+                                                : *trans == 'T' ? "TRANSPOSE"
+                                                                : "ADJOINT"));
+  if (n == 2) return Results(b, lc, {solve});
+  Instruction* alpha = b.Add(Opcode::kBroadcast, x, {lc.args[2]});
+  alpha->SetAttr("dimensions", AttrValue::IntList({}));
+  return Results(b, lc, {b.Add(Opcode::kMultiply, x, {solve, alpha})});
+}
+
 bool IsS32(const Shape& s, int64_t rank) {
   return s.IsArray() && s.element_type == PrimitiveType::kS32 && s.rank() == rank;
 }
@@ -266,85 +431,100 @@ Shape BatchShape(const Shape& a, PrimitiveType type, std::vector<int64_t> tail) 
 }
 
 // The one matrix operand of a decomposition call, with at least `results` results.
-absl::StatusOr<const Shape*> MatrixOperand(const Instruction& call, size_t results, std::string_view expected) {
-  if (call.operand_count() < 1 || !call.operand(0)->shape().IsArray() || call.operand(0)->shape().rank() < 2 ||
-      ResultLeaves(call).size() < results) {
-    return CallError(call, fmt::format("expected {}, as jaxlib's", expected));
+absl::StatusOr<const Shape*> MatrixOperand(const LapackCall& lc, size_t results, std::string_view expected) {
+  if (lc.args.empty() || !lc.args[0]->shape().IsArray() || lc.args[0]->shape().rank() < 2 ||
+      lc.results.size() < results) {
+    return lc.Error(fmt::format("expected {}, as jaxlib's", expected));
   }
-  return &call.operand(0)->shape();
+  return &lc.args[0]->shape();
+}
+
+// Checks that FFI result i of the call is `expected` (any layout).
+absl::Status ExpectResults(const LapackCall& lc, const std::vector<Shape>& expected, std::string_view signature) {
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (i >= lc.results.size() || !lc.results[i].Compatible(expected[i])) {
+      return lc.Error(fmt::format("result {} should be {}: expected {}, as jaxlib's", i,
+                                  ShapeToString(expected[i], false), signature));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The elements of a decomposition call's tuple result.
+std::vector<Instruction*> Elements(Builder& b, Instruction* tuple) {
+  std::vector<Instruction*> out;
+  for (int64_t i = 0; i < static_cast<int64_t>(tuple->shape().tuple_shapes.size()); ++i)
+    out.push_back(b.Element(tuple, i));
+  return out;
 }
 
 // getrf: a -> (lu, ipiv s32[..., k] 1-based, info s32[...]).
-absl::StatusOr<Instruction*> Getrf(Module& module, Computation& comp, Instruction* call) {
-  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(*call, 3, "(a[..., m, n]) -> (lu, ipiv s32[..., k], info)"));
+absl::StatusOr<Instruction*> Getrf(Module& module, Computation& comp, const LapackCall& lc) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 3, "(a[..., m, n]) -> (lu, ipiv s32[..., k], info)"));
   const int64_t m = a->dimensions[a->rank() - 2], n = a->dimensions.back();
-  const std::vector<Shape> out = ResultLeaves(*call);
-  if (call->operand_count() != 1 || !IsS32(out[1], a->rank() - 1) || !IsS32(out[2], a->rank() - 2)) {
-    return CallError(*call, "expected (a[..., m, n]) -> (lu, ipiv s32[..., min(m, n)], info s32[...]), as jaxlib's");
+  if (lc.args.size() != 1 || !IsS32(lc.results[1], a->rank() - 1) || !IsS32(lc.results[2], a->rank() - 2)) {
+    return lc.Error("expected (a[..., m, n]) -> (lu, ipiv s32[..., min(m, n)], info s32[...]), as jaxlib's");
   }
-  Builder b(module, comp, *call);
+  Builder b(module, comp, *lc.call);
   Shape plain = *a;
   plain.layout.reset();
   Instruction* lu =
-      b.Decomposition("LuDecomposition", {call->operand(0)},
+      b.Decomposition("LuDecomposition", {lc.args[0]},
                       {plain, BatchShape(*a, PrimitiveType::kS32, {std::min(m, n)}),
                        BatchShape(*a, PrimitiveType::kS32, {m}), BatchShape(*a, PrimitiveType::kS32, {})});
-  return Results(b, *call, {b.Element(lu, 0), b.PlusOne(b.Element(lu, 1)), b.Element(lu, 3)});
+  return Results(b, lc, {b.Element(lu, 0), b.PlusOne(b.Element(lu, 1)), b.Element(lu, 3)});
 }
 
 // geqrf: a -> (a', taus[..., k][, info, workspace]).
-absl::StatusOr<Instruction*> Geqrf(Module& module, Computation& comp, Instruction* call) {
-  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(*call, 2, "(a[..., m, n]) -> (a, taus[..., k])"));
-  if (call->operand_count() != 1) return CallError(*call, "expected one operand, as jaxlib's geqrf");
+absl::StatusOr<Instruction*> Geqrf(Module& module, Computation& comp, const LapackCall& lc) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 2, "(a[..., m, n]) -> (a, taus[..., k])"));
+  if (lc.args.size() != 1) return lc.Error("expected one operand, as jaxlib's geqrf");
   const int64_t m = a->dimensions[a->rank() - 2], n = a->dimensions.back();
-  Builder b(module, comp, *call);
+  Builder b(module, comp, *lc.call);
   Shape plain = *a;
   plain.layout.reset();
-  Instruction* qr =
-      b.Decomposition("Qr", {call->operand(0)}, {plain, BatchShape(*a, a->element_type, {std::min(m, n)})});
-  return Results(b, *call, {b.Element(qr, 0), b.Element(qr, 1)});
+  Instruction* qr = b.Decomposition("Qr", {lc.args[0]}, {plain, BatchShape(*a, a->element_type, {std::min(m, n)})});
+  return Results(b, lc, {b.Element(qr, 0), b.Element(qr, 1)});
 }
 
 // orgqr / ungqr: (a, taus) -> q[, info, workspace].
-absl::StatusOr<Instruction*> Orgqr(Module& module, Computation& comp, Instruction* call) {
-  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(*call, 1, "(a[..., m, n], taus[..., k]) -> q"));
-  if (call->operand_count() != 2) return CallError(*call, "expected (a, taus) operands, as jaxlib's orgqr");
-  Builder b(module, comp, *call);
+absl::StatusOr<Instruction*> Orgqr(Module& module, Computation& comp, const LapackCall& lc) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 1, "(a[..., m, n], taus[..., k]) -> q"));
+  if (lc.args.size() != 2) return lc.Error("expected (a, taus) operands, as jaxlib's orgqr");
+  Builder b(module, comp, *lc.call);
   Shape plain = *a;
   plain.layout.reset();
-  Instruction* q =
-      b.Decomposition("ProductOfElementaryHouseholderReflectors", {call->operand(0), call->operand(1)}, {plain});
-  return Results(b, *call, {q});
+  Instruction* q = b.Decomposition("ProductOfElementaryHouseholderReflectors", {lc.args[0], lc.args[1]}, {plain});
+  return Results(b, lc, {q});
 }
 
 // syevd / heevd {uplo, mode}: a -> (vectors, values[..., n], info[, workspaces]).
-absl::StatusOr<Instruction*> Syevd(Module& module, Computation& comp, Instruction* call) {
-  XLAC_ASSIGN_OR_RETURN(const Shape* a,
-                        MatrixOperand(*call, 3, "(a[..., n, n]) -> (vectors, eigenvalues[..., n], info)"));
+absl::StatusOr<Instruction*> Syevd(Module& module, Computation& comp, const LapackCall& lc) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 3, "(a[..., n, n]) -> (vectors, eigenvalues[..., n], info)"));
   const int64_t n = a->dimensions.back();
-  const std::optional<char> uplo = Flag(*call, "uplo");
-  if (call->operand_count() != 1 || !uplo || (*uplo != 'L' && *uplo != 'U')) {
-    return CallError(*call, "expected one operand and uplo = 76 ('L') or 85 ('U'), as jaxlib's syevd");
+  const std::optional<char> uplo = lc.Flag("uplo");
+  if (lc.args.size() != 1 || !uplo || (*uplo != 'L' && *uplo != 'U')) {
+    return lc.Error("expected one operand and uplo = 76 ('L') or 85 ('U'), as jaxlib's syevd");
   }
-  Builder b(module, comp, *call);
+  Builder b(module, comp, *lc.call);
   Shape plain = *a;
   plain.layout.reset();
   const PrimitiveType real = ComplexComponentType(a->element_type);
-  Instruction* eigh = b.Decomposition("Eigh", {call->operand(0)},
-                                      {plain, BatchShape(*a, real, {n}), BatchShape(*a, PrimitiveType::kS32, {})},
-                                      *uplo == 'L' ? "1,1" : "0,1");
-  return Results(b, *call, {b.Element(eigh, 0), b.Element(eigh, 1), b.Element(eigh, 2)});
+  Instruction* eigh =
+      b.Decomposition("Eigh", {lc.args[0]}, {plain, BatchShape(*a, real, {n}), BatchShape(*a, PrimitiveType::kS32, {})},
+                      *uplo == 'L' ? "1,1" : "0,1");
+  return Results(b, lc, {b.Element(eigh, 0), b.Element(eigh, 1), b.Element(eigh, 2)});
 }
 
 // gesdd {mode 'A', 'S' or 'N'}: a -> (a', s[..., k], u, vt, info[, workspaces]); u and vt zero for 'N'.
-absl::StatusOr<Instruction*> Gesdd(Module& module, Computation& comp, Instruction* call) {
-  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(*call, 5, "(a[..., m, n]) -> (a, s, u, vt, info)"));
+absl::StatusOr<Instruction*> Gesdd(Module& module, Computation& comp, const LapackCall& lc) {
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 5, "(a[..., m, n]) -> (a, s, u, vt, info)"));
   const int64_t m = a->dimensions[a->rank() - 2], n = a->dimensions.back(), k = std::min(m, n);
-  const std::optional<char> mode = Flag(*call, "mode");
-  if (call->operand_count() != 1 || !mode || (*mode != 'A' && *mode != 'S' && *mode != 'N')) {
-    return CallError(*call, "expected one operand and mode = 65 ('A'), 83 ('S') or 78 ('N'), as jaxlib's gesdd");
+  const std::optional<char> mode = lc.Flag("mode");
+  if (lc.args.size() != 1 || !mode || (*mode != 'A' && *mode != 'S' && *mode != 'N')) {
+    return lc.Error("expected one operand and mode = 65 ('A'), 83 ('S') or 78 ('N'), as jaxlib's gesdd");
   }
-  Builder b(module, comp, *call);
+  Builder b(module, comp, *lc.call);
   const PrimitiveType real = ComplexComponentType(a->element_type);
   std::vector<Shape> shapes = {BatchShape(*a, real, {k})};
   if (*mode != 'N') {
@@ -353,21 +533,190 @@ absl::StatusOr<Instruction*> Gesdd(Module& module, Computation& comp, Instructio
     shapes.push_back(BatchShape(*a, a->element_type, {full ? n : k, n}));
   }
   shapes.push_back(BatchShape(*a, PrimitiveType::kS32, {}));
-  const std::vector<Shape> out = ResultLeaves(*call);
+  const std::vector<Shape>& out = lc.results;
   // s, u and vt are results 1 to 3 (without vectors, u and vt are zeros of any shape).
   const size_t checked = *mode == 'N' ? 1 : 3;
   for (size_t i = 0; i < checked; ++i) {
     if (!out[i + 1].Compatible(shapes[i])) {
-      return CallError(*call, fmt::format("result {} should be {} for mode '{}', as jaxlib's gesdd", i + 1,
-                                          ShapeToString(shapes[i], false), *mode));
+      return lc.Error(fmt::format("result {} should be {} for mode '{}', as jaxlib's gesdd", i + 1,
+                                  ShapeToString(shapes[i], false), *mode));
     }
   }
-  Instruction* svd = b.Decomposition(kSvdTarget, {call->operand(0)}, shapes);
+  Instruction* svd = b.Decomposition(kSvdTarget, {lc.args[0]}, shapes);
   Instruction* s = b.Element(svd, 0);
   Instruction* info = b.Element(svd, static_cast<int64_t>(shapes.size()) - 1);
   Instruction* u = *mode == 'N' ? b.Zeros(out[2]) : b.Element(svd, 1);
   Instruction* vt = *mode == 'N' ? b.Zeros(out[3]) : b.Element(svd, 2);
-  return Results(b, *call, {call->operand(0), s, u, vt, info});
+  return Results(b, lc, {lc.args[0], s, u, vt, info});
+}
+
+// gtsv: (dl[..., n], d[..., n], du[..., n], b[..., n, r]) -> (dl', d', du', x, info s32[...]).
+absl::StatusOr<Instruction*> Gtsv(Module& module, Computation& comp, const LapackCall& lc) {
+  static constexpr std::string_view kSignature =
+      "(dl[..., n], d[..., n], du[..., n], b[..., n, r]) -> (dl, d, du, x[..., n, r], info s32[...])";
+  if (lc.args.size() != 4 || !lc.args[3]->shape().IsArray() || lc.args[3]->shape().rank() < 2) {
+    return lc.Error(fmt::format("expected {}, as jaxlib's gtsv", kSignature));
+  }
+  const Shape& bs = lc.args[3]->shape();
+  std::vector<Shape> shapes;
+  for (int64_t i = 0; i < 3; ++i) shapes.push_back(BatchShape(bs, bs.element_type, {bs.dimensions[bs.rank() - 2]}));
+  Shape plain = bs;
+  plain.layout.reset();
+  shapes.push_back(plain);
+  shapes.push_back(BatchShape(bs, PrimitiveType::kS32, {}));
+  for (int64_t i = 0; i < 3; ++i) {
+    if (!lc.args[i]->shape().Compatible(shapes[i]))
+      return lc.Error(fmt::format("expected {}, as jaxlib's gtsv", kSignature));
+  }
+  XLAC_RETURN_IF_ERROR(ExpectResults(lc, shapes, kSignature));
+  Builder b(module, comp, *lc.call);
+  Instruction* solve = b.Decomposition(kTridiagonalSolveTarget, lc.args, shapes);
+  return Results(b, lc, Elements(b, solve));
+}
+
+// gehrd {low, high}: a -> (a', taus[..., n-1], info s32[...]).
+absl::StatusOr<Instruction*> Gehrd(Module& module, Computation& comp, const LapackCall& lc) {
+  static constexpr std::string_view kSignature = "(a[..., n, n]) -> (a, taus[..., n-1], info s32[...])";
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 3, kSignature));
+  const int64_t n = a->dimensions.back();
+  if (lc.args.size() != 1 || !IsSquareMatrixBatch(*a))
+    return lc.Error(fmt::format("expected {}, as jaxlib's gehrd", kSignature));
+  const std::optional<int64_t> low = lc.Int("low"), high = lc.Int("high");
+  if (!low || !high || *low < 1 || *high > n || (n > 0 && *low > *high)) {
+    return lc.Error(fmt::format("needs low and high with 1 <= low <= high <= {} (LAPACK's ilo and ihi)", n));
+  }
+  Shape plain = *a;
+  plain.layout.reset();
+  const Shape taus = BatchShape(*a, a->element_type, {std::max<int64_t>(n - 1, 0)});
+  XLAC_RETURN_IF_ERROR(ExpectResults(lc, {plain, taus, BatchShape(*a, PrimitiveType::kS32, {})}, kSignature));
+  Builder b(module, comp, *lc.call);
+  Instruction* h = b.Decomposition(kHessenbergTarget, {lc.args[0]}, {plain, taus}, fmt::format("{},{}", *low, *high));
+  return Results(b, lc, {b.Element(h, 0), b.Element(h, 1)});
+}
+
+// sytrd / hetrd {uplo}: a -> (a', d R[..., n], e R[..., n-1], taus[..., n-1], info s32[...]).
+absl::StatusOr<Instruction*> Sytrd(Module& module, Computation& comp, const LapackCall& lc) {
+  static constexpr std::string_view kSignature =
+      "(a[..., n, n]) -> (a, d[..., n], e[..., n-1] of the real type, taus[..., n-1], info s32[...])";
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 5, kSignature));
+  const std::optional<char> uplo = lc.Flag("uplo");
+  if (lc.args.size() != 1 || !IsSquareMatrixBatch(*a) || !uplo || (*uplo != 'L' && *uplo != 'U')) {
+    return lc.Error(fmt::format("expected {} and uplo = 76 ('L') or 85 ('U'), as jaxlib's sytrd", kSignature));
+  }
+  const int64_t n = a->dimensions.back(), e = std::max<int64_t>(n - 1, 0);
+  const PrimitiveType real = ComplexComponentType(a->element_type);
+  Shape plain = *a;
+  plain.layout.reset();
+  std::vector<Shape> shapes = {plain, BatchShape(*a, real, {n}), BatchShape(*a, real, {e}),
+                               BatchShape(*a, a->element_type, {e})};
+  std::vector<Shape> expected = shapes;
+  expected.push_back(BatchShape(*a, PrimitiveType::kS32, {}));
+  XLAC_RETURN_IF_ERROR(ExpectResults(lc, expected, kSignature));
+  Builder b(module, comp, *lc.call);
+  Instruction* t = b.Decomposition(kTridiagonalTarget, {lc.args[0]}, shapes, *uplo == 'L' ? "1" : "0");
+  return Results(b, lc, Elements(b, t));
+}
+
+bool IsLapackType(PrimitiveType type) {
+  return type == PrimitiveType::kF32 || type == PrimitiveType::kF64 || type == PrimitiveType::kC64 ||
+         type == PrimitiveType::kC128;
+}
+
+PrimitiveType ComplexOf(PrimitiveType type) {
+  return type == PrimitiveType::kF32 ? PrimitiveType::kC64 : type == PrimitiveType::kF64 ? PrimitiveType::kC128 : type;
+}
+
+// geev {compute_left, compute_right}: a -> (w, vl, vr, info) for complex types, (wr, wi, vl, vr, info) with complex
+// vl and vr for real types; vectors not asked for are zeros.
+absl::StatusOr<Instruction*> Geev(Module& module, Computation& comp, const LapackCall& lc) {
+  static constexpr std::string_view kSignature =
+      "(a[..., n, n]) -> (w[..., n], vl[..., n, n], vr[..., n, n], info s32[...]), or (wr[..., n], wi[..., n], vl, "
+      "vr, info) with complex vl and vr for real types";
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 4, kSignature));
+  const std::optional<char> left = lc.Flag("compute_left"), right = lc.Flag("compute_right");
+  if (lc.args.size() != 1 || !IsSquareMatrixBatch(*a) || !IsLapackType(a->element_type)) {
+    return lc.Error(fmt::format("expected {} of f32, f64, c64 or c128, as jaxlib's geev", kSignature));
+  }
+  if (!left || (*left != 'N' && *left != 'V') || !right || (*right != 'N' && *right != 'V')) {
+    return lc.Error("needs compute_left and compute_right = 78 ('N') or 86 ('V')");
+  }
+  const int64_t n = a->dimensions.back();
+  const bool real = !IsComplexType(a->element_type);
+  const PrimitiveType complex = ComplexOf(a->element_type);
+  std::vector<Shape> shapes;
+  if (real) shapes.push_back(BatchShape(*a, a->element_type, {n}));
+  shapes.push_back(BatchShape(*a, a->element_type, {n}));
+  shapes.push_back(BatchShape(*a, complex, {n, n}));
+  shapes.push_back(BatchShape(*a, complex, {n, n}));
+  shapes.push_back(BatchShape(*a, PrimitiveType::kS32, {}));
+  XLAC_RETURN_IF_ERROR(ExpectResults(lc, shapes, kSignature));
+  Builder b(module, comp, *lc.call);
+  Instruction* eig = b.Decomposition(kEigTarget, {lc.args[0]}, shapes,
+                                     fmt::format("{},{}", *left == 'V' ? 1 : 0, *right == 'V' ? 1 : 0));
+  return Results(b, lc, Elements(b, eig));
+}
+
+// gees {mode, sort 'N'}: a -> (t, vs, w, sdim, info) for complex types, (t, vs, wr, wi, sdim, info) for real
+// types; sdim 0 (nothing is selected without sorting), vs zeros for mode 'N'.
+absl::StatusOr<Instruction*> Gees(Module& module, Computation& comp, const LapackCall& lc) {
+  static constexpr std::string_view kSignature =
+      "(a[..., n, n]) -> (t, vs, w[..., n], sdim s32[...], info s32[...]), or (t, vs, wr[..., n], wi[..., n], sdim, "
+      "info) for real types";
+  XLAC_ASSIGN_OR_RETURN(const Shape* a, MatrixOperand(lc, 5, kSignature));
+  const std::optional<char> mode = lc.Flag("mode"), sort = lc.Flag("sort");
+  if (lc.args.size() != 1 || !IsSquareMatrixBatch(*a) || !IsLapackType(a->element_type)) {
+    return lc.Error(fmt::format("expected {} of f32, f64, c64 or c128, as jaxlib's gees", kSignature));
+  }
+  if (!mode || (*mode != 'N' && *mode != 'V')) return lc.Error("needs mode = 78 ('N') or 86 ('V')");
+  if (sort == 'S') {
+    return lc.Error(
+        "sort = 83 ('S', ordering the eigenvalues by a select function) is not supported: jaxlib's own "
+        "gees kernel rejects it too");
+  }
+  if (!sort || *sort != 'N') return lc.Error("needs sort = 78 ('N')");
+  const int64_t n = a->dimensions.back();
+  const bool real = !IsComplexType(a->element_type);
+  Shape plain = *a;
+  plain.layout.reset();
+  std::vector<Shape> shapes = {plain, plain, BatchShape(*a, a->element_type, {n})};
+  if (real) shapes.push_back(BatchShape(*a, a->element_type, {n}));
+  const Shape info = BatchShape(*a, PrimitiveType::kS32, {});
+  shapes.push_back(info);
+  std::vector<Shape> expected = shapes;
+  expected.insert(expected.end() - 1, info);  // sdim before info
+  XLAC_RETURN_IF_ERROR(ExpectResults(lc, expected, kSignature));
+  Builder b(module, comp, *lc.call);
+  Instruction* schur = b.Decomposition(kSchurTarget, {lc.args[0]}, shapes);
+  std::vector<Instruction*> values = Elements(b, schur);
+  if (*mode == 'N') values[1] = b.Zeros(lc.results[1]);
+  values.insert(values.end() - 1, b.Zeros(info));  // sdim
+  return Results(b, lc, values);
+}
+
+absl::StatusOr<Instruction*> RewriteLapack(Module& module, Computation& comp, Instruction* call,
+                                           const LapackTarget& t) {
+  // The legacy API passes scalar descriptors first; the typed FFI (also under the old name, mid-2024) the arrays.
+  const bool legacy =
+      call->operand_count() > 0 && call->operand(0)->shape().IsArray() && call->operand(0)->shape().rank() == 0;
+  LapackCall lc;
+  if (legacy) {
+    XLAC_ASSIGN_OR_RETURN(lc, LegacyCall(call, t));
+  } else {
+    lc = FfiCall(call);
+  }
+  const std::string& r = t.routine;
+  if (r == "potrf") return Potrf(module, comp, lc);
+  if (r == "trsm") return Trsm(module, comp, lc);
+  if (r == "getrf") return Getrf(module, comp, lc);
+  if (r == "geqrf") return Geqrf(module, comp, lc);
+  if (r == "orgqr" || r == "ungqr") return Orgqr(module, comp, lc);
+  if (r == "syevd" || r == "heevd") return Syevd(module, comp, lc);
+  if (r == "gesdd") return Gesdd(module, comp, lc);
+  if (r == "gtsv") return Gtsv(module, comp, lc);
+  if (r == "gehrd") return Gehrd(module, comp, lc);
+  if (r == "sytrd" || r == "hetrd") return Sytrd(module, comp, lc);
+  if (r == "geev") return Geev(module, comp, lc);
+  return Gees(module, comp, lc);
 }
 
 // XLA's ApproxTopK (jax.lax.approx_max_k / approx_min_k as TPU exports write it): (inputs..., inits...) with the
@@ -429,20 +778,8 @@ absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
       if (inst->opcode() != Opcode::kCustomCall) continue;
       const std::string_view target = inst->StringAttr("custom_call_target");
       absl::StatusOr<Instruction*> replacement = nullptr;
-      if (IsLapackTarget(target, "potrf")) {
-        replacement = Potrf(module, *comp, inst);
-      } else if (IsLapackTarget(target, "trsm") || IsBlasTrsm(target)) {
-        replacement = Trsm(module, *comp, inst);
-      } else if (IsLapackTarget(target, "getrf")) {
-        replacement = Getrf(module, *comp, inst);
-      } else if (IsLapackTarget(target, "geqrf")) {
-        replacement = Geqrf(module, *comp, inst);
-      } else if (IsLapackTarget(target, "orgqr") || IsLapackTarget(target, "ungqr")) {
-        replacement = Orgqr(module, *comp, inst);
-      } else if (IsLapackTarget(target, "syevd") || IsLapackTarget(target, "heevd")) {
-        replacement = Syevd(module, *comp, inst);
-      } else if (IsLapackTarget(target, "gesdd")) {
-        replacement = Gesdd(module, *comp, inst);
+      if (const std::optional<LapackTarget> lapack = ParseLapackTarget(target)) {
+        replacement = RewriteLapack(module, *comp, inst, *lapack);
       } else if (target == "ApproxTopK") {
         replacement = ApproxTopK(module, *comp, inst);
       } else {

@@ -14,8 +14,21 @@
 //    lapack_?geqrf_ffi: a -> (a', taus) via Qr; lapack_{s,d}orgqr_ffi / {c,z}ungqr_ffi: (a, taus) -> q via
 //    ProductOfElementaryHouseholderReflectors; lapack_{s,d}syevd_ffi / {c,z}heevd_ffi {uplo, mode}: a -> (vectors,
 //    eigenvalues ascending, info) via Eigh; lapack_?gesdd_ffi {mode 'A' full, 'S' reduced, 'N' no vectors}: a ->
-//    (a, s descending, u, vt, info) via xlac.svd.
+//    (a, s descending, u, vt, info) via xlac.svd; lapack_?gtsv_ffi: (dl, d, du, b) -> (dl', d', du', x, info) via
+//    xlac.tridiagonal_solve; lapack_?gehrd_ffi {low, high}: a -> (a', taus, info) via xlac.hessenberg;
+//    lapack_{s,d}sytrd_ffi / {c,z}hetrd_ffi {uplo}: a -> (a', d, e, taus, info) via xlac.tridiagonal;
+//    lapack_?geev_ffi {compute_left, compute_right}: a -> (w, vl, vr, info), for real types (wr, wi, vl, vr, info)
+//    with complex vectors, via xlac.eig; lapack_?gees_ffi {mode, sort 'N'}: a -> (t, vs, w, sdim, info), for real
+//    types (t, vs, wr, wi, sdim, info), via xlac.schur (sdim 0; vs zeros for mode 'N'; sort 'S' is an error).
 //    Results past these (the workspaces jaxlib's FFI calls of mid-2024 return, which nothing reads) become zeros.
+//  - the same routines in jaxlib's legacy API (2023, api_version 2): lapack_?<routine> and blas_?trsm without _ffi,
+//    their flags and sizes as scalar descriptor operands before the arrays (potrf (lower, batch, n, a); getrf (batch,
+//    m, n, a); geqrf (batch, m, n, lwork, a); orgqr (batch, m, n, k, lwork, a, taus); syevd (lower, batch, n, a);
+//    gesdd (full_matrices, compute_uv, batch, m, n, lwork, a); trsm (left_side, lower, trans_a 0/1/2, diag, m, n,
+//    batch, alpha, a, b); gehrd (n, ilo, ihi, lda, batch, lwork, a); sytrd (n, lower, lda, batch, lwork, a); geev
+//    (batch, n, jobvl, jobvr, a); gees (batch, n, jobvs, sort, a)) and workspaces among the results: rewritten as
+//    the typed-FFI form, the flags read from the descriptors, which must be constants. The same names with the
+//    typed-FFI operands (jaxlib of mid-2024) are the typed-FFI form.
 // And XLA's ApproxTopK {top_k, reduction_dim} (inputs..., inits...) with a comparator, as XLA runs it off TPU: an
 // exact top-k, a stable sort by the comparator and a slice of the first top_k.
 // Preconditions: a verified module. A call with these targets but another signature is an error at the call.

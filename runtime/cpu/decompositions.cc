@@ -1,13 +1,15 @@
 // Matrix decompositions shared by compiled code and the interpreter (xlac_runtime_kernels.h): LU with partial
-// pivoting, Householder QR and the product of its reflectors, the Hermitian eigendecomposition and the SVD.
+// pivoting, Householder QR and the product of its reflectors, the Hermitian eigendecomposition and the SVD, the
+// tridiagonal solve (gtsv) and the reduction of a Hermitian matrix to tridiagonal form (sytrd / hetrd). The
+// nonsymmetric eigenproblems (Hessenberg, Schur, eig) are in schur.cc.
 //
 // As in linalg.cc, every element type is computed in complex<double> and rounded once. LU and QR follow LAPACK's
 // unblocked algorithms step for step (getf2's pivot choice, larfg's reflectors), so pivots, signs and the meaning
-// of every output are LAPACK's; only the last bits differ from a blocked LAPACK. The eigendecomposition and the SVD
-// use Jacobi rotations (cyclic two-sided for eigh, one-sided for the SVD): slower than LAPACK's divide and conquer
-// for large matrices, but accurate to a few ulps of double, which is far below the f32 rounding of the results.
-// Eigenvectors and singular vectors are unique only up to a phase per vector (and a basis per repeated value):
-// callers compare reconstructions, never the vectors, as LAPACK's own tests do.
+// of every output are LAPACK's; only the last bits differ from a blocked LAPACK. So do gtsv and sytd2 / hetd2. The
+// eigendecomposition and the SVD use Jacobi rotations (cyclic two-sided for eigh, one-sided for the SVD): slower than
+// LAPACK's divide and conquer for large matrices, but accurate to a few ulps of double, which is far below the f32
+// rounding of the results. Eigenvectors and singular vectors are unique only up to a phase per vector (and a basis per
+// repeated value): callers compare reconstructions, never the vectors, as LAPACK's own tests do.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -375,27 +377,179 @@ void Svd(const void* a, void* s, void* u, void* vt, int32_t* info, int64_t batch
   if (vt != nullptr) Store<T>(vt, out_vt);
 }
 
+// ---- tridiagonal solve ----
+
+// LAPACK's gtsv step for step (zgtsv's structure, which real dgtsv follows for every finite input): elimination with
+// row interchanges on the three diagonals, then back-substitution with U's three diagonals. l = DL(1..n-1) (jaxlib
+// passes dl + 1), b row-major n x nrhs. Returns info (0, or the 1-based index of the first zero pivot: gtsv returns
+// at once, leaving its partial state).
+int32_t Gtsv(cd* l, cd* d, cd* u, cd* b, int64_t n, int64_t nrhs) {
+  for (int64_t k = 0; k + 1 < n; ++k) {
+    if (l[k] == cd(0)) {
+      // Sub-diagonal zero: no elimination.
+      if (d[k] == cd(0)) return static_cast<int32_t>(k + 1);
+    } else if (Abs1(d[k]) >= Abs1(l[k])) {
+      // No row interchange.
+      const cd mult = l[k] / d[k];
+      d[k + 1] -= mult * u[k];
+      for (int64_t j = 0; j < nrhs; ++j) b[(k + 1) * nrhs + j] -= mult * b[k * nrhs + j];
+      if (k + 2 < n) l[k] = 0;
+    } else {
+      // Interchange rows k and k + 1; l[k] becomes U's second super-diagonal.
+      const cd mult = d[k] / l[k];
+      d[k] = l[k];
+      const cd temp = d[k + 1];
+      d[k + 1] = u[k] - mult * temp;
+      if (k + 2 < n) {
+        l[k] = u[k + 1];
+        u[k + 1] = -mult * l[k];
+      }
+      u[k] = temp;
+      for (int64_t j = 0; j < nrhs; ++j) {
+        const cd t = b[k * nrhs + j];
+        b[k * nrhs + j] = b[(k + 1) * nrhs + j];
+        b[(k + 1) * nrhs + j] = t - mult * b[(k + 1) * nrhs + j];
+      }
+    }
+  }
+  if (n > 0 && d[n - 1] == cd(0)) return static_cast<int32_t>(n);
+  for (int64_t j = 0; j < nrhs && n > 0; ++j) {
+    b[(n - 1) * nrhs + j] /= d[n - 1];
+    if (n > 1) b[(n - 2) * nrhs + j] = (b[(n - 2) * nrhs + j] - u[n - 2] * b[(n - 1) * nrhs + j]) / d[n - 2];
+    for (int64_t i = n - 3; i >= 0; --i) {
+      b[i * nrhs + j] = (b[i * nrhs + j] - u[i] * b[(i + 1) * nrhs + j] - l[i] * b[(i + 2) * nrhs + j]) / d[i];
+    }
+  }
+  return 0;
+}
+
+template <typename T>
+void TridiagonalSolve(const void* dl_in, const void* d_in, const void* du_in, const void* b_in, void* dl_out,
+                      void* d_out, void* du_out, void* x_out, int32_t* info, int64_t batches, int64_t n, int64_t nrhs) {
+  std::vector<cd> dl = Load<T>(dl_in, batches * n), d = Load<T>(d_in, batches * n);
+  std::vector<cd> du = Load<T>(du_in, batches * n), b = Load<T>(b_in, batches * n * nrhs);
+  for (int64_t i = 0; i < batches; ++i) {
+    const int32_t status =
+        n == 0 ? 0 : Gtsv(dl.data() + i * n + 1, d.data() + i * n, du.data() + i * n, b.data() + i * n * nrhs, n, nrhs);
+    if (info != nullptr) info[i] = status;
+  }
+  if (dl_out != nullptr) Store<T>(dl_out, dl);
+  if (d_out != nullptr) Store<T>(d_out, d);
+  if (du_out != nullptr) Store<T>(du_out, du);
+  if (x_out != nullptr) Store<T>(x_out, b);
+}
+
+// ---- tridiagonal reduction ----
+
+// One step of sytd2 / hetd2 on the Hermitian block h[lo..hi][lo..hi] (row stride n): H A H^H with H = I - tau v v^H,
+// v indexed from lo: x = tau A v, w = x - tau / 2 (x^H v) v, A -= v w^H + w v^H.
+void HermitianReflect(std::vector<cd>& h, int64_t n, int64_t lo, int64_t hi, const std::vector<cd>& v, cd tau) {
+  const int64_t m = hi - lo + 1;
+  std::vector<cd> w(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) {
+    cd s = 0;
+    for (int64_t j = 0; j < m; ++j) s += h[(lo + i) * n + lo + j] * v[j];
+    w[i] = tau * s;
+  }
+  cd dot = 0;
+  for (int64_t i = 0; i < m; ++i) dot += std::conj(w[i]) * v[i];
+  const cd alpha = -0.5 * tau * dot;
+  for (int64_t i = 0; i < m; ++i) w[i] += alpha * v[i];
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < m; ++j) {
+      h[(lo + i) * n + lo + j] -= v[i] * std::conj(w[j]) + w[i] * std::conj(v[j]);
+    }
+    h[(lo + i) * n + lo + i] = h[(lo + i) * n + lo + i].real();
+  }
+}
+
+template <typename T>
+void TridiagonalReduction(const void* a, void* out, void* d_out, void* e_out, void* taus_out, int64_t batches,
+                          int64_t n, bool lower) {
+  const int64_t k = std::max<int64_t>(n - 1, 0);
+  std::vector<cd> packed = Load<T>(a, batches * n * n);
+  std::vector<cd> dv(static_cast<size_t>(batches * n)), ev(static_cast<size_t>(batches * k));
+  std::vector<cd> tv(static_cast<size_t>(batches * k));
+  std::vector<cd> h(static_cast<size_t>(n * n)), v;
+  for (int64_t b = 0; b < batches; ++b) {
+    cd* x = packed.data() + b * n * n;
+    // The Hermitian matrix of the named triangle; its diagonal real, as hetd2 makes it.
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const bool stored = lower ? i >= j : i <= j;
+        h[i * n + j] = i == j ? cd(x[i * n + i].real()) : stored ? x[i * n + j] : std::conj(x[j * n + i]);
+      }
+    }
+    if (lower) {
+      // Step i annihilates h[i+2:, i] with v = (1, h[i+2:, i] scaled) on rows i+1..n-1.
+      for (int64_t i = 0; i + 1 < n; ++i) {
+        cd alpha = h[(i + 1) * n + i];
+        const cd tau = Reflector(&alpha, &h[std::min(i + 2, n - 1) * n + i], n - i - 2, n);
+        v.assign(static_cast<size_t>(n - i - 1), cd(0));
+        v[0] = 1;
+        for (int64_t r = i + 2; r < n; ++r) v[r - i - 1] = h[r * n + i];
+        if (tau != cd(0)) HermitianReflect(h, n, i + 1, n - 1, v, tau);
+        for (int64_t r = i + 2; r < n; ++r) x[r * n + i] = v[r - i - 1];
+        x[(i + 1) * n + i] = alpha.real();
+        ev[b * k + i] = alpha.real();
+        tv[b * k + i] = tau;
+      }
+    } else {
+      // Step i (from n-2 down) annihilates h[0:i, i+1] with v = (h[0:i, i+1] scaled, 1) on rows 0..i.
+      for (int64_t i = n - 2; i >= 0; --i) {
+        cd alpha = h[i * n + i + 1];
+        const cd tau = Reflector(&alpha, &h[i + 1], i, n);
+        v.assign(static_cast<size_t>(i + 1), cd(0));
+        v[i] = 1;
+        for (int64_t r = 0; r < i; ++r) v[r] = h[r * n + i + 1];
+        if (tau != cd(0)) HermitianReflect(h, n, 0, i, v, tau);
+        for (int64_t r = 0; r < i; ++r) x[r * n + i + 1] = v[r];
+        x[i * n + i + 1] = alpha.real();
+        ev[b * k + i] = alpha.real();
+        tv[b * k + i] = tau;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      dv[b * n + i] = h[i * n + i].real();
+      x[i * n + i] = h[i * n + i].real();
+    }
+  }
+  if (out != nullptr) Store<T>(out, packed);
+  if (d_out != nullptr) Store<typename T::Real>(d_out, dv);
+  if (e_out != nullptr) Store<typename T::Real>(e_out, ev);
+  if (taus_out != nullptr) Store<T>(taus_out, tv);
+}
+
 }  // namespace
 
-#define XLAC_RT_DECOMPOSITION_KERNELS(suffix, T)                                                                    \
-  void xlac_rt_lu_##suffix(const void* a, void* lu, int32_t* pivots, int32_t* permutation, int32_t* info,           \
-                           int64_t batches, int64_t m, int64_t n) {                                                 \
-    Lu<T>(a, lu, pivots, permutation, info, batches, m, n);                                                         \
-  }                                                                                                                 \
-  void xlac_rt_qr_##suffix(const void* a, void* r, void* taus, int64_t batches, int64_t m, int64_t n) {             \
-    Qr<T>(a, r, taus, batches, m, n);                                                                               \
-  }                                                                                                                 \
-  void xlac_rt_householder_product_##suffix(const void* a, const void* taus, void* q, int64_t batches, int64_t m,   \
-                                            int64_t n, int64_t k) {                                                 \
-    HouseholderProduct<T>(a, taus, q, batches, m, n, k);                                                            \
-  }                                                                                                                 \
-  void xlac_rt_eigh_##suffix(const void* a, void* vectors, void* values, int32_t* info, int64_t batches, int64_t n, \
-                             int32_t lower, int32_t sort) {                                                         \
-    Eigh<T>(a, vectors, values, info, batches, n, lower != 0, sort != 0);                                           \
-  }                                                                                                                 \
-  void xlac_rt_svd_##suffix(const void* a, void* s, void* u, void* vt, int32_t* info, int64_t batches, int64_t m,   \
-                            int64_t n, int32_t full_matrices) {                                                     \
-    Svd<T>(a, s, u, vt, info, batches, m, n, full_matrices != 0);                                                   \
+#define XLAC_RT_DECOMPOSITION_KERNELS(suffix, T)                                                                       \
+  void xlac_rt_lu_##suffix(const void* a, void* lu, int32_t* pivots, int32_t* permutation, int32_t* info,              \
+                           int64_t batches, int64_t m, int64_t n) {                                                    \
+    Lu<T>(a, lu, pivots, permutation, info, batches, m, n);                                                            \
+  }                                                                                                                    \
+  void xlac_rt_qr_##suffix(const void* a, void* r, void* taus, int64_t batches, int64_t m, int64_t n) {                \
+    Qr<T>(a, r, taus, batches, m, n);                                                                                  \
+  }                                                                                                                    \
+  void xlac_rt_householder_product_##suffix(const void* a, const void* taus, void* q, int64_t batches, int64_t m,      \
+                                            int64_t n, int64_t k) {                                                    \
+    HouseholderProduct<T>(a, taus, q, batches, m, n, k);                                                               \
+  }                                                                                                                    \
+  void xlac_rt_eigh_##suffix(const void* a, void* vectors, void* values, int32_t* info, int64_t batches, int64_t n,    \
+                             int32_t lower, int32_t sort) {                                                            \
+    Eigh<T>(a, vectors, values, info, batches, n, lower != 0, sort != 0);                                              \
+  }                                                                                                                    \
+  void xlac_rt_svd_##suffix(const void* a, void* s, void* u, void* vt, int32_t* info, int64_t batches, int64_t m,      \
+                            int64_t n, int32_t full_matrices) {                                                        \
+    Svd<T>(a, s, u, vt, info, batches, m, n, full_matrices != 0);                                                      \
+  }                                                                                                                    \
+  void xlac_rt_tridiagonal_solve_##suffix(const void* dl, const void* d, const void* du, const void* b, void* dl_out,  \
+                                          void* d_out, void* du_out, void* x, int32_t* info, int64_t batches,          \
+                                          int64_t n, int64_t nrhs) {                                                   \
+    TridiagonalSolve<T>(dl, d, du, b, dl_out, d_out, du_out, x, info, batches, n, nrhs);                               \
+  }                                                                                                                    \
+  void xlac_rt_tridiagonal_reduction_##suffix(const void* a, void* out, void* d, void* e, void* taus, int64_t batches, \
+                                              int64_t n, int32_t lower) {                                              \
+    TridiagonalReduction<T>(a, out, d, e, taus, batches, n, lower != 0);                                               \
   }
 
 extern "C" {
