@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -769,6 +770,56 @@ absl::StatusOr<Instruction*> ApproxTopK(Module& module, Computation& comp, Instr
   return Results(b, *call, values);
 }
 
+// jax.random's Threefry-2x32 on GPU, which JAX exports as a custom call (cu_threefry2x32_ffi, hip_threefry2x32_ffi
+// and the older names without _ffi): (k0, k1, x0, x1), u32 arrays of one shape -> (y0, y1). The 20 rounds of
+// Salmon et al. (2011) with JAX's rotations and key schedule, in HLO, as JAX computes it on other platforms.
+bool IsThreefryTarget(std::string_view target) {
+  return target == "cu_threefry2x32_ffi" || target == "hip_threefry2x32_ffi" || target == "cu_threefry2x32" ||
+         target == "hip_threefry2x32";
+}
+
+absl::StatusOr<Instruction*> Threefry(Module& module, Computation& comp, Instruction* call) {
+  const std::vector<Shape> out = ResultLeaves(*call);
+  bool ok = call->operand_count() == 4 && out.size() == 2;
+  const Shape* first = ok ? &call->operand(0)->shape() : nullptr;
+  for (int64_t i = 0; ok && i < 4; ++i) {
+    const Shape& s = call->operand(i)->shape();
+    ok = s.IsArray() && s.element_type == PrimitiveType::kU32 && s.dimensions == first->dimensions;
+  }
+  for (size_t i = 0; ok && i < out.size(); ++i) ok = out[i].IsArray() && out[i].Compatible(*first);
+  if (!ok) return CallError(*call, "expected (k0, k1, x0, x1) -> (y0, y1), u32 arrays of one shape, as JAX's threefry");
+  Builder b(module, comp, *call);
+  Shape shape = *first;
+  shape.layout.reset();
+  auto constant = [&](uint32_t value) {
+    Literal scalar(Shape::Scalar(PrimitiveType::kU32));
+    std::memcpy(scalar.mutable_raw_data(), &value, sizeof(value));
+    Instruction* c = b.Add(Opcode::kConstant, Shape::Scalar(PrimitiveType::kU32), {});
+    c->set_literal(std::move(scalar));
+    Instruction* all = b.Add(Opcode::kBroadcast, shape, {c});
+    all->SetAttr("dimensions", AttrValue::IntList({}));
+    return all;
+  };
+  auto op = [&](Opcode code, Instruction* x, Instruction* y) { return b.Add(code, shape, {x, y}); };
+  auto rotate_left = [&](Instruction* v, uint32_t r) {
+    return op(Opcode::kOr, op(Opcode::kShiftLeft, v, constant(r)), op(Opcode::kShiftRightLogical, v, constant(32 - r)));
+  };
+  Instruction* ks[3] = {call->operand(0), call->operand(1), nullptr};
+  ks[2] = op(Opcode::kXor, op(Opcode::kXor, ks[0], ks[1]), constant(0x1BD11BDA));
+  Instruction* x[2] = {op(Opcode::kAdd, call->operand(2), ks[0]), op(Opcode::kAdd, call->operand(3), ks[1])};
+  static constexpr uint32_t kRotations[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};
+  for (uint32_t group = 0; group < 5; ++group) {
+    for (uint32_t r : kRotations[group % 2]) {
+      x[0] = op(Opcode::kAdd, x[0], x[1]);
+      x[1] = op(Opcode::kXor, x[0], rotate_left(x[1], r));
+    }
+    // Key injection after every four rounds: keys shift by one each time, plus the injection count.
+    x[0] = op(Opcode::kAdd, x[0], ks[(group + 1) % 3]);
+    x[1] = op(Opcode::kAdd, op(Opcode::kAdd, x[1], ks[(group + 2) % 3]), constant(group + 1));
+  }
+  return Results(b, *call, {x[0], x[1]});
+}
+
 absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
   bool changed = false;
   std::vector<Computation*> comps;
@@ -782,6 +833,8 @@ absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
         replacement = RewriteLapack(module, *comp, inst, *lapack);
       } else if (target == "ApproxTopK") {
         replacement = ApproxTopK(module, *comp, inst);
+      } else if (IsThreefryTarget(target)) {
+        replacement = Threefry(module, *comp, inst);
       } else {
         continue;
       }

@@ -31,6 +31,8 @@
 //    typed-FFI operands (jaxlib of mid-2024) are the typed-FFI form.
 // And XLA's ApproxTopK {top_k, reduction_dim} (inputs..., inits...) with a comparator, as XLA runs it off TPU: an
 // exact top-k, a stable sort by the comparator and a slice of the first top_k.
+// And jax.random's Threefry-2x32 as JAX's GPU exports call it (cu_threefry2x32_ffi, hip_threefry2x32_ffi):
+// (k0, k1, x0, x1) -> (y0, y1), u32, computed in HLO as JAX does elsewhere.
 // Preconditions: a verified module. A call with these targets but another signature is an error at the call.
 #pragma once
 
