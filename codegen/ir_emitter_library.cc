@@ -61,26 +61,6 @@ void Finish(IrEmitter& e, const Instruction& inst, RowMajorBuffer out, std::vect
 
 llvm::Value* OutPtr(const RowMajorBuffer& out) { return out.temp != nullptr ? out.temp : out.ptr; }
 
-// The kernel suffix of the linear-algebra element types (xlac_rt_cholesky_<suffix>, ...).
-const char* LinalgSuffix(PrimitiveType type) {
-  switch (type) {
-    case PrimitiveType::kF32:
-      return "f32";
-    case PrimitiveType::kF64:
-      return "f64";
-    case PrimitiveType::kC64:
-      return "c64";
-    case PrimitiveType::kC128:
-      return "c128";
-    case PrimitiveType::kBF16:
-      return "bf16";
-    case PrimitiveType::kF16:
-      return "f16";
-    default:
-      return nullptr;
-  }
-}
-
 }  // namespace
 
 bool IrEmitter::IsLibraryCall(Opcode op) {
@@ -121,7 +101,7 @@ absl::Status IrEmitter::EmitLibraryCall(const Instruction& inst) {
   }
 
   const Shape& a = inst.operand(0)->shape();
-  const char* suffix = LinalgSuffix(a.element_type);
+  const char* suffix = DecompositionKernelSuffix(a.element_type);  // the same kernels' types
   if (suffix == nullptr) {
     return Unimplemented(inst, "element type {} (the runtime has f32, f64, c64, c128, bf16 and f16 kernels)",
                          PrimitiveTypeName(a.element_type));

@@ -820,53 +820,22 @@ absl::StatusOr<Instruction*> Threefry(Module& module, Computation& comp, Instruc
   return Results(b, *call, {x[0], x[1]});
 }
 
-absl::StatusOr<bool> Run(Module& module, SourceLoc* error_at) {
-  bool changed = false;
-  std::vector<Computation*> comps;
-  for (const auto& comp : module.computations()) comps.push_back(comp.get());
-  for (Computation* comp : comps) {
-    for (Instruction* inst : comp->MakeInstructionList()) {
-      if (inst->opcode() != Opcode::kCustomCall) continue;
-      const std::string_view target = inst->StringAttr("custom_call_target");
-      absl::StatusOr<Instruction*> replacement = nullptr;
-      if (const std::optional<LapackTarget> lapack = ParseLapackTarget(target)) {
-        replacement = RewriteLapack(module, *comp, inst, *lapack);
-      } else if (target == "ApproxTopK") {
-        replacement = ApproxTopK(module, *comp, inst);
-      } else if (IsThreefryTarget(target)) {
-        replacement = Threefry(module, *comp, inst);
-      } else {
-        continue;
-      }
-      if (!replacement.ok()) {
-        *error_at = inst->loc();
-        return replacement.status();
-      }
-      XLAC_RETURN_IF_ERROR(ReplaceCall(*comp, inst, *replacement));
-      changed = true;
-    }
+absl::StatusOr<Instruction*> RewriteCall(Module& module, Computation& comp, Instruction* inst) {
+  const std::string_view target = inst->StringAttr("custom_call_target");
+  if (const std::optional<LapackTarget> lapack = ParseLapackTarget(target)) {
+    return RewriteLapack(module, comp, inst, *lapack);
   }
-  return changed;
+  if (target == "ApproxTopK") return ApproxTopK(module, comp, inst);
+  if (IsThreefryTarget(target)) return Threefry(module, comp, inst);
+  return nullptr;
 }
 
 }  // namespace
 
-absl::StatusOr<bool> RunLibraryCustomCalls(Module& module) {
-  SourceLoc at;
-  absl::StatusOr<bool> changed = Run(module, &at);
-  if (!changed.ok() && at.known()) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}:{}: {}", at.line, at.col, std::string(changed.status().message())));
-  }
-  return changed;
-}
+absl::StatusOr<bool> RunLibraryCustomCalls(Module& module) { return RewriteCustomCalls(module, RewriteCall); }
 
 bool RewriteLibraryCustomCalls(Module& module, DiagnosticEngine& diags) {
-  SourceLoc at;
-  absl::StatusOr<bool> changed = Run(module, &at);
-  if (changed.ok()) return true;
-  diags.Error(at, std::string(changed.status().message()));
-  return false;
+  return RewriteCustomCalls(module, RewriteCall, diags);
 }
 
 }  // namespace xlac
