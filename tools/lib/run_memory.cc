@@ -434,11 +434,13 @@ absl::Status CheckRunMemory(const RunOptions& options, const Module& module, con
   plan.global_arguments = options.input_shards.empty() || plan.check_against;
   plan.compile.exact = options.exact;
   plan.compile.tpu_numerics = options.tpu_numerics;
-  const RunMemoryEstimate estimate = EstimateRunMemory(plan, limit);
+  RunMemoryEstimate estimate = EstimateRunMemory(plan, limit);
   if (estimate.total <= limit) return absl::OkStatus();
   if (plan.f64_reference && drop_reference64 != nullptr) {
+    // The reference is dropped before the run is refused, so the run without it is what does not fit.
     plan.f64_reference = false;
-    if (EstimateRunMemory(plan, limit).total <= limit) {
+    estimate = EstimateRunMemory(plan, limit);
+    if (estimate.total <= limit) {
       *drop_reference64 = true;
       return absl::OkStatus();
     }
