@@ -282,25 +282,27 @@ absl::StatusOr<std::vector<Instruction*>> OptionalOperands(const Instruction& ca
   return out;
 }
 
-absl::Status CheckDecodeQuery(const Instruction& call, const Shape& q, std::string_view form) {
+// The first four operands of both decode forms: query [1, B, H, D] and key / value as the attention's, read as a
+// [B, H, 1, D] query; a fourth operand must follow.
+absl::Status CheckDecodeOperands(const Instruction& call, std::string_view form) {
+  if (call.operand_count() < 4) return CallError(call, fmt::format("expected {}", form));
+  const Shape& q = call.operand(0)->shape();
   if (!IsFloatArray(q, 4) || q.dimensions[0] != 1 || !call.shape().IsArray() || call.shape().rank() != 4 ||
       call.shape().element_type != q.element_type) {
     return CallError(call, fmt::format("expected {}, got query {} -> {}", form, Str(q), Str(call.shape())));
   }
-  return absl::OkStatus();
+  const Shape q4 = Shape::Array(q.element_type, {q.dimensions[1], q.dimensions[2], 1, q.dimensions[3]});
+  return CheckQkv(call, q4, call.operand(1)->shape(), call.operand(2)->shape(), form);
 }
 
 absl::StatusOr<Instruction*> SdpaDecode(Module& module, Computation& comp, Instruction* call,
                                         ScalarComputations& shared) {
   constexpr std::string_view kForm =
       "(query [1,B,H,D], key [B,Hkv,S,D], value [B,Hkv,S,Dv], cur_pos [B][, mask][, sink]) -> [1,B,H,Dv]";
-  if (call->operand_count() < 4) return CallError(*call, fmt::format("expected {}", kForm));
+  XLAC_RETURN_IF_ERROR(CheckDecodeOperands(*call, kForm));
   const Shape& qs = call->operand(0)->shape();
-  XLAC_RETURN_IF_ERROR(CheckDecodeQuery(*call, qs, kForm));
-  const Shape q4 = Shape::Array(qs.element_type, {qs.dimensions[1], qs.dimensions[2], 1, qs.dimensions[3]});
   const Shape& ks = call->operand(1)->shape();
   const Shape& vs = call->operand(2)->shape();
-  XLAC_RETURN_IF_ERROR(CheckQkv(*call, q4, ks, vs, kForm));
   const int64_t batch = qs.dimensions[1];
   const Shape& pos = call->operand(3)->shape();
   if (ks.dimensions[0] != batch || !IsIntArray(pos) || pos.ElementCount() != batch ||
@@ -339,13 +341,10 @@ absl::StatusOr<Instruction*> PagedSdpaDecode(Module& module, Computation& comp, 
   constexpr std::string_view kForm =
       "(query [1,B,H,D], key_cache [blocks,Hkv,block,D], value_cache [blocks,Hkv,block,Dv], page_table [B,P]"
       "[, mask][, cur_pos [B]][, sink]) -> [1,B,H,Dv]";
-  if (call->operand_count() < 4) return CallError(*call, fmt::format("expected {}", kForm));
+  XLAC_RETURN_IF_ERROR(CheckDecodeOperands(*call, kForm));
   const Shape& qs = call->operand(0)->shape();
-  XLAC_RETURN_IF_ERROR(CheckDecodeQuery(*call, qs, kForm));
-  const Shape q4 = Shape::Array(qs.element_type, {qs.dimensions[1], qs.dimensions[2], 1, qs.dimensions[3]});
   const Shape& ks = call->operand(1)->shape();
   const Shape& vs = call->operand(2)->shape();
-  XLAC_RETURN_IF_ERROR(CheckQkv(*call, q4, ks, vs, kForm));
   const int64_t batch = qs.dimensions[1];
   const Shape& table = call->operand(3)->shape();
   if (!IsIntArray(table) || table.rank() != 2 || table.dimensions[0] != batch ||
