@@ -17,6 +17,7 @@
 #include "ir/decomposition_calls.h"
 #include "ir/primitive_type.h"
 #include "ir/status_macros.h"
+#include "passes/gpu_library_calls.h"
 #include "passes/replace_call.h"
 
 namespace xlac {
@@ -827,6 +828,7 @@ absl::StatusOr<Instruction*> RewriteCall(Module& module, Computation& comp, Inst
   }
   if (target == "ApproxTopK") return ApproxTopK(module, comp, inst);
   if (IsThreefryTarget(target)) return Threefry(module, comp, inst);
+  if (IsGpuLibraryTarget(target)) return RewriteGpuLibraryCall(module, comp, inst);
   return nullptr;
 }
 

@@ -33,6 +33,8 @@
 // exact top-k, a stable sort by the comparator and a slice of the first top_k.
 // And jax.random's Threefry-2x32 as JAX's GPU exports call it (cu_threefry2x32_ffi, hip_threefry2x32_ffi):
 // (k0, k1, x0, x1) -> (y0, y1), u32, computed in HLO as JAX does elsewhere.
+// And XLA:GPU's cuBLAS and cuDNN calls of after-optimization GPU dumps (__cublas$gemm, __cublas$lt$matmul,
+// __cudnn$conv*), as the HLO dot and convolution they compute: gpu_library_calls.h.
 // Preconditions: a verified module. A call with these targets but another signature is an error at the call.
 #pragma once
 

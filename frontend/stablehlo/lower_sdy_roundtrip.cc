@@ -7,10 +7,15 @@
 // "#sdy.sharding_per_value<[...]>"`. Those strings are MLIR attribute text: they are parsed in place (at the
 // string's offset in the file, so their errors point into it) and lowered like the sdy dialect's own attributes.
 //
+// Shardy's export before mid-2024 quoted each mesh once more, in the older bracketless mesh syntax:
+// `xla.sdy.meshes = "{mesh = \22#sdy.mesh<\\22a\\22=8>\22}"`; those strings are parsed in turn, their errors located
+// exactly in the file.
+//
 // Exporters often write both forms (tt-xla: `mhlo.sharding` beside `xla.sdy.sharding`). Shardy's is what XLA
 // partitions with when Shardy is on (its round-trip import drops the GSPMD strings), so it wins; when the two mean
 // different shardings the user hears about it.
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -33,6 +38,23 @@ const Attr* FrontendAttr(const std::vector<NamedAttr>& attrs, std::string_view k
     }
   }
   return nullptr;
+}
+
+// The offset in `raw` of character `decoded` of the string literal whose opening quote is raw[quote], under the
+// lexer's escapes (\" \\ \n \t and \XX).
+size_t RawStringOffset(std::string_view raw, size_t quote, size_t decoded) {
+  auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  size_t i = quote + 1;
+  for (size_t k = 0; k < decoded && i < raw.size() && raw[i] != '"'; ++k) {
+    if (raw[i] != '\\') {
+      ++i;
+    } else if (i + 2 < raw.size() && is_hex(raw[i + 1]) && is_hex(raw[i + 2])) {
+      i += 3;
+    } else {
+      i += 2;
+    }
+  }
+  return i;
 }
 
 Sharding WithoutMetadata(Sharding s) {
@@ -85,12 +107,61 @@ bool Lowerer::CollectRoundTripMeshes(const ModuleAst& ast) {
   if (parsed->kind != Attr::Kind::kDict) {
     return Error(meshes->pos, fmt::format("{} must hold a dictionary of meshes", kRoundTripMeshes));
   }
-  for (const auto& [name, mesh] : parsed->dict) {
-    if (mesh->kind != Attr::Kind::kSdyMesh) {
-      return Error(meshes->pos, fmt::format("{}: @{} is not a #sdy.mesh<...>", kRoundTripMeshes, name));
+  // Positions inside the string are its start plus an offset in its decoded text; this finds them in the file.
+  auto file_pos = [&](size_t pos) {
+    const size_t start = meshes->pos + 1;
+    if (pos < start || pos - start > meshes->str.size()) return meshes->pos;
+    return RawStringOffset(file_.text(), meshes->pos, pos - start);
+  };
+  // A quoted mesh, its positions made file offsets through both strings.
+  auto parse_quoted = [&](const Attr& quoted, const std::string& name, SdyMesh* out) {
+    const size_t quote = quoted.pos - (meshes->pos + 1);  // in the decoded text of the outer string
+    auto to_file = [&](size_t offset) {
+      return RawStringOffset(file_.text(), meshes->pos, RawStringOffset(meshes->str, quote, offset));
+    };
+    const std::string what = fmt::format("mesh @{} of {}", name, kRoundTripMeshes);
+    SourceFile sub_file(file_.name(), quoted.str);
+    DiagnosticEngine sub_diags;
+    Parser sub(sub_file, sub_diags, parser_.options());
+    sub.ResetTo(0);
+    AttrPtr attr;
+    if (!sub.ParseAttribute(&attr)) {
+      size_t at = to_file(0);
+      std::string message = "invalid";
+      if (!sub_diags.diagnostics().empty()) {
+        const Diagnostic& d = sub_diags.diagnostics()[0];
+        message = d.message;
+        if (d.loc.line == 1 && d.loc.col >= 1) at = to_file(static_cast<size_t>(d.loc.col - 1));
+      }
+      return Error(at, fmt::format("in {} \"{}\": {}", what, quoted.str, message));
+    }
+    if (attr->kind != Attr::Kind::kSdyMesh) {
+      return Error(to_file(0), fmt::format("{} \"{}\" is not a #sdy.mesh<...>", what, quoted.str));
+    }
+    if (sub.kind() != Tok::kEof) {
+      return Error(to_file(sub.pos()), fmt::format("{} \"{}\" has text after its mesh", what, quoted.str));
+    }
+    *out = attr->sdy->mesh;
+    out->pos = to_file(out->pos);
+    out->device_ids_pos = to_file(out->device_ids_pos);
+    for (size_t& p : out->axis_pos) p = to_file(p);
+    return true;
+  };
+  for (const auto& [name, value] : parsed->dict) {
+    SdyMesh mesh;
+    if (value->kind == Attr::Kind::kString) {
+      if (!parse_quoted(*value, name, &mesh)) return false;
+    } else if (value->kind == Attr::Kind::kSdyMesh) {
+      mesh = value->sdy->mesh;
+      mesh.pos = file_pos(mesh.pos);
+      mesh.device_ids_pos = file_pos(mesh.device_ids_pos);
+      for (size_t& p : mesh.axis_pos) p = file_pos(p);
+    } else {
+      return Error(file_pos(value->pos),
+                   fmt::format("{}: @{} is not a #sdy.mesh<...> (nor a string holding one)", kRoundTripMeshes, name));
     }
     SdyMeshInfo info;
-    if (!ValidateSdyMesh(mesh->sdy->mesh, "mesh @" + name, &info)) return false;
+    if (!ValidateSdyMesh(mesh, "mesh @" + name, &info)) return false;
     auto [it, inserted] = sdy_meshes_.emplace(name, info);
     if (!inserted && !(it->second == info)) {
       return Error(meshes->pos,
