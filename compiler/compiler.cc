@@ -47,7 +47,7 @@ std::unique_ptr<Module> LoadModule(const SourceFile& file, const CompilerOptions
                                    const std::function<void(const Module&)>& parsed) {
   HloParseOptions parse_options;
   parse_options.strict = options.strict;
-  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags, parse_options);
+  std::unique_ptr<Module> module = ParseModuleAnyFormat(file, diags, parse_options, options.entry_argument_shapes);
   if (module == nullptr) {
     if (!diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
     return nullptr;

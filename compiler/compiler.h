@@ -45,6 +45,9 @@ struct CompilerOptions {
   // Reject HLO text that XLA's parser rejects even where exporters write it with one meaning (--strict,
   // HloParseOptions::strict); otherwise such text is read with a warning.
   bool strict = false;
+  // The entry arguments' shapes, which refine a shape-polymorphic StableHLO export (xla-run: the --input files'
+  // shapes; xlac: --arg-shape). See StableHloParseOptions::entry_argument_shapes.
+  std::vector<Shape> entry_argument_shapes;
   // The SPMD partitioner's options (--spmd-windowed-einsum-threshold-mib); its num_partitions is ignored (the
   // count above, or the module's, is written into the module first).
   SpmdOptions spmd;

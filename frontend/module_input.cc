@@ -35,10 +35,16 @@ ModuleFormat DetectModuleFormat(std::string_view filename, std::string_view text
 }
 
 std::unique_ptr<Module> ParseModuleAnyFormat(const SourceFile& file, DiagnosticEngine& diags,
-                                             const HloParseOptions& hlo_options) {
-  std::unique_ptr<Module> module = DetectModuleFormat(file.name(), file.text()) == ModuleFormat::kStableHlo
-                                       ? ParseStableHloModule(file, diags)
-                                       : ParseHloModule(file, diags, hlo_options);
+                                             const HloParseOptions& hlo_options,
+                                             const std::vector<Shape>& entry_argument_shapes) {
+  std::unique_ptr<Module> module;
+  if (DetectModuleFormat(file.name(), file.text()) == ModuleFormat::kStableHlo) {
+    StableHloParseOptions options;
+    options.entry_argument_shapes = entry_argument_shapes;
+    module = ParseStableHloModule(file, diags, options);
+  } else {
+    module = ParseHloModule(file, diags, hlo_options);
+  }
   if (module == nullptr && !diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
   return module;
 }

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "frontend/hlo/parser.h"
 #include "ir/diagnostics.h"
@@ -19,7 +20,10 @@ ModuleFormat DetectModuleFormat(std::string_view filename, std::string_view text
 
 // Parses `file` with the parser DetectModuleFormat picks (by the file's name and text). On failure the
 // diagnostics hold at least one error and the result is nullptr. `hlo_options` apply to HLO text.
+// `entry_argument_shapes` refine a shape-polymorphic StableHLO module (StableHloParseOptions::entry_argument_shapes);
+// HLO text ignores them.
 std::unique_ptr<Module> ParseModuleAnyFormat(const SourceFile& file, DiagnosticEngine& diags,
-                                             const HloParseOptions& hlo_options = {});
+                                             const HloParseOptions& hlo_options = {},
+                                             const std::vector<Shape>& entry_argument_shapes = {});
 
 }  // namespace xlac

@@ -48,6 +48,24 @@ struct Scope {
   std::unordered_map<const Instruction*, Instruction*> clones;        // outer instruction -> clone in `comp`
 };
 
+// Shape refinement (lower_refine.cc). An unbounded `?` dimension of a module being refined is Shape::kUnboundedSize
+// (dynamic) until the op that produces it is lowered.
+bool HasUnboundedDims(const Shape& shape);
+bool TypeHasUnboundedDims(const Type& type);
+bool SignatureHasUnboundedDims(const Func& func);
+// `actual` is what `declared` (possibly with unbounded dims, which match any size) allows.
+bool ShapeRefines(const Shape& declared, const Shape& actual);
+// llvm::formatv's `{N}` placeholders (with optional `,layout` / `:format`, ignored) filled with values[N], `{{` as
+// `{`: how XLA formats a failed shape_assertion's error_message. A placeholder beyond `values` stays as written.
+std::string FormatShapeAssertionMessage(std::string_view message, const std::vector<std::optional<int64_t>>& values);
+
+// How a function is lowered for one call site (or as the entry) of a module being refined: its argument shapes, and
+// the constant values of the scalar integer arguments (dimension variables) known there.
+struct FunctionSpecialization {
+  std::vector<Shape> arg_shapes;
+  std::vector<std::optional<Literal>> arg_values;
+};
+
 class Lowerer {
  public:
   using Results = std::vector<Instruction*>;
@@ -189,6 +207,24 @@ class Lowerer {
                                       const std::vector<Shape>& shapes, Results* results);
   const Op* FindShardMapBodyCall(const Op& boundary, bool to_local, std::vector<size_t>* positions) const;
 
+  // ---- Shape refinement (lower_refine.cc) ----
+  // True while lowering a shape-polymorphic module with its entry argument shapes given.
+  bool refining() const { return refining_; }
+  // The value of an integer or boolean instruction when it is known at lowering time: constants, get_dimension_size
+  // of a static dimension, and integer arithmetic, comparisons, selects, conversions and reshaping of such values.
+  // nullptr otherwise (also for large arrays). The literal lives as long as the lowering.
+  const Literal* FoldConstant(const Instruction* inst);
+  // `shape` (a result type with unbounded dims) takes its dims from the constant rank-1 shape operand
+  // `operand_index` of `op` (dynamic_iota, dynamic_broadcast_in_dim, dynamic_reshape).
+  bool RefineFromShapeOperand(const Op& op, size_t operand_index, Shape* shape);
+  // shape_assertion and the stablehlo.dynamic_* custom calls (top_k, approx_top_k, reduce_window,
+  // rng_bit_generator); IsRefinementCallTarget says which targets these are.
+  static bool IsRefinementCallTarget(std::string_view target);
+  bool LowerRefinementCall(const Op& op, std::string_view target, Results* results);
+  // The computation a func.call to `name` with `args` calls: specialized to the arguments' shapes and constant
+  // dimension values when refining and the callee needs it, otherwise GetFunctionComputation.
+  Computation* CalleeFor(const std::string& name, const Op& call, const std::vector<Instruction*>& args);
+
   // ---- Ops (lower_ops_*.cc and lower_chlo.cc register handlers by op name) ----
   bool LowerOp(const Op& op, Results* results);
 
@@ -201,7 +237,16 @@ class Lowerer {
 
  private:
   friend class ScopeGuard;
-  bool LowerFunction(const Func& func, Computation** out);
+  bool LowerFunction(const Func& func, Computation** out, const FunctionSpecialization* spec = nullptr);
+  // LowerFunction with the recursion and depth checks (errors at `at`) and the shard_map body's manual axes.
+  Computation* LowerFunctionChecked(const Func& func, size_t at, const FunctionSpecialization* spec);
+  // The functions nothing calls or references, private ones dropped when public ones remain (entry candidates).
+  std::vector<const Func*> UncalledFunctions(const ModuleAst& ast);
+  // Refinement setup (lower_refine.cc): decides refining_, and the entry's specialization from the given shapes.
+  bool StartRefinement(const ModuleAst& ast, const Func** entry, FunctionSpecialization* spec);
+  // Gives the instructions the current op added to the current computation from index `first` on the shapes shape
+  // inference derives from their (static) operands where their types had unbounded dims.
+  bool RefineNewInstructions(const Op& op, size_t first);
   bool LowerBlockBody(const Block& block, const Op* owner, std::vector<Instruction*>* returned,
                       std::vector<const Type*>* returned_types, size_t* return_pos);
   bool BindResults(const Op& op, const Results& results);
@@ -247,6 +292,11 @@ class Lowerer {
   std::vector<std::string> sdy_manual_axes_;
   // Shardy's round-trip form: the manual axes of each xla.sdy.manual_computation_body function, from its call site.
   std::map<std::string, std::vector<std::string>> round_trip_body_axes_;
+  // Shape refinement (lower_refine.cc).
+  bool refining_ = false;
+  std::map<std::string, Computation*> specializations_;  // key: function, argument shapes and constant values
+  std::unordered_map<const Instruction*, std::optional<Literal>> folded_;
+  int fold_depth_ = 0;
 };
 
 // Saves and restores the lowering position (scope and current op) around nested lowering.

@@ -165,8 +165,22 @@ std::unique_ptr<Module> Lowerer::Lower(const ModuleAst& ast) {
     funcs_[f.name] = &f;
     reserved_comp_names_.insert(SanitizeName(f.name));
   }
+  // A shape-polymorphic module: the entry is lowered for the given argument shapes, and functions with `?` in their
+  // signature only for the calls that reach them (CalleeFor).
+  const Func* refined_entry = nullptr;
+  FunctionSpecialization entry_spec;
+  if (!StartRefinement(ast, &refined_entry, &entry_spec)) return nullptr;
   for (const Func& f : ast.funcs) {
-    if (f.has_body && GetFunctionComputation(f.name, nullptr) == nullptr) return nullptr;
+    if (!f.has_body) continue;
+    if (&f == refined_entry) {
+      if (func_comps_.count(f.name)) continue;
+      Computation* comp = LowerFunctionChecked(f, f.name_pos, &entry_spec);
+      if (comp == nullptr) return nullptr;
+      func_comps_[f.name] = comp;
+      continue;
+    }
+    if (refining_ && SignatureHasUnboundedDims(f)) continue;
+    if (GetFunctionComputation(f.name, nullptr) == nullptr) return nullptr;
   }
   Computation* entry = nullptr;
   if (!ChooseEntry(ast, &entry)) return nullptr;
@@ -254,11 +268,7 @@ bool Lowerer::ApplyModuleSpmdShardings(const ModuleAst& ast, Computation* entry)
 
 // The function named main, the only function, or (for files of several test functions) a synthesized entry that
 // calls every function nothing else calls.
-bool Lowerer::ChooseEntry(const ModuleAst& ast, Computation** entry) {
-  if (auto it = func_comps_.find("main"); it != func_comps_.end()) {
-    *entry = it->second;
-    return true;
-  }
+std::vector<const Func*> Lowerer::UncalledFunctions(const ModuleAst& ast) {
   std::set<std::string> called;
   // Symbols anywhere in op attributes (callee, called_computations, programs = [[@f]], ...).
   std::function<void(const Attr&, int)> symbols = [&](const Attr& a, int depth) {
@@ -288,6 +298,15 @@ bool Lowerer::ChooseEntry(const ModuleAst& ast, Computation** entry) {
     roots.erase(std::remove_if(roots.begin(), roots.end(), [](const Func* f) { return f->visibility == "private"; }),
                 roots.end());
   }
+  return roots;
+}
+
+bool Lowerer::ChooseEntry(const ModuleAst& ast, Computation** entry) {
+  if (auto it = func_comps_.find("main"); it != func_comps_.end()) {
+    *entry = it->second;
+    return true;
+  }
+  std::vector<const Func*> roots = UncalledFunctions(ast);
   if (roots.size() == 1) {
     *entry = func_comps_[roots[0]->name];
     return true;
@@ -347,6 +366,23 @@ Computation* Lowerer::GetFunctionComputation(const std::string& name, const Op* 
   if (!f->second->has_body) {
     return Error(at, fmt::format("function @{} is only declared; HLO needs its body", name)), nullptr;
   }
+  if (refining_) {
+    for (const FuncArg& arg : f->second->args) {
+      if (TypeHasUnboundedDims(arg.type)) {
+        return Error(at, fmt::format("@{} has an argument of dynamic type {}; shape refinement specializes such "
+                                     "functions only where func.call calls them",
+                                     name, TypeToString(arg.type))),
+               nullptr;
+      }
+    }
+  }
+  Computation* comp = LowerFunctionChecked(*f->second, at, nullptr);
+  if (comp != nullptr) func_comps_[name] = comp;
+  return comp;
+}
+
+Computation* Lowerer::LowerFunctionChecked(const Func& func, size_t at, const FunctionSpecialization* spec) {
+  const std::string& name = func.name;
   if (in_progress_[name]) {
     return Error(at, fmt::format("recursive call to @{}: HLO computations cannot recurse", name)), nullptr;
   }
@@ -365,16 +401,14 @@ Computation* Lowerer::GetFunctionComputation(const std::string& name, const Op* 
       }
     }
   }
-  const bool ok = LowerFunction(*f->second, &comp);
+  const bool ok = LowerFunction(func, &comp, spec);
   sdy_manual_axes_ = std::move(saved_axes);
   in_progress_[name] = false;
   --function_depth_;
-  if (!ok) return nullptr;
-  func_comps_[name] = comp;
-  return comp;
+  return ok ? comp : nullptr;
 }
 
-bool Lowerer::LowerFunction(const Func& func, Computation** out) {
+bool Lowerer::LowerFunction(const Func& func, Computation** out, const FunctionSpecialization* spec) {
   auto comp = std::make_unique<Computation>(NewComputationName(func.name, /*is_function=*/true));
   comp->set_loc(Loc(func.name_pos));
   Scope scope;
@@ -386,7 +420,11 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
   for (size_t i = 0; i < func.args.size(); ++i) {
     const FuncArg& arg = func.args[i];
     Shape shape;
-    if (!ToShape(arg.type, arg.pos, &shape)) return false;
+    if (spec != nullptr) {
+      shape = spec->arg_shapes[i];
+    } else if (!ToShape(arg.type, arg.pos, &shape)) {
+      return false;
+    }
     auto param = Instruction::CreateParameter(static_cast<int64_t>(i), NewName(fmt::format("Arg_{}", i)), shape);
     param->set_loc(Loc(arg.pos));
     std::optional<Sharding> sharding;
@@ -398,6 +436,8 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
     Instruction* p = comp->AddInstruction(std::move(param));
     if (arg.name.empty()) return Error(arg.pos, "function arguments need names when the function has a body");
     if (scope.values.count(arg.name)) return Error(arg.pos, fmt::format("redefinition of argument '%{}'", arg.name));
+    // A dimension variable known at the call site: the body sees its value (the parameter stays, unused).
+    if (spec != nullptr && spec->arg_values[i].has_value()) p = EmitConstant(*spec->arg_values[i]);
     scope.values[arg.name] = {p};
   }
   if (func.body.blocks.empty()) return Error(func.name_pos, fmt::format("function @{} has an empty body", func.name));
@@ -417,7 +457,7 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out) {
   for (size_t i = 0; i < func.results.size(); ++i) {
     Shape declared;
     if (!ToShape(func.results[i].type, func.results[i].type.pos, &declared)) return false;
-    if (!declared.Compatible(returned[i]->shape())) {
+    if (!ShapeRefines(declared, returned[i]->shape())) {
       return Error(return_pos,
                    fmt::format("return value {} of @{} has shape {}, but the signature declares {}", i, func.name,
                                ShapeToString(returned[i]->shape(), false), TypeToString(func.results[i].type)));
@@ -488,7 +528,7 @@ bool Lowerer::BindResults(const Op& op, const Results& results) {
     for (size_t i = 0; i < results.size(); ++i) {
       Shape declared_shape;
       if (!ToShape(op.result_types[i], op.result_types[i].pos, &declared_shape)) return false;
-      if (!declared_shape.Compatible(results[i]->shape())) {
+      if (!ShapeRefines(declared_shape, results[i]->shape())) {
         return OpError(op, fmt::format("result {} of '{}' is declared as {}, but the operation produces {}", i, op.name,
                                        TypeToString(op.result_types[i]), ShapeToString(results[i]->shape(), false)));
       }
@@ -539,7 +579,7 @@ bool Lowerer::LookupOperands(const Op& op, std::vector<Instruction*>* out) {
     if (typed) {
       Shape expected;
       if (!ToShape(op.operand_types[i], op.operand_types[i].pos, &expected)) return false;
-      if (!expected.Compatible(v->shape())) {
+      if (!ShapeRefines(expected, v->shape())) {
         return Error(op.operands[i].pos,
                      fmt::format("use of value '%{}' expects type {}, but the value has shape {}", op.operands[i].name,
                                  TypeToString(op.operand_types[i]), ShapeToString(v->shape(), false)));
@@ -724,7 +764,7 @@ Computation* Lowerer::LowerTupledRegion(const Region& region, const Op& owner, s
   for (size_t i = 0; i < n; ++i) {
     Shape declared;
     if (!ToShape(block.args[i].type, block.args[i].pos, &declared)) return nullptr;
-    if (!declared.Compatible(element_shape(i))) {
+    if (!ShapeRefines(declared, element_shape(i))) {
       return Error(block.args[i].pos,
                    fmt::format("region argument '%{}' has type {}, but the value passed is {}", block.args[i].name,
                                TypeToString(block.args[i].type), ShapeToString(element_shape(i), false))),

@@ -190,6 +190,9 @@ bool LowerIota(Lowerer& l, const Op& op, Results* results) {
   if (!l.GetInt(op, "iota_dimension", &dim) || !l.ResultShape(op, 0, &shape)) return false;
   // dynamic_iota with a static result: the shape operand is redundant.
   if (BaseOpName(op.name) == "dynamic_iota" && !CheckArity(l, op, 1)) return false;
+  if (BaseOpName(op.name) == "dynamic_iota" && l.refining() && !l.RefineFromShapeOperand(op, 0, &shape)) {
+    return false;
+  }
   if (BaseOpName(op.name) == "iota" && !CheckArity(l, op, 0)) return false;
   if (dim < 0 || dim >= std::max<int64_t>(shape.rank(), 1)) {
     return l.OpError(op, fmt::format("iota dimension {} is out of range for rank {}", dim, shape.rank()));

@@ -24,6 +24,14 @@ bool Operands(Lowerer& l, const Op& op, size_t min, size_t max, std::vector<Inst
 // The values of an operand that must be a constant (shape operands of the dynamic ops).
 bool ConstantOperandValues(Lowerer& l, const Op& op, Instruction* inst, size_t operand_index,
                            std::vector<int64_t>* out) {
+  // Shape arithmetic over constants and static dimension sizes (a refined shape-polymorphic export's) is known too.
+  if (inst->opcode() != Opcode::kConstant && IsIntegralType(inst->shape().element_type)) {
+    if (const Literal* value = l.FoldConstant(inst)) {
+      out->clear();
+      for (int64_t i = 0; i < value->element_count(); ++i) out->push_back(value->GetAsInt64(i));
+      return true;
+    }
+  }
   if (inst->opcode() != Opcode::kConstant || !IsIntegralType(inst->shape().element_type)) {
     return l.Error(op.operands[operand_index].pos,
                    fmt::format("operand {} of '{}' must be an integer constant: dynamic shapes are not supported",
@@ -55,6 +63,7 @@ bool LowerBroadcastInDim(Lowerer& l, const Op& op, Results* results) {
       !l.GetI64List(op, "broadcast_dimensions", &dims) || !l.ResultShape(op, 0, &shape)) {
     return false;
   }
+  if (dynamic && l.refining() && !l.RefineFromShapeOperand(op, 1, &shape)) return false;
   Instruction* b = l.BroadcastInDim(operands[0], shape, dims);
   if (b == nullptr) return false;
   results->push_back(b);
@@ -201,6 +210,7 @@ bool LowerDynamicReshape(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   Shape shape;
   if (!Operands(l, op, 2, 2, &operands) || !l.ResultShape(op, 0, &shape)) return false;
+  if (l.refining() && !l.RefineFromShapeOperand(op, 1, &shape)) return false;
   results->push_back(l.Emit(Opcode::kReshape, std::move(shape), {operands[0]}));
   return true;
 }
@@ -213,6 +223,15 @@ bool LowerGetDimensionSize(Lowerer& l, const Op& op, Results* results) {
   if (!Operands(l, op, set ? 2 : 1, set ? 2 : 1, &operands) || !l.GetInt(op, "dimension", &dim) ||
       !l.ResultShape(op, 0, &shape)) {
     return false;
+  }
+  // A refined module's sizes are static: what XLA's dynamic padder makes of get-dimension-size.
+  const Shape& in = operands[0]->shape();
+  if (!set && l.refining() && in.IsArray() && dim >= 0 && dim < in.rank() && !in.dynamic_dimensions[dim] &&
+      shape.IsArray() && shape.rank() == 0 && IsIntegralType(shape.element_type)) {
+    Literal size(shape);
+    size.SetFromInt64(0, in.dimensions[dim]);
+    results->push_back(l.EmitConstant(std::move(size)));
+    return true;
   }
   results->push_back(EmitWithDims(l, set ? Opcode::kSetDimensionSize : Opcode::kGetDimensionSize, std::move(shape),
                                   std::move(operands), {dim}));

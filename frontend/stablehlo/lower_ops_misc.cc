@@ -24,7 +24,7 @@ bool LowerCall(Lowerer& l, const Op& op, Results* results) {
   std::string callee_name;
   std::vector<Instruction*> operands;
   if (!l.GetString(op, "callee", &callee_name) || !l.LookupOperands(op, &operands)) return false;
-  Computation* callee = l.GetFunctionComputation(callee_name, &op);
+  Computation* callee = l.CalleeFor(callee_name, op, operands);
   if (callee == nullptr) return false;
   if (static_cast<int64_t>(operands.size()) != callee->parameter_count()) {
     return l.OpError(op, fmt::format("@{} takes {} arguments, but the call passes {}", callee_name,
@@ -93,8 +93,11 @@ bool LowerCustomCall(Lowerer& l, const Op& op, Results* results) {
   std::vector<Instruction*> operands;
   std::vector<Shape> shapes;
   bool side_effect;
-  if (!l.GetString(op, "call_target_name", &target) || !l.LookupOperands(op, &operands) ||
-      !l.ResultShapes(op, &shapes) || !l.GetBool(op, "has_side_effect", &side_effect)) {
+  if (!l.GetString(op, "call_target_name", &target)) return false;
+  // Shape assertions and the dynamic custom calls of shape-polymorphic exports (lower_refine.cc).
+  if (Lowerer::IsRefinementCallTarget(target)) return l.LowerRefinementCall(op, target, results);
+  if (!l.LookupOperands(op, &operands) || !l.ResultShapes(op, &shapes) ||
+      !l.GetBool(op, "has_side_effect", &side_effect)) {
     return false;
   }
   if (const Attr* layouts = l.FindAttr(op, "result_layouts")) {

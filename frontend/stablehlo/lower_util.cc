@@ -22,7 +22,15 @@ bool Lowerer::ToShape(const Type& type, size_t pos, Shape* out) {
       for (size_t i = 0; i < dims.size(); ++i) {
         if (dims[i] != Type::kDynamic) continue;
         if (type.bounds.size() != dims.size() || type.bounds[i] == Type::kDynamic) {
-          return Error(pos, fmt::format("dynamic shapes are not supported: {} (only bounded dimensions are)",
+          // Refinement gives it a size when the op producing it is lowered (RefineNewInstructions).
+          if (refining_) {
+            dims[i] = Shape::kUnboundedSize;
+            dynamic[i] = true;
+            continue;
+          }
+          return Error(pos, fmt::format("dynamic shapes are not supported: {} (only bounded dimensions are; a "
+                                        "shape-polymorphic export is refined from its entry arguments' shapes: give "
+                                        "them with xla-run --input or xlac --arg-shape)",
                                         TypeToString(type)));
         }
         dims[i] = type.bounds[i];
@@ -477,7 +485,9 @@ bool Lowerer::LowerOp(const Op& op, Results* results) {
   }
   OpHandler handler = FindOpHandler(lowered->name);
   if (handler == nullptr) return OpError(op, fmt::format("unsupported op '{}'", op.name));
+  const size_t first_new = scope_->comp->instructions().size();
   if (!handler(*this, *lowered, results)) return false;
+  if (refining_ && !RefineNewInstructions(op, first_new)) return false;
   return ApplyOpLevelAttributes(*lowered, *results);
 }
 

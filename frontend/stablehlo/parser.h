@@ -24,6 +24,9 @@
 //    as "unsupported op 'chlo.foo'" at the op.
 //  - Quantized types, unbounded dynamic dimensions and ops whose shapes depend on runtime values are rejected with a
 //    diagnostic; the dynamic_* ops are accepted when their result type is static and shape operands are constants.
+//  - Shape-polymorphic exports (jax.export with symbolic dimensions: `?` dims, get_dimension_size, shape_assertion,
+//    the stablehlo.dynamic_* custom calls) are refined when StableHloParseOptions::entry_argument_shapes gives the
+//    entry's argument shapes, as XLA's stablehlo-refine-shapes does on load: see lower_refine.cc.
 //  - What exporters leave around StableHLO (lower_dialect_ops.cc): arith ops on tensors and scalars (signless integers
 //    are signed; the unsigned ops reinterpret the bits), math ops with an HLO opcode, and the static tensor ops
 //    (empty, cast, dim, extract, insert, from_elements, splat, expand/collapse_shape, reshape, concat,
@@ -55,10 +58,12 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/diagnostics.h"
 #include "ir/module.h"
+#include "ir/shape.h"
 
 namespace xlac {
 
@@ -66,6 +71,11 @@ struct StableHloParseOptions {
   // Limits that keep hostile input from exhausting the stack or memory.
   int max_nesting_depth = 256;
   int64_t max_literal_bytes = int64_t{1} << 30;
+  // The shapes of the entry function's arguments, for a module with unbounded `?` dimensions (a shape-polymorphic
+  // export): each `?` takes the given size, and the module is lowered with every shape static (lower_refine.cc). A
+  // given static size that differs from the declared one is an error at the argument; an element type of kInvalid
+  // is not checked. Ignored for modules without `?` dimensions; empty: such a module is an error.
+  std::vector<Shape> entry_argument_shapes;
 };
 
 // Parses a whole `module { func.func ... }` (or bare functions). On failure reports diagnostics (`file:line:col`

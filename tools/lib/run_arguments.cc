@@ -111,6 +111,24 @@ std::optional<int64_t> BytesOf(const Shape& shape) {
 
 }  // namespace
 
+std::vector<Shape> InputShapes(const RunOptions& options) {
+  std::vector<Shape> shapes;
+  for (const std::string& path : options.inputs) {
+    // The header is at the start; a version 1 header is at most 64 KiB, and numpy writes far less for any shape.
+    std::ifstream file(path, std::ios::binary);
+    std::string prefix(size_t{1} << 17, '\0');
+    if (!file.read(prefix.data(), static_cast<std::streamsize>(prefix.size())) && !file.eof()) return {};
+    prefix.resize(static_cast<size_t>(file.gcount()));
+    absl::StatusOr<harness::NpyHeader> header = harness::ParseNpyHeader(prefix);
+    if (!header.ok()) return {};
+    Shape shape;
+    shape.dimensions = header->shape;
+    shape.dynamic_dimensions.assign(header->shape.size(), false);
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
 bool BuildArguments(const RunOptions& options, const Computation& entry, std::vector<Literal>& args,
                     std::ostream& err) {
   const int64_t count = entry.parameter_count();

@@ -335,6 +335,8 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   compiler.num_replicas = options.num_replicas;
   compiler.custom_call_identity = options.custom_call_identity;
   compiler.strict = options.strict;
+  // A shape-polymorphic export is refined from its inputs' shapes before anything else reads it.
+  compiler.entry_argument_shapes = InputShapes(options);
   compiler.spmd.windowed_einsum_threshold_bytes = options.spmd_windowed_einsum_threshold_bytes;
   compiler.optimization.exact = options.exact;
   compiler.optimization.tpu_numerics = options.tpu_numerics;

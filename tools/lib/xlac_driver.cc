@@ -22,6 +22,7 @@
 #include "compiler/custom_call_libs.h"
 #include "compiler/kernel_sources.h"
 #include "fmt/format.h"
+#include "frontend/hlo/parser.h"
 #include "frontend/hlo/printer.h"
 #include "ir/diagnostics.h"
 #include "ir/status_macros.h"
@@ -74,6 +75,9 @@ OPTIONS:
                          C++ kernels for custom calls (docs/custom_calls.md), compiled in process by Clang for
                          --target-cpu and linked into the output: the object runs them with no other library
                          (repeatable)
+  --arg-shape=<shape>    The shape of the next entry argument, e.g. f32[4,8] (repeat once per argument, in order):
+                         a shape-polymorphic StableHLO export (jax.export with symbolic dimensions, `?` in its
+                         types) is refined to these shapes, as XLA does when it loads one; ignored otherwise
   --custom-call-identity=<T1,T2,...>
                          Custom-calls with these targets are identities (one operand, result of its shape;
                          otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable
@@ -290,6 +294,13 @@ absl::StatusOr<XlacOptions> ParseXlacArgs(std::span<const std::string_view> args
       }
       if (value.empty() || n < 1) return absl::InvalidArgumentError("--cache-max-bytes needs a positive integer");
       options.cache_max_bytes = n;
+    } else if (name == "arg-shape" && has_value) {
+      absl::StatusOr<Shape> shape = ParseShape(value);
+      if (!shape.ok() || !shape->IsArray()) {
+        return absl::InvalidArgumentError("bad --arg-shape '" + std::string(value) +
+                                          "' (an array shape such as f32[4,8] or s32[])");
+      }
+      options.arg_shapes.push_back(*std::move(shape));
     } else if (name == "custom-call-identity" && has_value) {
       if (absl::Status s = AppendCustomCallIdentities(value, options.custom_call_identity); !s.ok()) return s;
     } else if (name == "custom-call-lib" && has_value && !value.empty()) {
@@ -362,6 +373,7 @@ int RunXlac(const XlacOptions& options, std::string_view input_name, std::string
   compiler.num_partitions = options.num_partitions;
   compiler.custom_call_identity = options.custom_call_identity;
   compiler.strict = options.strict;
+  compiler.entry_argument_shapes = options.arg_shapes;
   compiler.spmd.windowed_einsum_threshold_bytes = options.spmd_windowed_einsum_threshold_bytes;
   compiler.optimization.opt_level = options.opt_level;
   compiler.optimization.exact = options.exact;
@@ -572,6 +584,7 @@ int AutoShardInput(const XlacOptions& options, const AutoShardFlags& flags, cons
   compiler.num_partitions = devices;
   compiler.custom_call_identity = options.custom_call_identity;
   compiler.strict = options.strict;
+  compiler.entry_argument_shapes = options.arg_shapes;
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = LoadModule(file, compiler, diags);
   if (module == nullptr) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ir/shape.h"
 
 namespace xlac {
 
@@ -32,6 +33,9 @@ struct XlacOptions {
   int64_t spmd_windowed_einsum_threshold_bytes = 0;
   // --custom-call-identity=A,B (repeatable): custom-call targets that are identities (annotation-custom-calls pass).
   std::vector<std::string> custom_call_identity;
+  // --arg-shape=f32[4,8] (once per entry argument, in order): refines a shape-polymorphic StableHLO export
+  // (CompilerOptions::entry_argument_shapes).
+  std::vector<Shape> arg_shapes;
   // --custom-call-lib=FILE.so[:TARGET=SYMBOL,...] (repeatable): XLA FFI handler libraries (docs/custom_calls.md).
   // xlac only compiles, so it loads them to check that every typed-FFI custom call has a handler.
   std::vector<std::string> custom_call_libs;
