@@ -97,8 +97,16 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
     return b_.CreateAdd(acc, b_.CreateMul(a, c));
   };
   const bool narrow_gemm = type == PrimitiveType::kBF16 || type == PrimitiveType::kF16;
+  // bf16 or f16 operands with an f32 result (preferred_element_type=f32: PyTorch/XLA's and JAX's mixed-precision
+  // matmuls): the operands widen exactly to f32 as they are packed, as the interpreter converts them to the result
+  // type, and the f32 sums are the output. (The loop nest below took 188 s for one 544 x 16032 x 2048 dot that the
+  // GEMM does in well under a second.) At TPU DEFAULT precision bf16 values round to themselves; f16 ones do not.
+  const PrimitiveType operand_type = lhs.shape.element_type;
+  const bool widened_gemm =
+      type == PrimitiveType::kF32 && rhs.shape.element_type == operand_type &&
+      (operand_type == PrimitiveType::kBF16 || (operand_type == PrimitiveType::kF16 && !tpu_bf16));
   if (options_.tiled_dot && (type == PrimitiveType::kF32 || type == PrimitiveType::kF64 || narrow_gemm) &&
-      lhs.shape.element_type == type && rhs.shape.element_type == type && nc == 1 && nlf <= 1 && nrf <= 1) {
+      ((operand_type == type && rhs.shape.element_type == type) || widened_gemm) && nc == 1 && nlf <= 1 && nrf <= 1) {
     int64_t batch = 1, m = 1, n = 1, k = dims[out_rank];
     for (size_t i = 0; i < nb; ++i) batch *= dims[i];
     if (nlf == 1) m = dims[nb];
@@ -132,6 +140,9 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
       spec.b_times_a = true;
     }
     if (tpu_bf16) spec.load = GemmOperandLoad::kRoundBf16;
+    if (widened_gemm) {
+      spec.load = operand_type == PrimitiveType::kF16 ? GemmOperandLoad::kWidenF16 : GemmOperandLoad::kWidenBf16;
+    }
     if ((direct || transposed) && batch > 0 && m > 0 && n > 0 && k > 0) {
       // bf16/f16: operands widen to f32 as they are packed, the f32 sums land in a temporary with the output's
       // layout and round once into the output (the interpreter's narrow-float dot).
@@ -157,7 +168,7 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
           b_off = b_.CreateNSWAdd(b_off, b_.CreateNSWMul(bi, I64(rhs.strides[rb[i]])));
           c_off = b_.CreateNSWAdd(c_off, b_.CreateNSWMul(bi, I64(out.strides[i])));
         }
-        llvm::Type* storage = narrow_gemm ? b_.getInt16Ty() : ct;
+        llvm::Type* storage = narrow_gemm || widened_gemm ? b_.getInt16Ty() : ct;
         GemmOperands ops{b_.CreateInBoundsGEP(storage, lhs.base, a_off), b_.CreateInBoundsGEP(storage, rhs.base, b_off),
                          b_.CreateInBoundsGEP(ct, c_base, c_off), I64(0)};
         if (swap) std::swap(ops.a, ops.b);

@@ -344,6 +344,57 @@ TEST(CodegenDot, TiledPathIsUsedAndCanBeTurnedOff) {
   }
 }
 
+// bf16 and f16 operands with an f32 result (preferred_element_type=f32, PyTorch/XLA's and JAX's mixed-precision
+// matmuls) take the GEMM, widening the operands exactly as they are packed: bit for bit the interpreter in exact
+// mode, within the f32 GEMM's bound by default. A transposed rhs (torch's x @ W^T) and a batch included.
+TEST(CodegenDot, MixedPrecisionDotsToF32UseTheGemm) {
+  for (const char* type : {"bf16", "f16"}) {
+    for (bool exact : {true, false}) {
+      SCOPED_TRACE(fmt::format("{} exact={}", type, exact));
+      std::unique_ptr<Module> module = ParseAndVerify(fmt::format(R"(HloModule m
+ENTRY e {{
+  a = {0}[37,70] parameter(0)
+  w = {0}[45,70] parameter(1)
+  x = {0}[3,9,70] parameter(2)
+  y = {0}[3,70,11] parameter(3)
+  d = f32[37,45] dot(a, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}
+  b = f32[3,9,11] dot(x, y), lhs_batch_dims={{0}}, rhs_batch_dims={{0}}, lhs_contracting_dims={{2}}, rhs_contracting_dims={{1}}
+  ROOT t = (f32[37,45], f32[3,9,11]) tuple(d, b)
+}})",
+                                                                  type));
+      ASSERT_NE(module, nullptr);
+      JitOptions options;
+      options.keep_llvm_ir = true;
+      options.compile.prebuilt_gemms = false;  // the GEMM functions' IR is inspected
+      options.compile.exact = exact;
+      absl::StatusOr<std::unique_ptr<JitExecutable>> exe = JitExecutable::Compile(*module, options);
+      ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+      EXPECT_NE((*exe)->llvm_ir().find("xlac.gemm.kernel"), std::string::npos);
+      std::vector<Literal> args;
+      for (int64_t i = 0; i < 4; ++i) {
+        args.push_back(interp::MakeRandomLiteral((*exe)->parameter_shapes()[static_cast<size_t>(i)], 11 + i));
+      }
+      absl::StatusOr<std::vector<Literal>> expected = interp::Evaluate(*module, {args});
+      absl::StatusOr<std::vector<Literal>> actual = (*exe)->Run(args);
+      ASSERT_TRUE(expected.ok() && actual.ok());
+      for (size_t i = 0; i < 2; ++i) {
+        const Literal& want = (*expected)[0].tuple_elements()[i];
+        const Literal& got = (*actual)[0].tuple_elements()[i];
+        if (exact) {
+          EXPECT_TRUE(got == want) << DescribeDifference(want, got);
+          continue;
+        }
+        std::vector<Literal> magnitude_args;
+        for (const Literal& a : args) magnitude_args.push_back(Magnitudes(a));
+        absl::StatusOr<std::vector<Literal>> magnitudes = interp::Evaluate(*module, {magnitude_args});
+        ASSERT_TRUE(magnitudes.ok());
+        std::string outside = OutsideBound(want, (*magnitudes)[0].tuple_elements()[i], got, 70);
+        EXPECT_TRUE(outside.empty()) << outside;
+      }
+    }
+  }
+}
+
 // vdpbf16ps as measured on AMD Zen 4/5 and as Intel documents it: per 32-bit lane, acc += a[2i+1] * b[2i+1], then
 // acc += a[2i] * b[2i], each one fused multiply-add (a bf16 product is exact in f32) with denormal operands and
 // results flushed to zero (signed).
