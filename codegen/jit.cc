@@ -380,13 +380,25 @@ std::string FormatBytes(int64_t bytes) {
   return fmt::format("{} bytes", bytes);
 }
 
-// Every device gets its own copy of every non-constant allocation on the first run. A program that cannot fit is an
-// error now, naming the bytes wanted, rather than an allocation failure (or the OOM killer) later.
-absl::Status CheckBufferMemory(const BufferAssignment& assignment, int64_t devices, int64_t limit) {
+// Every device gets its own copy of every non-constant allocation on the first run, except the parameters it reads
+// in place (ReadInPlace: row-major and not donated). A program that cannot fit is an error now, naming the bytes
+// wanted, rather than an allocation failure (or the OOM killer) later.
+absl::Status CheckBufferMemory(const Module& module, const BufferAssignment& assignment, int64_t devices,
+                               int64_t limit) {
   int64_t per_device = 0;
   const Allocation* largest = nullptr;
+  const Computation& entry = *module.entry_computation();
   for (const Allocation& alloc : assignment.allocations()) {
     if (alloc.kind == AllocationKind::kConstant) continue;
+    if (alloc.kind == AllocationKind::kParameter && alloc.parameter_number >= 0 &&
+        alloc.parameter_number < entry.parameter_count()) {
+      const Shape* leaf = entry.parameter(alloc.parameter_number)->shape().Subshape(alloc.parameter_shape_index);
+      bool donated = false;
+      for (const InputOutputAlias& alias : module.config().input_output_alias) {
+        donated |= alias.parameter_number == alloc.parameter_number;
+      }
+      if (leaf != nullptr && leaf->IsArray() && IsRowMajor(*leaf) && !donated) continue;
+    }
     per_device += alloc.size;
     if (largest == nullptr || alloc.size > largest->size) largest = &alloc;
   }
@@ -584,8 +596,8 @@ absl::StatusOr<std::unique_ptr<JitExecutable>> JitExecutable::Compile(const Modu
   impl->custom_calls.handler = options.custom_call_handler;
   // Without a handler a custom-call could only fail when it runs: report it now, as codegen reports other ops.
   if (!options.custom_call_handler) XLAC_RETURN_IF_ERROR(CheckCustomCallsNeedNoHandler(*impl->prepared.module));
-  XLAC_RETURN_IF_ERROR(
-      CheckBufferMemory(impl->prepared.assignment, impl->local_end - impl->local_begin, options.memory_limit));
+  XLAC_RETURN_IF_ERROR(CheckBufferMemory(*impl->prepared.module, impl->prepared.assignment,
+                                         impl->local_end - impl->local_begin, options.memory_limit));
   // Codegen resolves collective groups for the device counts the executable runs with.
   impl->prepared.module->mutable_config().replica_count = impl->replicas;
   impl->prepared.module->mutable_config().num_partitions = impl->partitions;

@@ -11,7 +11,7 @@ namespace xlac {
 
 Literal::Literal(const Shape& shape) : Literal(CreateUninitialized(shape)) {
   std::function<void(Literal&)> zero = [&](Literal& literal) {
-    std::fill(literal.data_.begin(), literal.data_.end(), uint8_t{0});
+    if (literal.data_ != nullptr) std::fill(literal.data_->begin(), literal.data_->end(), uint8_t{0});
     for (Literal& element : literal.tuple_elements_) zero(element);
   };
   zero(*this);
@@ -29,9 +29,22 @@ Literal Literal::CreateUninitialized(const Shape& shape) {
   std::optional<int64_t> bytes = shape.ByteSizeOf();
   assert(count && bytes && "literal shape too large; callers must check ByteSizeOf first");
   literal.element_count_ = *count;
-  literal.data_.resize(static_cast<size_t>(*bytes));
+  literal.data_ = std::make_shared<Bytes>(static_cast<size_t>(*bytes));
   return literal;
 }
+
+Literal Literal::ViewAs(const Shape& shape) const {
+  assert(shape_.IsArray() && shape.IsArray() && shape.ByteSizeOf() == std::optional<int64_t>(byte_size()) &&
+         "ViewAs needs an array of the same byte size");
+  Literal view;
+  view.shape_ = shape;
+  view.data_ = data_;
+  view.element_count_ = shape.ElementCount().value_or(0);
+  view.unknown_ = unknown_;
+  return view;
+}
+
+void Literal::Unshare() { data_ = std::make_shared<Bytes>(*data_); }
 
 Literal Literal::CreateUnknown(const Shape& shape) {
   Literal literal;
@@ -62,7 +75,7 @@ uint64_t LoadBits(const uint8_t* p, int64_t width) {
 
 double Literal::GetAsDouble(int64_t i) const {
   PrimitiveType t = shape_.element_type;
-  const uint8_t* p = data_.data() + i * ByteWidth(t);
+  const uint8_t* p = raw_data() + i * ByteWidth(t);
   switch (t) {
     case PrimitiveType::kPred:
       return *p ? 1.0 : 0.0;
@@ -81,7 +94,7 @@ double Literal::GetAsDouble(int64_t i) const {
 int64_t Literal::GetAsInt64(int64_t i) const {
   PrimitiveType t = shape_.element_type;
   int64_t width = ByteWidth(t);
-  const uint8_t* p = data_.data() + i * width;
+  const uint8_t* p = raw_data() + i * width;
   if (IsFloatingPointType(t) || IsComplexType(t)) return static_cast<int64_t>(GetAsDouble(i));
   uint64_t bits = LoadBits(p, width);
   if (IsSignedIntegralType(t) && width < 8) {
@@ -101,14 +114,14 @@ void Literal::SetFromDouble(int64_t i, double v) {
       Set(i, std::complex<double>(v, 0));
       return;
     case PrimitiveType::kPred:
-      data_[i] = v != 0;
+      mutable_raw_data()[i] = v != 0;
       return;
     default:
       break;
   }
   if (IsFloatingPointType(t)) {
     uint64_t bits = DoubleToFloatBits(t, v);
-    std::memcpy(data_.data() + i * ByteWidth(t), &bits, static_cast<size_t>(ByteWidth(t)));
+    std::memcpy(mutable_raw_data() + i * ByteWidth(t), &bits, static_cast<size_t>(ByteWidth(t)));
     return;
   }
   SetFromInt64(i, std::isfinite(v) ? static_cast<int64_t>(v) : 0);
@@ -121,7 +134,7 @@ void Literal::SetFromInt64(int64_t i, int64_t v) {
     return;
   }
   if (t == PrimitiveType::kPred) {
-    data_[i] = v != 0;
+    mutable_raw_data()[i] = v != 0;
     return;
   }
   int64_t width = ByteWidth(t);
@@ -133,11 +146,13 @@ void Literal::SetFromInt64(int64_t i, int64_t v) {
     u &= mask;
     if (IsSignedIntegralType(t) && (u >> (bits - 1)) & 1) u |= ~mask;
   }
-  std::memcpy(data_.data() + i * width, &u, static_cast<size_t>(width));
+  std::memcpy(mutable_raw_data() + i * width, &u, static_cast<size_t>(width));
 }
 
 bool Literal::operator==(const Literal& other) const {
-  return shape_.Compatible(other.shape_) && unknown_ == other.unknown_ && data_ == other.data_ &&
+  return shape_.Compatible(other.shape_) && unknown_ == other.unknown_ && byte_size() == other.byte_size() &&
+         (data_ == other.data_ || byte_size() == 0 ||
+          std::memcmp(raw_data(), other.raw_data(), static_cast<size_t>(byte_size())) == 0) &&
          tuple_elements_ == other.tuple_elements_;
 }
 
@@ -145,7 +160,7 @@ size_t Literal::Hash() const {
   size_t h = std::hash<int>()(static_cast<int>(shape_.element_type));
   for (int64_t d : shape_.dimensions) h = h * 31 + std::hash<int64_t>()(d);
   // FNV-1a over the bytes: cheap and independent of pointer values.
-  for (uint8_t b : data_) h = (h ^ b) * 1099511628211ull;
+  for (int64_t i = 0; i < byte_size(); ++i) h = (h ^ raw_data()[i]) * 1099511628211ull;
   for (const Literal& e : tuple_elements_) h = h * 31 + e.Hash();
   return h ^ (unknown_ ? 0x9e3779b97f4a7c15ull : 0);
 }

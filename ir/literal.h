@@ -47,6 +47,9 @@ class Literal {
   static Literal CreateUninitialized(const Shape& shape);
   static Literal CreateUnknown(const Shape& shape);
   static Literal CreateTuple(std::vector<Literal> elements);
+  // This array's bytes as an array of `shape` (a reshape, a copy, a bitcast to a type of the same width), shared
+  // with this literal until either writes. Precondition: both are arrays of the same byte size.
+  Literal ViewAs(const Shape& shape) const;
 
   const Shape& shape() const { return shape_; }
   bool is_unknown() const { return unknown_; }
@@ -55,20 +58,28 @@ class Literal {
   std::vector<Literal>& mutable_tuple_elements() { return tuple_elements_; }
 
   int64_t element_count() const { return element_count_; }
-  const uint8_t* raw_data() const { return data_.data(); }
-  uint8_t* mutable_raw_data() { return data_.data(); }
-  int64_t byte_size() const { return static_cast<int64_t>(data_.size()); }
+  const uint8_t* raw_data() const { return data_ ? data_->data() : nullptr; }
+  // Writable bytes. A copy of a literal shares its bytes until either writes (copy on write): the first write through
+  // a shared literal copies them. A pointer from here is valid until the literal is copied from or destroyed; writes
+  // through it after a copy was made reach the copy too, so write first, then copy.
+  uint8_t* mutable_raw_data() {
+    if (data_ != nullptr && data_.use_count() > 1) Unshare();
+    return data_ ? data_->data() : nullptr;
+  }
+  int64_t byte_size() const { return data_ ? static_cast<int64_t>(data_->size()) : 0; }
+  // Whether this literal's bytes are (still) shared with a copy: tests and memory accounting.
+  bool SharesBytesWith(const Literal& other) const { return data_ != nullptr && data_ == other.data_; }
 
   // Typed element access by linear (row-major) index. T must match the storage type documented above.
   template <typename T>
   T Get(int64_t linear_index) const {
     T v;
-    std::memcpy(&v, data_.data() + linear_index * sizeof(T), sizeof(T));
+    std::memcpy(&v, raw_data() + linear_index * sizeof(T), sizeof(T));
     return v;
   }
   template <typename T>
   void Set(int64_t linear_index, T v) {
-    std::memcpy(data_.data() + linear_index * sizeof(T), &v, sizeof(T));
+    std::memcpy(mutable_raw_data() + linear_index * sizeof(T), &v, sizeof(T));
   }
 
   // Element as double / int64 regardless of storage (floats via their format; complex: real part).
@@ -84,8 +95,13 @@ class Literal {
   size_t Hash() const;
 
  private:
+  using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+  void Unshare();
+
   Shape shape_;
-  std::vector<uint8_t, DefaultInitAllocator<uint8_t>> data_;
+  // Shared by copies (copy on write): handing a replicated parameter to 32 emulated devices, a value through an
+  // identity op or a tuple, or a loop's state from one iteration to the next costs no bytes.
+  std::shared_ptr<Bytes> data_;
   int64_t element_count_ = 0;
   std::vector<Literal> tuple_elements_;
   bool unknown_ = false;

@@ -1,5 +1,6 @@
 #include "passes/spmd/literal_sharding.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -65,14 +66,16 @@ absl::StatusOr<Literal> ShardLiteral(const Literal& global, const Sharding& shar
   }
   if (!shape.IsArray()) return Literal(shape);
   XLAC_ASSIGN_OR_RETURN(Tiling tiling, TilingOf(sharding, shape.rank(), num_partitions));
-  if (tiling.manual || tiling.IsReplicated()) {
-    Literal copy(shape);
-    if (global.byte_size() > 0) std::memcpy(copy.mutable_raw_data(), global.raw_data(), global.byte_size());
-    return copy;
-  }
+  // A whole-array shard shares the global literal's bytes (copy on write): 32 devices of a replicated 2 GiB
+  // parameter hold it once.
+  if (tiling.manual || tiling.IsReplicated()) return global;
   Shape shard_shape = ShardShape(shape, tiling);
-  Literal shard(shard_shape);
   std::vector<int64_t> offsets = ShardOffsets(shape.dimensions, tiling, partition);
+  if (shard_shape.dimensions == shape.dimensions &&
+      std::all_of(offsets.begin(), offsets.end(), [](int64_t o) { return o == 0; })) {
+    return global;
+  }
+  Literal shard(shard_shape);
   std::vector<int64_t> extent(shard_shape.dimensions.size());
   for (size_t i = 0; i < extent.size(); ++i) {
     extent[i] = std::min(shard_shape.dimensions[i], shape.dimensions[i] - offsets[i]);

@@ -61,11 +61,9 @@ Literal AffineGather(const Literal& src, const Shape& out_shape, int64_t base, c
   return result;
 }
 
-Literal Reshaped(const Literal& src, const Shape& shape) {
-  Literal result = Literal::CreateUninitialized(shape);
-  CopyBytes(result.mutable_raw_data(), src.raw_data(), result.byte_size());
-  return result;
-}
+// Row-major bytes are the same for every shape of the same elements: the result shares them (copy on write), so
+// a reshape or copy of a 1 GiB embedding table costs no memory and no time.
+Literal Reshaped(const Literal& src, const Shape& shape) { return src.ViewAs(shape); }
 
 absl::StatusOr<Literal> Broadcast(const Instruction& inst, const Literal& x) {
   const std::vector<int64_t>& dims = IntList(inst, "dimensions");
@@ -235,14 +233,14 @@ absl::StatusOr<Literal> Iota(const Instruction& inst) {
 absl::StatusOr<Literal> Bitcast(const Instruction& inst, const Literal& x) {
   const Shape& in_shape = inst.operand_count() > 0 ? inst.operand(0)->shape() : x.shape();
   const Shape& out_shape = inst.shape();
-  Literal result(out_shape);
-  if (result.byte_size() != x.byte_size()) {
-    return Error(inst, "bitcast changes the buffer size from {} to {} bytes", x.byte_size(), result.byte_size());
+  const int64_t out_bytes = out_shape.IsArray() ? out_shape.ByteSizeOf().value_or(-1) : 0;
+  if (out_bytes != x.byte_size()) {
+    return Error(inst, "bitcast changes the buffer size from {} to {} bytes", x.byte_size(), out_bytes);
   }
-  if (!HasNonDefaultLayout(in_shape) && !HasNonDefaultLayout(out_shape)) {
-    CopyBytes(result.mutable_raw_data(), x.raw_data(), x.byte_size());
-    return result;
+  if (!HasNonDefaultLayout(in_shape) && !HasNonDefaultLayout(out_shape) && x.shape().IsArray() && out_shape.IsArray()) {
+    return x.ViewAs(out_shape);
   }
+  Literal result = Literal::CreateUninitialized(out_shape);
   int64_t win = ByteWidth(in_shape.element_type), wout = ByteWidth(out_shape.element_type);
   std::vector<uint8_t> physical(static_cast<size_t>(x.byte_size()));
   std::vector<int64_t> in_order = PhysicalToLogical(in_shape);

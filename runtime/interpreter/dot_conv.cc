@@ -57,6 +57,35 @@ std::vector<C> Canonicalize(const std::vector<C>& data, const std::vector<int64_
   }
 }
 
+// Canonicalize(LoadAll<C>(lit), ...) without holding two compute-type copies at once: an operand already in order
+// is loaded as it is, any other is permuted in its storage type first (a bf16 weight: 2 + 4 bytes per element at
+// the peak instead of 4 + 4; a 128256 x 3072 embedding table is 0.8 GB less per device).
+template <typename C>
+std::vector<C> LoadCanonical(const Literal& lit, const std::vector<int64_t>& dims,
+                             const std::vector<std::vector<int64_t>>& lists) {
+  std::vector<int64_t> order;
+  for (const auto& list : lists) order.insert(order.end(), list.begin(), list.end());
+  bool identity = true;
+  for (size_t i = 0; i < order.size(); ++i) identity &= order[i] == static_cast<int64_t>(i);
+  if (identity) return LoadAll<C>(lit);
+  const int64_t width = ByteWidth(lit.shape().element_type);
+  if (width != 1 && width != 2 && width != 4 && width != 8) return Canonicalize<C>(LoadAll<C>(lit), dims, lists);
+  Shape permuted = lit.shape();
+  permuted.ClearLayout();
+  for (size_t i = 0; i < order.size(); ++i) permuted.dimensions[i] = dims[static_cast<size_t>(order[i])];
+  Literal storage = Literal::CreateUninitialized(permuted);
+  auto permute = [&](auto tag) {
+    using T = decltype(tag);
+    PermuteInto<T>(reinterpret_cast<const T*>(lit.raw_data()), dims, order,
+                   reinterpret_cast<T*>(storage.mutable_raw_data()));
+  };
+  if (width == 1) permute(uint8_t{});
+  if (width == 2) permute(uint16_t{});
+  if (width == 4) permute(uint32_t{});
+  if (width == 8) permute(uint64_t{});
+  return LoadAll<C>(storage);
+}
+
 int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& which) {
   int64_t p = 1;
   for (int64_t d : which) p *= dims[static_cast<size_t>(d)];
@@ -214,8 +243,8 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
   absl::Status tpu_status;
   DispatchKind(KindOf(type), [&](auto tag) {
     using C = decltype(tag);
-    std::vector<C> a = Canonicalize<C>(LoadAll<C>(*lhs), ld, {lb, lf, lc});
-    std::vector<C> b = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, rf, rc});
+    std::vector<C> a = LoadCanonical<C>(*lhs, ld, {lb, lf, lc});
+    std::vector<C> b = LoadCanonical<C>(*rhs, rd, {rb, rf, rc});
     auto run = [&](const std::vector<C>& x, const std::vector<C>& y) {
       std::vector<C> out(static_cast<size_t>(batch * m * n));
       if constexpr (kIsFloat<C>) {
@@ -461,14 +490,14 @@ absl::StatusOr<Literal> EvalRaggedDot(const Instruction& inst, Operands operands
   absl::Status status = absl::OkStatus();
   DispatchKind(KindOf(type), [&](auto tag) {
     using C = decltype(tag);
-    std::vector<C> a = Canonicalize<C>(LoadAll<C>(*lhs), ld, {lb, lf, lc});
+    std::vector<C> a = LoadCanonical<C>(*lhs, ld, {lb, lf, lc});
     std::vector<C> out(static_cast<size_t>(result.element_count()), C(0));
     if (!contracting) {
       if (group_dims.size() != 1) {
         status = Error(inst, "expected one rhs_group_dims entry");
         return;
       }
-      std::vector<C> bm = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, group_dims, rf, rc});
+      std::vector<C> bm = LoadCanonical<C>(*rhs, rd, {rb, group_dims, rf, rc});
       auto [stride, size] = coordinate_of(lf);
       for (int64_t g = 0; g < batch; ++g) {
         std::vector<int64_t> bounds = group_bounds(g);
@@ -486,7 +515,7 @@ absl::StatusOr<Literal> EvalRaggedDot(const Instruction& inst, Operands operands
         }
       }
     } else {
-      std::vector<C> bm = Canonicalize<C>(LoadAll<C>(*rhs), rd, {rb, rf, rc});
+      std::vector<C> bm = LoadCanonical<C>(*rhs, rd, {rb, rf, rc});
       auto [stride, size] = coordinate_of(lc);
       for (int64_t grp = 0; grp < groups; ++grp) {
         for (int64_t g = 0; g < batch; ++g) {

@@ -719,6 +719,8 @@ template void ConvCanonical<double>(const ConvProblem&, const double*, const dou
 #define XLAC_PERMUTE(T) \
   template void PermuteInto<T>(const T*, const std::vector<int64_t>&, const std::vector<int64_t>&, T*);
 XLAC_PERMUTE(uint8_t)
+XLAC_PERMUTE(uint16_t)
+XLAC_PERMUTE(uint32_t)
 XLAC_PERMUTE(int64_t)
 XLAC_PERMUTE(uint64_t)
 XLAC_PERMUTE(float)

@@ -36,6 +36,34 @@ TEST(InterpreterDataMovement, Broadcast) {
             (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
 }
 
+TEST(InterpreterDataMovement, ReshapeCopyAndBitcastShareTheOperandsBytes) {
+  // A replicated 1 GiB table reshaped and copied on 8 emulated devices costs no bytes (Literal::ViewAs); a write
+  // into a view (dynamic-update-slice) copies first, so the argument stays as it was.
+  std::unique_ptr<Module> module = ParseAndVerify(R"(HloModule m
+ENTRY e {
+  x = s32[2,3] parameter(0)
+  r = s32[3,2] reshape(x)
+  c = s32[3,2] copy(r)
+  b = u32[6] bitcast(c)
+  u = s32[1,1] constant({{-1}})
+  i = s32[] constant(1)
+  d = s32[3,2] dynamic-update-slice(c, u, i, i)
+  ROOT t = (u32[6], s32[3,2]) tuple(b, d)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  const Literal x = Iota({2, 3});
+  absl::StatusOr<std::vector<Literal>> r = Evaluate(*module, {{x}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const Literal& b = (*r)[0].tuple_elements()[0];
+  const Literal& d = (*r)[0].tuple_elements()[1];
+  EXPECT_TRUE(b.SharesBytesWith(x));
+  EXPECT_FALSE(d.SharesBytesWith(x));
+  EXPECT_EQ(Int64s(b), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(Int64s(d), (std::vector<int64_t>{0, 1, 2, -1, 4, 5}));
+  EXPECT_EQ(Int64s(x), (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+}
+
 TEST(InterpreterDataMovement, TupleCopyCopiesLeaves) {
   EXPECT_EQ(Eval("  x = s32[3] parameter(0)\n  t = (s32[3], s32[3]) tuple(x, x)\n"
                  "  c = (s32[3], s32[3]) copy(t)\n  ROOT g = s32[3] get-tuple-element(c), index=1",

@@ -126,6 +126,37 @@ TEST(Literal, TypedAccess) {
   EXPECT_EQ(unknown.byte_size(), 0);
 }
 
+TEST(Literal, CopiesShareBytesUntilOneWrites) {
+  Literal a(Shape::Array(PrimitiveType::kF32, {4}));
+  for (int64_t i = 0; i < 4; ++i) a.Set<float>(i, static_cast<float>(i));
+  Literal b = a;
+  EXPECT_TRUE(b.SharesBytesWith(a));
+  EXPECT_EQ(b.raw_data(), a.raw_data());
+  // A write through either copy leaves the other as it was.
+  b.Set<float>(1, 10.0f);
+  EXPECT_FALSE(b.SharesBytesWith(a));
+  EXPECT_EQ(a.Get<float>(1), 1.0f);
+  EXPECT_EQ(b.Get<float>(1), 10.0f);
+  EXPECT_EQ(b.Get<float>(3), 3.0f);
+  Literal c = a;
+  c.mutable_raw_data()[0] = 0xff;
+  EXPECT_EQ(a.Get<float>(0), 0.0f);
+  Literal d = a;
+  a.SetFromDouble(2, -1.0);  // the original writing unshares too
+  EXPECT_EQ(d.Get<float>(2), 2.0f);
+  EXPECT_EQ(a.Get<float>(2), -1.0f);
+  // The only holder writes in place.
+  const uint8_t* before = a.raw_data();
+  a.Set<float>(0, 5.0f);
+  EXPECT_EQ(a.raw_data(), before);
+  // Moves and tuples carry the shared bytes along; equality compares bytes, shared or not.
+  Literal tuple = Literal::CreateTuple({d, Literal(d)});
+  EXPECT_TRUE(tuple.tuple_elements()[0].SharesBytesWith(d));
+  EXPECT_EQ(tuple.tuple_elements()[0], tuple.tuple_elements()[1]);
+  Literal zero_sized(Shape::Array(PrimitiveType::kF32, {0}));
+  EXPECT_EQ(zero_sized, Literal(zero_sized));
+}
+
 TEST(IotaList, Transposed) {
   IotaList iota{{4, 2}, {2, 4}, {1, 0}};
   EXPECT_EQ(iota.ToList(), (std::vector<int64_t>{0, 4, 1, 5, 2, 6, 3, 7}));

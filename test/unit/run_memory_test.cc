@@ -106,6 +106,23 @@ ENTRY e {
   EXPECT_EQ(InterpreterPeakBytes(*module), 3 * 4096);
 }
 
+TEST(InterpreterPeakBytesTest, CopiesAndReshapesShareTheirOperandsBytes) {
+  // c and r view a's bytes (Literal::ViewAs), which stay until the last view's use: a and s at once, not a, c
+  // and s.
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  p = f32[1024] parameter(0)
+  a = f32[1024] negate(p)
+  c = f32[1024] copy(a)
+  r = f32[32,32] reshape(c)
+  ra = f32[32,32] reshape(a)
+  ROOT s = f32[32,32] add(ra, r)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(InterpreterPeakBytes(*module), 2 * 4096);
+}
+
 TEST(InterpreterPeakBytesTest, AddsCalleePeaksAndDotScratch) {
   // The while's state (4 KiB) plus its body's peak (two 4 KiB values at once) beside the held p2; the dot of
   // f32[32,32] operands gathers both operands and its result (4 KiB each) as f32 besides its 4 KiB result.
@@ -137,7 +154,8 @@ ENTRY e {
 }
 )");
   ASSERT_NE(dot, nullptr);
-  EXPECT_EQ(InterpreterPeakBytes(*dot), 4096 + 3 * 4096);
+  // ... and the GEMM packs the rhs once more (32 columns: no padding).
+  EXPECT_EQ(InterpreterPeakBytes(*dot), 4096 + 4 * 4096);
 }
 
 constexpr char kSharded[] = R"(HloModule s, num_partitions=4
@@ -175,12 +193,19 @@ TEST(EstimateRunMemoryTest, PartsOfTheLargerPhase) {
   for (const RunMemoryEstimate::Part& part : exact.parts) sum += part.count * part.bytes;
   EXPECT_EQ(exact.total, sum);
 
-  // Two devices copy the parameters into each device's buffers, and the result out of its own.
+  // Two devices read the (row-major, not donated) parameters in place too, but copy each result out of its own
+  // buffer.
   plan.devices = plan.local_devices = 2;
   RunMemoryEstimate two = EstimateRunMemory(plan, 0);
   EXPECT_EQ(two.parts[3].count, 2);
-  EXPECT_GE(two.parts[3].bytes, 64 * 256 * 4 + 256 * 256 * 4 + 64 * 256 * 4);
-  EXPECT_LE(two.parts[3].bytes, exact.parts[3].bytes + 64 * 256 * 4 + 256 * 256 * 4 + 64 * 256 * 4 + 256);
+  EXPECT_GE(two.parts[3].bytes, 64 * 256 * 4);
+  EXPECT_LE(two.parts[3].bytes, exact.parts[3].bytes + 64 * 256 * 4 + 256);
+  // A donated parameter is written: every device has its own copy.
+  module->mutable_config().input_output_alias.push_back({{}, 0, {}});
+  RunMemoryEstimate donated = EstimateRunMemory(plan, 0);
+  EXPECT_FALSE(donated.buffers_bounded);
+  EXPECT_GT(donated.parts[3].bytes, two.parts[3].bytes) << donated.ToString() << " vs " << two.ToString();
+  module->mutable_config().input_output_alias.clear();
   plan.devices = plan.local_devices = 1;
 
   // The interpreter backend: its peak replaces the JIT's buffers; with --check-against the larger phase counts.
@@ -225,26 +250,59 @@ TEST(EstimateRunMemoryTest, PartsOfTheLargerPhase) {
   EXPECT_EQ(early.total, 64 * 256 * 4 + 256 * 256 * 4 + 64 * 256 * 4);
 }
 
+// kSharded partitioned over 4 devices, as the partitioner would give it.
+constexpr char kShardedLocal[] = R"(HloModule s, num_partitions=4
+ENTRY e {
+  x = f32[16,256] parameter(0)
+  w = f32[256,256] parameter(1)
+  d = f32[16,256] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = f32[16,256] tanh(d)
+}
+)";
+
 TEST(EstimateRunMemoryTest, PartitionedRunsCountEveryDevicesShards) {
   std::unique_ptr<Module> module = Parse(kSharded);
+  std::unique_ptr<Module> local = Parse(kShardedLocal);
   ASSERT_NE(module, nullptr);
+  ASSERT_NE(local, nullptr);
   RunOptions options;
   options.memory_limit = int64_t{1} << 30;
   EXPECT_TRUE(CheckRunMemory(options, *module, module.get(), false, 1).ok());
-  // 4 devices x (a 16 KiB shard of x + the replicated 256 KiB w) are more than 1 MiB with the global arrays.
+  // Every device gets a 16 KiB shard of x; the replicated w's shards share its bytes (ShardLiteral), and every
+  // device reads its parameters in place, so its buffers hold no parameter.
   RunMemoryPlan plan;
   plan.module = module.get();
-  plan.run_module = module.get();
+  plan.run_module = local.get();
   plan.partitioned = true;
   plan.devices = plan.local_devices = 4;
   RunMemoryEstimate estimate = EstimateRunMemory(plan, 0);
   ASSERT_GE(estimate.parts.size(), 2u);
   EXPECT_EQ(estimate.parts[1].what, "parameter shards");
   EXPECT_EQ(estimate.parts[1].count, 4);
-  EXPECT_EQ(estimate.ToString().find("parameters 320 KiB, parameter shards 4 x 320 KiB"), 0u) << estimate.ToString();
+  EXPECT_EQ(estimate.parts[1].bytes, 16 * 256 * 4);
+  EXPECT_EQ(estimate.ToString().find("parameters 320 KiB, parameter shards 4 x 16 KiB"), 0u) << estimate.ToString();
+  ASSERT_EQ(estimate.parts.back().what, "per-device buffers");
+  EXPECT_LE(estimate.parts.back().bytes, 2 * 16 * 256 * 4 + 256);  // the dot's value and the result
   // Under MPI each process allocates only its own devices' buffers.
   plan.local_devices = 2;
   EXPECT_EQ(EstimateRunMemory(plan, 0).parts.back().count, 2);
+  plan.local_devices = 4;
+  // --check-against: after the JIT's run the shards are freed, so the reference's phase (the whole module on one
+  // partition) counts none; a reference that runs the partitioned program on every device keeps them.
+  plan.jit = false;
+  plan.check_against = false;
+  RunMemoryEstimate interpreter_backend = EstimateRunMemory(plan, 0);
+  EXPECT_NE(interpreter_backend.ToString().find("parameter shards 4 x 16 KiB"), std::string::npos);
+  plan.jit = true;
+  plan.check_against = true;
+  plan.local_devices = 4;
+  // The whole module's dot (its 256 KiB w gathered as f32) makes the reference's the larger phase.
+  RunMemoryEstimate checked = EstimateRunMemory(plan, 0);
+  ASSERT_EQ(checked.parts.back().what, "interpreter") << checked.ToString();
+  EXPECT_EQ(checked.ToString().find("parameter shards"), std::string::npos) << checked.ToString();
+  plan.per_device_reference = true;
+  RunMemoryEstimate per_device = EstimateRunMemory(plan, 0);
+  EXPECT_NE(per_device.ToString().find("parameter shards 4 x 16 KiB"), std::string::npos) << per_device.ToString();
 }
 
 constexpr char kShardMap[] = R"(HloModule m, num_partitions=4
@@ -302,7 +360,8 @@ TEST(RunMemoryErrorTest, NamesTheLimitAndHowToOverrideIt) {
   estimate.total = (int64_t{40} << 30) + 8 * (int64_t{5} << 29);
   EXPECT_EQ(RunMemoryError(estimate, int64_t{23} << 30, false),
             "this run needs 60 GiB (parameters 40 GiB, per-device buffers 8 x 2.5 GiB); this machine has 23 GiB "
-            "available (--memory-limit=SIZE or --memory-limit=none overrides the check)");
+            "available, 20.7 GiB of it for what the estimate counts (--memory-limit=SIZE or --memory-limit=none "
+            "overrides the check)");
   EXPECT_NE(RunMemoryError(estimate, 1 << 20, true).find("; --memory-limit is 1 MiB ("), std::string::npos);
 }
 
@@ -320,7 +379,24 @@ TEST(CheckRunMemoryTest, RunModuleRefusesBeforeRunningAndNoneSkipsTheCheck) {
   options.host_available_memory = 64 << 10;
   std::ostringstream out2, err2;
   EXPECT_EQ(RunModule(options, "s.hlo", text, out2, err2), 1);
-  EXPECT_NE(err2.str().find("this machine has 64 KiB available"), std::string::npos) << err2.str();
+  EXPECT_NE(err2.str().find("this machine has 64 KiB available, 57.6 KiB of it"), std::string::npos) << err2.str();
+  // 90 % of the host's memory: a run that needs more than that but less than all of it is refused too.
+  absl::StatusOr<std::unique_ptr<Module>> parsed = ParseHloModule(text);
+  ASSERT_TRUE(parsed.ok());
+  options.host_available_memory = int64_t{1} << 30;
+  options.memory_limit.reset();
+  RunMemoryPlan plan;
+  plan.module = parsed->get();
+  plan.run_module = parsed->get();
+  plan.devices = plan.local_devices = 4;  // as CheckRunMemory plans the module's 4 partitions
+  const int64_t need = EstimateRunMemory(plan, 0).total;
+  options.memory_limit = need;
+  ASSERT_TRUE(CheckRunMemory(options, **parsed, parsed->get(), false, 1).ok());
+  options.memory_limit.reset();
+  options.host_available_memory = need + need / 20;  // 5 % more than needed
+  EXPECT_FALSE(CheckRunMemory(options, **parsed, parsed->get(), false, 1).ok());
+  options.host_available_memory = need + need / 5;
+  EXPECT_TRUE(CheckRunMemory(options, **parsed, parsed->get(), false, 1).ok());
   for (int64_t limit : {kNoMemoryLimit, int64_t{1} << 30}) {
     options.memory_limit = limit;
     options.print = false;

@@ -131,6 +131,20 @@ TEST(LiteralShardingTest, ReplicatedAndMaximal) {
   absl::StatusOr<Literal> shard = ShardLiteral(global, Sharding::Replicated(), 1, 2);
   ASSERT_TRUE(shard.ok());
   EXPECT_EQ(*shard, global);
+  // Whole-array shards share the global literal's bytes (copy on write); a tiled shard is a copy, and a shard the
+  // size of the array past its end (a size-1 dimension tiled twice) is padding, not the array.
+  EXPECT_TRUE(shard->SharesBytesWith(global));
+  absl::StatusOr<Literal> tiled = ShardLiteral(global, Tiled({2, 1}, {0, 1}), 0, 2);
+  ASSERT_TRUE(tiled.ok());
+  EXPECT_FALSE(tiled->SharesBytesWith(global));
+  Literal row = Iota2D(1, 2);
+  absl::StatusOr<Literal> first = ShardLiteral(row, Tiled({2, 1}, {0, 1}), 0, 2);
+  absl::StatusOr<Literal> second = ShardLiteral(row, Tiled({2, 1}, {0, 1}), 1, 2);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_TRUE(first->SharesBytesWith(row));
+  EXPECT_FALSE(second->SharesBytesWith(row));
+  EXPECT_EQ(second->Get<int32_t>(0), 0);
+  EXPECT_EQ(second->Get<int32_t>(1), 0);
 }
 
 }  // namespace

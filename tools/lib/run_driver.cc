@@ -627,6 +627,12 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   // partitioned program device by device and its shards are assembled like the JIT's.
   std::optional<std::vector<Literal>> reference;
   std::string reference_name = "the interpreter";
+  // The shards are only read again by a reference that runs the partitioned program device by device; otherwise
+  // their bytes go before the reference's values come (the memory check counts them so: run_memory.h).
+  if (partitioned_module && !HasManualRegions(*module)) {
+    device_args.clear();
+    device_args.shrink_to_fit();
+  }
 #if defined(__GLIBC__)
   // The JIT's buffers are free by now, but xla-run keeps freed memory in its heap (tools/xla-run/main.cc), where the
   // reference's values, allocated by other threads in other sizes, reuse it only in part: without handing the pages

@@ -46,6 +46,39 @@ int64_t ParameterBytes(const Module& module) {
   return total;
 }
 
+// The bytes of the partitioned program's parameters that are copies: a shard of a whole array (replicated, manual,
+// or a tiling that keeps every element on every device) shares the global argument's bytes (ShardLiteral).
+int64_t ShardCopyBytes(const Module& module, const Module& run) {
+  const std::vector<Instruction*>& global = module.entry_computation()->parameters();
+  const std::vector<Instruction*>& local = run.entry_computation()->parameters();
+  int64_t total = 0;
+  for (size_t i = 0; i < local.size(); ++i) {
+    const Shape& shape = local[i]->shape();
+    if (i < global.size() && shape.IsArray() && global[i]->shape().IsArray() &&
+        shape.dimensions == global[i]->shape().dimensions) {
+      continue;
+    }
+    total = Add(total, ShapeBytes(shape));
+  }
+  return total;
+}
+
+// Whether a buffer of `shape` is laid out as a row-major literal is (JitExecutable reads such parameters in place).
+bool RowMajor(const Shape& shape) {
+  if (!shape.IsArray()) return false;
+  if (!shape.layout.has_value() || shape.layout->minor_to_major.empty()) return true;
+  const std::vector<int64_t>& order = shape.layout->minor_to_major;
+  if (!shape.layout->HasOnlyMinorToMajor() || order.size() != shape.dimensions.size()) return false;
+  // Dimensions of size 1 may sit anywhere: only the others' order decides.
+  int64_t last = std::numeric_limits<int64_t>::max();
+  for (int64_t d : order) {
+    if (shape.dimensions[static_cast<size_t>(d)] <= 1) continue;
+    if (d > last) return false;
+    last = d;
+  }
+  return true;
+}
+
 // By shape, so elided `{...}` constants count at the size xla-run gives them.
 int64_t ConstantBytes(const Module& module) {
   int64_t total = 0;
@@ -88,6 +121,22 @@ int64_t ComputeWidth(PrimitiveType type) {
 
 class InterpreterMemory {
  public:
+  // Values that share their operand's bytes in the evaluator (Literal::ViewAs): a get-tuple-element, and a copy,
+  // reshape or row-major bitcast of an array.
+  static bool Views(const Instruction& inst) {
+    if (inst.opcode() == Opcode::kGetTupleElement) return true;
+    if (inst.operand_count() != 1 || !inst.shape().IsArray() || !inst.operand(0)->shape().IsArray()) return false;
+    switch (inst.opcode()) {
+      case Opcode::kCopy:
+      case Opcode::kReshape:
+        return true;
+      case Opcode::kBitcast:
+        return RowMajor(inst.shape()) && RowMajor(inst.operand(0)->shape());
+      default:
+        return false;
+    }
+  }
+
   int64_t Peak(const Computation& comp) {
     if (auto it = peaks_.find(&comp); it != peaks_.end()) return it->second;
     peaks_[&comp] = 0;  // HLO has no recursion; this only keeps a malformed module from looping
@@ -113,7 +162,7 @@ class InterpreterMemory {
     std::vector<size_t> owner(n);
     std::vector<int64_t> last_use(n, -1);
     for (size_t i = 0; i < n; ++i) {
-      owner[i] = order[i]->opcode() == Opcode::kGetTupleElement ? owner[slot.at(order[i]->operand(0))] : i;
+      owner[i] = Views(*order[i]) ? owner[slot.at(order[i]->operand(0))] : i;
       for (const Instruction* op : order[i]->operands()) {
         size_t o = owner[slot.at(op)];
         last_use[o] = std::max(last_use[o], static_cast<int64_t>(i));
@@ -124,21 +173,36 @@ class InterpreterMemory {
     int64_t held = 0, peak = 0;
     for (size_t i = 0; i < n; ++i) {
       const Instruction& inst = *order[i];
-      if (inst.opcode() == Opcode::kParameter || inst.opcode() == Opcode::kGetTupleElement) continue;
+      if (inst.opcode() == Opcode::kParameter || Views(inst)) continue;
       const int64_t result = ShapeBytes(inst.shape());
       int64_t callee = 0;
       for (const Computation* called : inst.called_computations()) callee = std::max(callee, Peak(*called));
       int64_t scratch = 0;
       if (inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kConvolution) {
-        // The kernels gather both operands and the result into vectors of the compute type.
+        // The kernels gather both operands and then the result into vectors of the compute type; an operand out of
+        // order is permuted in its storage type first, which is freed before the result's vector is made.
+        int64_t transient =
+            Mul(inst.shape().ElementCount().value_or(kMaxBytes), ComputeWidth(inst.shape().element_type));
         for (const Instruction* op : inst.operands()) {
           if (op->shape().IsArray()) {
             scratch = Add(scratch,
                           Mul(op->shape().ElementCount().value_or(kMaxBytes), ComputeWidth(op->shape().element_type)));
+            transient = std::max(transient, ShapeBytes(op->shape()));
           }
         }
-        scratch =
-            Add(scratch, Mul(inst.shape().ElementCount().value_or(kMaxBytes), ComputeWidth(inst.shape().element_type)));
+        scratch = Add(scratch, transient);
+        if (inst.opcode() == Opcode::kDot && inst.operand_count() == 2 && inst.operand(1)->shape().IsArray()) {
+          // The float GEMM (interp::GemmNT) packs all of the rhs again, its columns padded to 16.
+          const Shape& rhs = inst.operand(1)->shape();
+          int64_t batch_k = 1;
+          for (const char* attr : {"rhs_batch_dims", "rhs_contracting_dims"}) {
+            for (int64_t d : inst.IntListAttr(attr)) {
+              if (d >= 0 && d < rhs.rank()) batch_k = Mul(batch_k, rhs.dimensions[static_cast<size_t>(d)]);
+            }
+          }
+          const int64_t columns = batch_k > 0 ? rhs.ElementCount().value_or(kMaxBytes) / batch_k : 0;
+          scratch = Add(scratch, Mul(Mul(batch_k, (columns + 15) / 16 * 16), ComputeWidth(rhs.element_type)));
+        }
       }
       peak = std::max(peak, Add(Add(held, result), Add(callee, scratch)));
       held = Add(held, result);
@@ -322,7 +386,7 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
     return estimate;
   }
   const Module& run = *plan.run_module;
-  if (plan.partitioned) common.push_back({"parameter shards", plan.devices, ParameterBytes(run)});
+  if (plan.partitioned) common.push_back({"parameter shards", plan.devices, ShardCopyBytes(module, run)});
   // The partitioned program is a copy of the module with constants of its own.
   const int64_t module_constants = Add(constants, plan.partitioned ? ConstantBytes(run) : 0);
   // Every device's result (the JIT returns zero-filled ones for other processes' devices), then the global results
@@ -333,6 +397,9 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
   std::vector<Part> interpreter_phase, reference64_phase;
   if (!plan.jit || plan.check_against) {
     interpreter_phase = common;  // the reference reads the global arguments the run built, without a copy
+    // After a JIT run the shards are freed unless the reference runs the partitioned program device by device.
+    if (plan.jit && plan.partitioned && !plan.per_device_reference)
+      interpreter_phase.erase(interpreter_phase.end() - 1);
     interpreter_phase.push_back({"constants", 1, module_constants});
     if (plan.jit) interpreter_phase.push_back({"results", 1, Add(device_results, assembled)});
     // The reference evaluates the unpartitioned module on one partition per replica, or with manual regions the
@@ -370,21 +437,23 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
       compile.buffers.result_allocations = true;
       // A module the pipeline rejects keeps the bound: the JIT reports why when it compiles it.
       if (absl::StatusOr<codegen::PreparedModule> prepared = codegen::PrepareModule(run, compile); prepared.ok()) {
-        // One unpartitioned device reads its array parameters in place unless they are donated, and writes its
-        // results straight into the result arrays (JitExecutable::RunBuffers); every other run copies parameters
-        // into each device's buffers and results out of them.
+        // Every device reads its row-major array parameters in place unless they are donated (JitExecutable's
+        // RunBuffers and RunPerDevice); one unpartitioned device also writes its results straight into the result
+        // arrays (RunBuffers), where every other run copies them out of each device's buffers.
         const Computation* entry = prepared->module->entry_computation();
-        bool in_place = plan.devices == 1 && !plan.partitioned;
-        for (const Instruction* p : entry->parameters()) in_place &= p->shape().IsArray();
+        bool results_in_place = plan.devices == 1 && !plan.partitioned;
+        for (const Instruction* p : entry->parameters()) results_in_place &= p->shape().IsArray();
         per_device = 0;
         for (const Allocation& alloc : prepared->assignment.allocations()) {
-          if (alloc.kind == AllocationKind::kConstant || (alloc.entry_result && in_place)) continue;
-          if (alloc.kind == AllocationKind::kParameter && in_place) {
+          if (alloc.kind == AllocationKind::kConstant || (alloc.entry_result && results_in_place)) continue;
+          if (alloc.kind == AllocationKind::kParameter && alloc.parameter_number >= 0 &&
+              alloc.parameter_number < entry->parameter_count()) {
             bool donated = false;
             for (const InputOutputAlias& alias : run.config().input_output_alias) {
               donated |= alias.parameter_number == alloc.parameter_number;
             }
-            if (!donated) continue;
+            const Shape* leaf = entry->parameter(alloc.parameter_number)->shape().Subshape(alloc.parameter_shape_index);
+            if (!donated && leaf != nullptr && RowMajor(*leaf)) continue;
           }
           per_device = Add(per_device, alloc.size);
         }
@@ -402,17 +471,22 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
   return estimate;
 }
 
+int64_t PlannableHostMemory(int64_t available) { return available < 0 ? available : available / 10 * 9; }
+
 std::string RunMemoryError(const RunMemoryEstimate& estimate, int64_t limit, bool from_flag) {
   return fmt::format("this run needs {} ({}); {} (--memory-limit=SIZE or --memory-limit=none overrides the check)",
                      FormatBytes(estimate.total), estimate.ToString(),
                      from_flag ? fmt::format("--memory-limit is {}", FormatBytes(limit))
-                               : fmt::format("this machine has {} available", FormatBytes(limit)));
+                               : fmt::format("this machine has {} available, {} of it for what the estimate counts",
+                                             FormatBytes(limit), FormatBytes(PlannableHostMemory(limit))));
 }
 
 absl::Status CheckRunMemory(const RunOptions& options, const Module& module, const Module* run_module, bool partitioned,
                             int64_t processes, bool* drop_reference64) {
-  const int64_t limit = options.memory_limit.value_or(options.host_available_memory);
-  if (limit < 0) return absl::OkStatus();
+  const bool from_flag = options.memory_limit.has_value();
+  const int64_t available = options.memory_limit.value_or(options.host_available_memory);
+  if (available < 0) return absl::OkStatus();
+  const int64_t limit = from_flag ? available : PlannableHostMemory(available);
   // Before partitioning only elided constants would be built (the arguments wait for the full check): without them
   // the full check alone names every part.
   if (run_module == nullptr && !HasElidedConstants(module)) return absl::OkStatus();
@@ -445,7 +519,7 @@ absl::Status CheckRunMemory(const RunOptions& options, const Module& module, con
       return absl::OkStatus();
     }
   }
-  return absl::ResourceExhaustedError(RunMemoryError(estimate, limit, options.memory_limit.has_value()));
+  return absl::ResourceExhaustedError(RunMemoryError(estimate, available, from_flag));
 }
 
 }  // namespace xlac
