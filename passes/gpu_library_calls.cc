@@ -18,6 +18,7 @@
 #include "fmt/format.h"
 #include "ir/primitive_type.h"
 #include "ir/status_macros.h"
+#include "passes/replace_call.h"
 
 namespace xlac {
 namespace {
@@ -247,11 +248,7 @@ class Builder {
 
   Instruction* Add(Opcode op, Shape shape, std::vector<Instruction*> operands) {
     shape.layout.reset();
-    auto inst = Instruction::Create(op, module_.UniqueInstructionName(std::string(OpcodeName(op))), std::move(shape),
-                                    std::move(operands));
-    inst->set_loc(at_.loc());
-    *inst->mutable_metadata() = at_.metadata();
-    return comp_.AddInstruction(std::move(inst));
+    return AddAtCall(module_, comp_, at_, op, std::move(shape), std::move(operands));
   }
 
   // `value` (+ `imag` i) of `type`, broadcast to `shape`'s dimensions.

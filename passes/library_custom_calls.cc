@@ -59,11 +59,7 @@ class Builder {
   Builder(Module& module, Computation& comp, const Instruction& at) : module_(module), comp_(comp), at_(at) {}
 
   Instruction* Add(Opcode op, Shape shape, std::vector<Instruction*> operands) {
-    auto inst = Instruction::Create(op, module_.UniqueInstructionName(std::string(OpcodeName(op))), std::move(shape),
-                                    std::move(operands));
-    inst->set_loc(at_.loc());
-    *inst->mutable_metadata() = at_.metadata();
-    return comp_.AddInstruction(std::move(inst));
+    return AddAtCall(module_, comp_, at_, op, std::move(shape), std::move(operands));
   }
 
   // pred[dims] with row >= column (lower) or row <= column in the last two dimensions.

@@ -9,6 +9,15 @@
 
 namespace xlac {
 
+Instruction* AddAtCall(Module& module, Computation& comp, const Instruction& call, Opcode op, Shape shape,
+                       std::vector<Instruction*> operands) {
+  auto inst = Instruction::Create(op, module.UniqueInstructionName(std::string(OpcodeName(op))), std::move(shape),
+                                  std::move(operands));
+  inst->set_loc(call.loc());
+  *inst->mutable_metadata() = call.metadata();
+  return comp.AddInstruction(std::move(inst));
+}
+
 absl::Status ReplaceCall(Computation& comp, Instruction* call, Instruction* replacement) {
   replacement->set_loc(call->loc());
   for (Instruction* pred : std::vector<Instruction*>(call->control_predecessors())) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -11,6 +12,11 @@
 #include "ir/module.h"
 
 namespace xlac {
+
+// Adds an instruction named after its opcode to `comp`, at `call`'s location and with its metadata: the pieces a
+// rewrite builds in place of the call.
+Instruction* AddAtCall(Module& module, Computation& comp, const Instruction& call, Opcode op, Shape shape,
+                       std::vector<Instruction*> operands);
 
 // Puts `replacement` (already added to `comp`) in place of `call`: its users, control edges and location move over,
 // `call` is deleted and `replacement` takes its name, so reports and dumps still say which call it was.

@@ -22,6 +22,7 @@
 #include "ir/primitive_type.h"
 #include "ir/shape_inference.h"
 #include "ir/status_macros.h"
+#include "passes/replace_call.h"
 
 namespace xlac::tt_calls {
 
@@ -98,11 +99,7 @@ class Builder {
   // An instruction of `shape` (no layout).
   Instruction* Add(Opcode op, Shape shape, std::vector<Instruction*> operands) {
     shape.layout.reset();
-    auto inst = Instruction::Create(op, module_.UniqueInstructionName(std::string(OpcodeName(op))), std::move(shape),
-                                    std::move(operands));
-    inst->set_loc(at_.loc());
-    *inst->mutable_metadata() = at_.metadata();
-    return comp_.AddInstruction(std::move(inst));
+    return AddAtCall(module_, comp_, at_, op, std::move(shape), std::move(operands));
   }
 
   // Sets `inst`'s shape by shape inference (after its attributes are set). A failure is this pass's bug.
