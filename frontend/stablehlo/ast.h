@@ -16,6 +16,22 @@
 
 namespace xlac::shlo {
 
+// The parameters of a `!quant.uniform<...>` element type: values are stored as `storage` integers q and stand for
+// (q - zero_point) * scale in `expressed`; per-axis types have one (scale, zero point) per index of `axis`.
+struct QuantParams {
+  PrimitiveType storage = PrimitiveType::kInvalid;
+  PrimitiveType expressed = PrimitiveType::kInvalid;
+  int64_t storage_min = 0;
+  int64_t storage_max = 0;
+  int64_t axis = -1;  // -1: per-tensor
+  std::vector<double> scales;
+  std::vector<int64_t> zero_points;
+  bool operator==(const QuantParams& o) const {
+    return storage == o.storage && expressed == o.expressed && storage_min == o.storage_min &&
+           storage_max == o.storage_max && axis == o.axis && scales == o.scales && zero_points == o.zero_points;
+  }
+};
+
 // An MLIR type, reduced to what HLO can express.
 struct Type {
   enum class Kind : uint8_t {
@@ -32,10 +48,13 @@ struct Type {
   std::vector<int64_t> bounds;  // from a #stablehlo.bounds encoding; kDynamic where unbounded
   bool is_scalar_type = false;  // written as a bare element type (`f32`) rather than `tensor<f32>`
   bool quantized = false;       // element is !quant.*
-  bool unranked = false;        // tensor<*xf32>
-  std::vector<Type> elements;   // kTuple elements, kFunction inputs
-  std::vector<Type> results;    // kFunction results
-  std::string text;             // the source spelling, for messages
+  // For !quant.uniform elements: the parameters; `element` is then the storage type (quantized values are lowered
+  // as their storage integers, frontend/stablehlo/lower_quant.cc). Null for quantized types xlac cannot lower.
+  std::shared_ptr<const QuantParams> quant;
+  bool unranked = false;       // tensor<*xf32>
+  std::vector<Type> elements;  // kTuple elements, kFunction inputs
+  std::vector<Type> results;   // kFunction results
+  std::string text;            // the source spelling, for messages
   size_t pos = 0;
 
   static constexpr int64_t kDynamic = -1;

@@ -174,6 +174,17 @@ class Lowerer {
   // A custom-call `target` (Sharding, SPMDFullToShardShape, SPMDShardToFullShape) of `x` carrying `sharding`.
   Instruction* EmitShardingCall(std::string_view target, const Shape& shape, Instruction* x, Sharding sharding);
   bool LowerSdyManualComputation(const Op& op, Results* results);
+  // The local value of an operand of a manual sdy.manual_computation, as its body sees it: which in-sharding made it
+  // and the manual axes in force inside (lower_sdy_composite.cc reads it to know what is equal on which devices).
+  struct SdyManualArg {
+    const SdySharding* in_sharding = nullptr;
+    SdyMeshInfo mesh;
+    std::vector<std::string> manual_axes;
+  };
+  // stablehlo.composite "sdy.all_slice" (lower_sdy_composite.cc): sets `*handled` when it lowered the composite as a
+  // local dynamic-slice; otherwise (false, nothing emitted) the caller calls the decomposition.
+  bool LowerSdyAllSliceComposite(const Op& op, const std::vector<Instruction*>& operands, bool* handled,
+                                 Results* results);
 
   // A value crossing a shard_map boundary that makes `axes` manual: its global sharding (in the enclosing region) and
   // its local shape and sharding (inside: {manual}, or a manual subgroup when the mesh has free axes left).
@@ -228,6 +239,16 @@ class Lowerer {
   // ---- Ops (lower_ops_*.cc and lower_chlo.cc register handlers by op name) ----
   bool LowerOp(const Op& op, Results* results);
 
+  // ---- Quantized types (lower_quant.cc) ----
+  // Records that `inst` holds the storage values of a quantized `type` (function and region arguments, results).
+  void NoteQuant(Instruction* inst, const Type& type);
+  const QuantParams* OperandQuant(const Op& op, size_t i, const Instruction* value) const;
+  Instruction* QuantParam(const QuantParams& q, bool zero_points, const Shape& shape);
+  Instruction* Dequantize(Instruction* storage, const QuantParams& q);
+  Instruction* Quantize(Instruction* value, const QuantParams& q);
+  // Lowers `op` itself when quantization changes how (*handled); otherwise the caller runs `handler`.
+  bool LowerQuantAware(const Op& op, bool (*handler)(Lowerer&, const Op&, Results*), Results* results, bool* handled);
+
   Module* module() { return module_.get(); }
   const StableHloParseOptions& options() const { return options_; }
   std::string NewName(std::string_view prefix);
@@ -280,6 +301,7 @@ class Lowerer {
   int function_depth_ = 0;
 
   Scope* scope_ = nullptr;
+  std::unordered_map<const Instruction*, std::shared_ptr<const QuantParams>> quant_of_;
   const Op* cur_op_ = nullptr;
   const Block* cur_block_ = nullptr;  // the block LowerBlockBody is in
   SourceLoc cur_loc_;
@@ -290,6 +312,8 @@ class Lowerer {
   // The mesh axes the shard_maps (sdy.manual_computation, or the round-trip form's body functions) enclosing what is
   // being lowered made manual: all of them is a fully manual region, some a manual subgroup.
   std::vector<std::string> sdy_manual_axes_;
+  // The SPMDFullToShardShape of each operand of a manual sdy.manual_computation.
+  std::unordered_map<const Instruction*, SdyManualArg> sdy_manual_args_;
   // Shardy's round-trip form: the manual axes of each xla.sdy.manual_computation_body function, from its call site.
   std::map<std::string, std::vector<std::string>> round_trip_body_axes_;
   // Shape refinement (lower_refine.cc).

@@ -439,6 +439,7 @@ bool Lowerer::LowerFunction(const Func& func, Computation** out, const FunctionS
     // A dimension variable known at the call site: the body sees its value (the parameter stays, unused).
     if (spec != nullptr && spec->arg_values[i].has_value()) p = EmitConstant(*spec->arg_values[i]);
     scope.values[arg.name] = {p};
+    NoteQuant(p, arg.type);
   }
   if (func.body.blocks.empty()) return Error(func.name_pos, fmt::format("function @{} has an empty body", func.name));
   std::vector<Instruction*> returned;
@@ -659,6 +660,7 @@ Instruction* Lowerer::CloneConstantExpr(Scope* scope, Instruction* inst) {
       copy->set_loc(cur->loc());
       *copy->mutable_metadata() = cur->metadata();
       scope->clones[cur] = scope->comp->AddInstruction(std::move(copy));
+      if (auto q = quant_of_.find(cur); q != quant_of_.end()) quant_of_[scope->clones[cur]] = q->second;
     }
     stack.pop_back();
   }
@@ -688,6 +690,7 @@ Computation* Lowerer::LowerRegion(const Region& region, const Op& owner, std::st
         return Error(block.args[i].pos, fmt::format("redefinition of '%{}'", block.args[i].name)), nullptr;
       }
       scope.values[block.args[i].name] = {comp->AddInstruction(std::move(param))};
+      NoteQuant(scope.values[block.args[i].name][0], block.args[i].type);
     }
     std::vector<Instruction*> returned;
     std::vector<const Type*> types;
@@ -771,6 +774,7 @@ Computation* Lowerer::LowerTupledRegion(const Region& region, const Op& owner, s
              nullptr;
     }
     scope.values[block.args[i].name] = {untupled ? param : EmitGte(param, static_cast<int64_t>(i))};
+    NoteQuant(scope.values[block.args[i].name][0], block.args[i].type);
   }
   for (size_t k = 0; k < captures.values.size(); ++k) {
     scope.imported[captures.names[k]] = EmitGte(param, static_cast<int64_t>(n + k));

@@ -13,6 +13,8 @@
 //    SPMDShardToFullShape per result. Shardings inside a fully manual body are {manual}.
 //  - sdy.propagation_barrier and sdy.data_flow_edge are identities, sdy.sharding_group is dropped,
 //    sdy.named_computation is inlined, sdy.constant is a constant.
+//  - tt-xla's stablehlo.composite "sdy.all_slice" inside a manual body may become a local dynamic-slice
+//    (lower_sdy_composite.cc); the manual computation records its operands' local values for that.
 #include <algorithm>
 #include <set>
 
@@ -517,11 +519,12 @@ bool Lowerer::LowerSdyManualComputation(const Op& op, Results* results) {
   }
   // All in/out shardings name one mesh, and the manual axes are axes of it.
   std::vector<std::string> axes;
+  SdyMeshInfo mesh_info;
   if (first != nullptr) {
     SdyMeshInfo first_storage;
     const SdyMeshInfo* mesh = ResolveSdyMesh(*first, &first_storage);
     if (mesh == nullptr) return false;
-    SdyMeshInfo mesh_info = *mesh;
+    mesh_info = *mesh;
     for (const std::vector<SdySharding>* list : {ins, outs}) {
       for (const SdySharding& s : *list) {
         SdyMeshInfo storage;
@@ -554,6 +557,8 @@ bool Lowerer::LowerSdyManualComputation(const Op& op, Results* results) {
   const Block* block = body.blocks.empty() ? nullptr : &body.blocks[0];
 
   // Operands: the in-sharding, then (with manual axes) the local shard.
+  std::vector<std::string> inner_axes = sdy_manual_axes_;
+  inner_axes.insert(inner_axes.end(), axes.begin(), axes.end());
   std::vector<Instruction*> locals;
   for (size_t i = 0; i < operands.size(); ++i) {
     Instruction* x = operands[i];
@@ -581,6 +586,7 @@ bool Lowerer::LowerSdyManualComputation(const Op& op, Results* results) {
       }
     }
     locals.push_back(EmitShardingCall("SPMDFullToShardShape", v.local_shape, constrained, v.local));
+    sdy_manual_args_[locals.back()] = SdyManualArg{&(*ins)[i], mesh_info, inner_axes};
   }
 
   std::vector<Instruction*> returned;

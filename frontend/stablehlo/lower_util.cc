@@ -14,7 +14,9 @@ namespace xlac::shlo {
 bool Lowerer::ToShape(const Type& type, size_t pos, Shape* out) {
   switch (type.kind) {
     case Type::Kind::kTensor: {
-      if (type.quantized) return Error(pos, fmt::format("quantized types are not supported: {}", type.text));
+      // A !quant.uniform element lowers as its storage type (`element`); lower_quant.cc does the arithmetic.
+      if (type.quantized && !type.quant)
+        return Error(pos, fmt::format("quantized types are not supported: {}", type.text));
       if (type.unranked) return Error(pos, fmt::format("unranked tensors are not supported: {}", type.text));
       if (type.element == PrimitiveType::kInvalid) return Error(pos, fmt::format("unsupported type {}", type.text));
       std::vector<int64_t> dims = type.dims;
@@ -486,7 +488,12 @@ bool Lowerer::LowerOp(const Op& op, Results* results) {
   OpHandler handler = FindOpHandler(lowered->name);
   if (handler == nullptr) return OpError(op, fmt::format("unsupported op '{}'", op.name));
   const size_t first_new = scope_->comp->instructions().size();
-  if (!handler(*this, *lowered, results)) return false;
+  bool handled = false;
+  if (!LowerQuantAware(*lowered, handler, results, &handled)) return false;
+  if (!handled && !handler(*this, *lowered, results)) return false;
+  for (size_t i = 0; i < results->size() && i < lowered->result_types.size(); ++i) {
+    NoteQuant((*results)[i], lowered->result_types[i]);
+  }
   if (refining_ && !RefineNewInstructions(op, first_new)) return false;
   return ApplyOpLevelAttributes(*lowered, *results);
 }

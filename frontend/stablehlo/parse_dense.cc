@@ -291,7 +291,7 @@ bool Parser::ParseDenseAttr(size_t start, AttrPtr* out) {
   const size_t type_pos = pos();
   Type type;
   if (!ParseType(&type)) return false;
-  if (type.quantized) return Error(type_pos, "quantized types are not supported");
+  if (type.quantized && !type.quant) return Error(type_pos, "quantized types are not supported");
   if (type.kind != Type::Kind::kTensor || type.element == PrimitiveType::kInvalid) {
     return Error(type_pos, fmt::format("expected a tensor type for the dense literal, but found {}", type.text));
   }
@@ -410,7 +410,7 @@ bool Parser::ParseDenseResourceAttr(size_t start, AttrPtr* out) {
   const size_t type_pos = pos();
   Type type;
   if (!ParseType(&type)) return false;
-  if (type.quantized) return Error(type_pos, "quantized types are not supported");
+  if (type.quantized && !type.quant) return Error(type_pos, "quantized types are not supported");
   if (type.kind != Type::Kind::kTensor || type.element == PrimitiveType::kInvalid || type.IsDynamic()) {
     return Error(type_pos, fmt::format("expected a static tensor type for dense_resource, but found {}", type.text));
   }

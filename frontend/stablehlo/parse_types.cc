@@ -2,8 +2,12 @@
 // types, and the type specifications that end pretty op forms.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <string>
 
+#include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "frontend/stablehlo/parser_impl.h"
 
@@ -82,6 +86,125 @@ bool IsTypeKeyword(std::string_view s) {
   return s == "tf32" || s == "f80" || s == "f128";
 }
 
+// `!quant.uniform<i8<-127:127>:f32:1, {0.5:3, 0.25}>`: storage type with optional range, expressed type, optional
+// quantized dimension, then one scale[:zero_point] or a braced list of them (MLIR's quant dialect syntax).
+bool ParseQuantUniform(std::string_view text, QuantParams* out, std::string* why) {
+  size_t p = text.find('<');
+  if (p == std::string_view::npos || text.empty() || text.back() != '>') return *why = "expected '<...>'", false;
+  std::string_view body = text.substr(p + 1, text.size() - p - 2);
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < body.size() && std::isspace(static_cast<unsigned char>(body[i]))) ++i;
+  };
+  auto eat = [&](char c) {
+    skip();
+    if (i < body.size() && body[i] == c) {
+      ++i;
+      return true;
+    }
+    return false;
+  };
+  auto word = [&] {
+    skip();
+    size_t b = i;
+    while (i < body.size() && (std::isalnum(static_cast<unsigned char>(body[i])) || body[i] == '_')) ++i;
+    return body.substr(b, i - b);
+  };
+  auto integer = [&](int64_t* v) {
+    skip();
+    size_t b = i;
+    if (i < body.size() && (body[i] == '-' || body[i] == '+')) ++i;
+    while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i;
+    if (i == b) return false;
+    *v = std::strtoll(std::string(body.substr(b, i - b)).c_str(), nullptr, 10);
+    return true;
+  };
+  auto number = [&](double* v) {
+    skip();
+    size_t b = i;
+    while (i < body.size() &&
+           (std::isalnum(static_cast<unsigned char>(body[i])) || body[i] == '.' || body[i] == '-' || body[i] == '+')) {
+      ++i;
+    }
+    if (i == b) return false;
+    const std::string num(body.substr(b, i - b));
+    char* end = nullptr;
+    *v = std::strtod(num.c_str(), &end);
+    return end == num.c_str() + num.size();
+  };
+  const std::string_view storage = word();
+  const bool is_unsigned = storage.size() > 1 && storage[0] == 'u';
+  int64_t bits = 0;
+  if (storage.size() < 2 || (storage[0] != 'i' && storage[0] != 'u') ||
+      !absl::SimpleAtoi(std::string(storage.substr(1)), &bits)) {
+    return *why = fmt::format("unsupported storage type '{}'", storage), false;
+  }
+  const std::optional<PrimitiveType> st = ElementTypeFromMlir(storage);
+  if (!st.has_value() || bits < 2 || bits > 32) {
+    return *why = fmt::format("unsupported storage type '{}'", storage), false;
+  }
+  out->storage = *st;
+  const int64_t type_min = is_unsigned ? 0 : -(int64_t{1} << (bits - 1));
+  const int64_t type_max = is_unsigned ? (int64_t{1} << bits) - 1 : (int64_t{1} << (bits - 1)) - 1;
+  out->storage_min = type_min;
+  out->storage_max = type_max;
+  if (eat('<')) {
+    if (!integer(&out->storage_min) || !eat(':') || !integer(&out->storage_max) || !eat('>')) {
+      return *why = "expected '<min:max>' after the storage type", false;
+    }
+    if (out->storage_min < type_min || out->storage_max > type_max || out->storage_min > out->storage_max) {
+      return *why = fmt::format("storage range [{}, {}] does not fit {}", out->storage_min, out->storage_max, storage),
+             false;
+    }
+  }
+  if (!eat(':')) return *why = "expected ':' before the expressed type", false;
+  const std::string_view expressed = word();
+  const std::optional<PrimitiveType> et = ElementTypeFromMlir(expressed);
+  if (!et.has_value() || !IsFloatingPointType(*et)) {
+    return *why = fmt::format("unsupported expressed type '{}'", expressed), false;
+  }
+  out->expressed = *et;
+  if (eat(':')) {
+    skip();
+    if (i < body.size() && body[i] == '{') return *why = "sub-channel (blockwise) quantization is not supported", false;
+    if (!integer(&out->axis) || out->axis < 0) return *why = "expected a quantized dimension", false;
+  }
+  if (!eat(',')) return *why = "expected ',' before the scale", false;
+  auto scale_zp = [&]() {
+    double scale;
+    int64_t zp = 0;
+    if (!number(&scale)) return false;
+    if (eat(':') && !integer(&zp)) return false;
+    if (!(scale > 0) || !std::isfinite(scale)) {
+      *why = fmt::format("scale {} is not a positive finite number", scale);
+      return false;
+    }
+    out->scales.push_back(scale);
+    out->zero_points.push_back(zp);
+    return true;
+  };
+  if (eat('{')) {
+    skip();
+    if (i < body.size() && body[i] == '{') return *why = "sub-channel quantization is not supported", false;
+    do {
+      if (!scale_zp()) return why->empty() ? (*why = "expected scale[:zero_point]", false) : false;
+    } while (eat(','));
+    if (!eat('}')) return *why = "expected '}' after the scales", false;
+    if (out->axis < 0) return *why = "a list of scales needs a quantized dimension", false;
+  } else {
+    if (!scale_zp()) return why->empty() ? (*why = "expected scale[:zero_point]", false) : false;
+    if (out->axis >= 0) return *why = "a per-axis type needs a braced list of scales", false;
+  }
+  skip();
+  if (i != body.size()) return *why = fmt::format("unexpected '{}'", body.substr(i)), false;
+  for (int64_t zp : out->zero_points) {
+    if (zp < out->storage_min || zp > out->storage_max) {
+      return *why = fmt::format("zero point {} is outside the storage range", zp), false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool Parser::IsTypeStart() const {
@@ -142,6 +265,14 @@ bool Parser::ParseType(Type* out) {
     if (kind() == Tok::kLess && !SkipDialectBody(fmt::format("!{}<...>", name))) return false;
     out->kind = Type::Kind::kOther;
     out->quantized = name.rfind("quant.", 0) == 0;
+    if (name == "quant.uniform") {
+      auto params = std::make_shared<QuantParams>();
+      std::string why;
+      if (!ParseQuantUniform(Source(start, prev_end()), params.get(), &why)) {
+        return Error(start, fmt::format("cannot read the quantized type: {}", why));
+      }
+      if (params) out->quant = std::move(params);
+    }
     return finish();
   }
 
@@ -202,6 +333,8 @@ bool Parser::ParseType(Type* out) {
     if (!ParseType(&element)) return false;
     if (element.quantized) {
       out->quantized = true;
+      out->quant = element.quant;
+      if (element.quant) out->element = element.quant->storage;
     } else if (element.kind != Type::Kind::kTensor || !element.is_scalar_type) {
       return Error(element_pos, fmt::format("'{}' is not a valid tensor element type", element.text));
     } else {

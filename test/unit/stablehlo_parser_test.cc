@@ -530,12 +530,20 @@ TEST(StableHloTypesTest, DynamicAndQuantizedAreRejected) {
   std::string err =
       ErrorOf("func.func @main(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {\n  return %a : tensor<?x3xf32>\n}\n");
   EXPECT_NE(err.find("dynamic shapes are not supported: tensor<?x3xf32>"), std::string::npos) << err;
+  // !quant.uniform is lowered (lower_quant.cc, test/lit/stablehlo/quant-*.mlir); other quantized types are not.
   err = ErrorOf(R"(func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
-  %0 = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-1>>
-  %1 = stablehlo.uniform_dequantize %0 : (tensor<2x!quant.uniform<i8:f32, 0.5:-1>>) -> tensor<2xf32>
+  %0 = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.any<i8:f32>>
+  %1 = stablehlo.uniform_dequantize %0 : (tensor<2x!quant.any<i8:f32>>) -> tensor<2xf32>
   return %1 : tensor<2xf32>
 })");
-  EXPECT_NE(err.find("test.mlir:2:8: error: unsupported op 'stablehlo.uniform_quantize': quantized types"),
+  EXPECT_NE(err.find("error: quantized types are not supported: tensor<2x!quant.any<i8:f32>>"), std::string::npos)
+      << err;
+  err = ErrorOf(
+      R"(func.func @main(%a: tensor<2x2x!quant.uniform<i8:f32:{0:1, 1:2}, {{0.5}, {0.25}}>>) -> tensor<2x2xf32> {
+  %0 = stablehlo.uniform_dequantize %a : (tensor<2x2x!quant.uniform<i8:f32:{0:1, 1:2}, {{0.5}, {0.25}}>>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+})");
+  EXPECT_NE(err.find("cannot read the quantized type: sub-channel (blockwise) quantization is not supported"),
             std::string::npos)
       << err;
 }
