@@ -11,6 +11,7 @@
 #include <cassert>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "fmt/format.h"
@@ -127,13 +128,24 @@ void GemmIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>
   b.SetInsertPoint(done);
 }
 
+void EmitGemmPrefetch(llvm::IRBuilder<>& b, llvm::Value* base, int64_t element_bytes, llvm::Value* element_offset,
+                      int64_t bytes) {
+  llvm::Value* first = b.CreateGEP(b.getInt8Ty(), base, b.CreateMul(element_offset, b.getInt64(element_bytes)));
+  for (int64_t offset = 0; offset < bytes; offset += 64) {
+    b.CreateIntrinsic(
+        llvm::Intrinsic::prefetch, {b.getPtrTy()},
+        {b.CreateGEP(b.getInt8Ty(), first, b.getInt64(offset)), b.getInt32(0), b.getInt32(2), b.getInt32(1)});
+  }
+}
+
 namespace {
 
-// void(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first[, i64 ldb]): the micro-kernels' type (EmitGemmKernel).
+// void(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf[, i64 ldb]): the micro-kernels' type
+// (EmitGemmKernel).
 llvm::FunctionType* GemmKernelType(llvm::LLVMContext& ctx, bool strided_b) {
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
-  std::vector<llvm::Type*> params = {ptr, ptr, ptr, i64, i64, llvm::Type::getInt1Ty(ctx)};
+  std::vector<llvm::Type*> params = {ptr, ptr, ptr, i64, i64, llvm::Type::getInt1Ty(ctx), ptr};
   if (strided_b) params.push_back(i64);
   return llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
 }
@@ -161,7 +173,8 @@ llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, co
   llvm::Value* ldc = fn->getArg(3);
   llvm::Value* kc = fn->getArg(4);
   llvm::Value* first = fn->getArg(5);
-  llvm::Value* ldb = strided_b ? fn->getArg(6) : nullptr;
+  llvm::Value* pf = fn->getArg(6);
+  llvm::Value* ldb = strided_b ? fn->getArg(7) : nullptr;
 
   const int64_t vw = t.vector_width, cols = t.nr / t.vector_width;
   auto* vt = llvm::FixedVectorType::get(element, static_cast<unsigned>(vw));
@@ -200,9 +213,28 @@ llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, co
     acc.push_back(phi);
   }
   step(b, ap, bp, ldb, k, acc);
+  const int64_t element_bytes = static_cast<int64_t>(element->getPrimitiveSizeInBits() / 8);
+  if (strided_b) {
+    // Row k of the panel the next call reads in place (pf, rows ldb elements apart): B's rows a page or more apart
+    // defeat the hardware prefetchers, and each one arrives a whole call (kc steps) before it is read. Into L2, not
+    // L1 (EmitGemmPrefetch): 8 x 4096 x 4096 ran at 45 GFLOP/s prefetching into L1, 100 into L2 (one Zen 4 core).
+    EmitGemmPrefetch(b, pf, element_bytes, b.CreateNSWMul(k, ldb), t.nr * element_bytes);
+  } else {
+    // Line k / kGemmPrefetchSteps of pf, at the first step of every kGemmPrefetchSteps: the next B block's source
+    // arrives spread over the FMA-bound loop instead of stalling its packer (EmitGemmBody).
+    llvm::BasicBlock* prefetch_line = llvm::BasicBlock::Create(ctx, "prefetch", fn);
+    llvm::BasicBlock* latch = llvm::BasicBlock::Create(ctx, "latch", fn);
+    b.CreateCondBr(b.CreateICmpEQ(b.CreateAnd(k, b.getInt64(kGemmPrefetchSteps - 1)), b.getInt64(0)), prefetch_line,
+                   latch);
+    b.SetInsertPoint(prefetch_line);
+    EmitGemmPrefetch(b, pf, 64, b.CreateUDiv(k, b.getInt64(kGemmPrefetchSteps)), 64);
+    b.CreateBr(latch);
+    b.SetInsertPoint(latch);
+  }
+  llvm::BasicBlock* latch = b.GetInsertBlock();
   llvm::Value* next = b.CreateNSWAdd(k, b.getInt64(1));
-  k->addIncoming(next, loop);
-  for (size_t i = 0; i < acc.size(); ++i) acc_phis[i]->addIncoming(acc[i], loop);
+  k->addIncoming(next, latch);
+  for (size_t i = 0; i < acc.size(); ++i) acc_phis[i]->addIncoming(acc[i], latch);
   b.CreateCondBr(b.CreateICmpSLT(next, trips), loop, exit);
 
   b.SetInsertPoint(exit);
@@ -246,7 +278,7 @@ namespace {
 // row-major order); whole panels then move as v x v blocks, v contiguous elements per row, transposed in registers,
 // where `vector_width` (the kernel's) divides `width` and loads are native.
 GemmPacker StridedGemmPacker(llvm::Type* element, llvm::Value* row_stride, llvm::Value* k_stride, GemmLoad load,
-                             bool native_load, int64_t vector_width) {
+                             bool native_load, int64_t vector_width, int64_t source_bytes) {
   const bool transpose_blocks =
       native_load && IsConstantOne(k_stride) && !IsConstantOne(row_stride) && vector_width > 1;
   return [=](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value*, llvm::Value* i0, llvm::Value* count, llvm::Value* k0,
@@ -289,6 +321,12 @@ GemmPacker StridedGemmPacker(llvm::Type* element, llvm::Value* row_stride, llvm:
               b, k_begin, kc, 1,
               [&](llvm::Value* kk) {
                 llvm::Value* src = b.CreateNSWAdd(k_offset(kk), b.CreateNSWMul(i0, row_stride));
+                if (IsConstantOne(row_stride)) {
+                  // The row kGemmPackPrefetchRows ahead (past the panel: the next k block's, or nothing).
+                  EmitGemmPrefetch(b, x, source_bytes,
+                                   b.CreateAdd(src, b.CreateMul(b.getInt64(kGemmPackPrefetchRows), k_stride)),
+                                   width * source_bytes);
+                }
                 llvm::Value* dst_row = b.CreateInBoundsGEP(element, dst, b.CreateNSWMul(kk, b.getInt64(width)));
                 GemmLoop(
                     b, b.getInt64(0), b.getInt64(width), 1,
@@ -323,8 +361,8 @@ GemmPacker StridedGemmPacker(llvm::Type* element, llvm::Value* row_stride, llvm:
   };
 }
 
-// void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first): C[0:mr, 0:nr] (row stride ldc) = (first ? +0 : C)
-// + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order.
+// void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf): C[0:mr, 0:nr] (row stride ldc) =
+// (first ? +0 : C) + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order.
 llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmTiling& t, bool b_times_a, bool fma,
                           const TargetInfo& target, bool strided_b = false) {
   std::string name = fmt::format("xlac.gemm.kernel.{}.{}x{}{}{}", element->isFloatTy() ? "f32" : "f64", t.mr, t.nr,
@@ -425,7 +463,11 @@ struct GemmBody {
   // (GetKernel's strided_b), used when the call has at most kMaxDirectBTiles register tiles of rows; b_k is B's
   // row stride.
   llvm::Value* direct_kernel = nullptr;
+  // B's element strides and bytes per element when B is a strided matrix (the shared GEMMs): its next block is then
+  // prefetched by the kernels (NextBlockPrefetch).
   llvm::Value* b_k = nullptr;
+  llvm::Value* b_n = nullptr;
+  llvm::Value* b_bytes = nullptr;
 };
 
 llvm::Function* CreateGemmFunction(llvm::Module& module, const std::string& name, int shape_arguments,
@@ -447,6 +489,60 @@ llvm::Function* CreateGemmFunction(llvm::Module& module, const std::string& name
   SetFunctionTargetAttributes(*fn, target);
   return fn;
 }
+
+// Where the kernel calls of one B block prefetch the source of the next one (EmitGemmKernel's pf). With B row-major
+// (b_n 1) a block is kc rows of nc contiguous elements, with B column-major (b_k 1) nc columns of kc; the rows (or
+// columns) are cut into chunks of the lines one call prefetches, and call c takes chunk c. Other strides, and calls
+// past the last chunk, prefetch their own packed panel, which is in cache: a few idle prefetches, no branch.
+struct NextBlockPrefetch {
+  llvm::Value* base = nullptr;    // the next block's first element (i8*)
+  llvm::Value* stride = nullptr;  // bytes between its rows (columns)
+  llvm::Value* chunks_per_row = nullptr;
+  llvm::Value* chunks = nullptr;  // 0 when there is nothing to prefetch
+  llvm::Value* chunk_bytes = nullptr;
+
+  // The next block after B[pc:pc+kc, jc:jc+nc] of a call covering columns up to n_end: further down k, else the next
+  // columns. `steps` is how many steps each kernel call of this block takes.
+  static NextBlockPrefetch Plan(llvm::IRBuilder<>& b, const GemmBody& g, llvm::Value* bm, llvm::Value* pc,
+                                llvm::Value* kc, llvm::Value* jc, llvm::Value* nc, llvm::Value* n_end,
+                                llvm::Value* steps) {
+    auto i64 = [&](int64_t v) { return b.getInt64(v); };
+    auto min = [&](llvm::Value* x, llvm::Value* y) { return b.CreateSelect(b.CreateICmpSLT(x, y), x, y); };
+    auto ceil_div = [&](llvm::Value* x, int64_t d) { return b.CreateSDiv(b.CreateNSWAdd(x, i64(d - 1)), i64(d)); };
+    NextBlockPrefetch p;
+    llvm::Value* pc_after = b.CreateNSWAdd(pc, kc);
+    llvm::Value* more_k = b.CreateICmpSLT(pc_after, g.k_total);
+    llvm::Value* pc_next = b.CreateSelect(more_k, pc_after, i64(0));
+    llvm::Value* jc_next = b.CreateSelect(more_k, jc, b.CreateNSWAdd(jc, nc));
+    llvm::Value* kc_next = min(i64(g.kc_max), b.CreateNSWSub(g.k_total, pc_next));
+    llvm::Value* nc_next = min(i64(g.nc_max), b.CreateNSWSub(n_end, jc_next));
+    llvm::Value* row_major = b.CreateICmpEQ(g.b_n, i64(1));
+    llvm::Value* col_major = b.CreateICmpEQ(g.b_k, i64(1));
+    llvm::Value* rows = b.CreateSelect(row_major, kc_next, nc_next);
+    llvm::Value* row_bytes = b.CreateNSWMul(b.CreateSelect(row_major, nc_next, kc_next), g.b_bytes);
+    p.stride = b.CreateNSWMul(b.CreateSelect(row_major, g.b_k, g.b_n), g.b_bytes);
+    llvm::Value* first = b.CreateSelect(row_major, b.CreateNSWAdd(b.CreateNSWMul(pc_next, g.b_k), jc_next),
+                                        b.CreateNSWAdd(b.CreateNSWMul(jc_next, g.b_n), pc_next));
+    p.base = b.CreateGEP(b.getInt8Ty(), bm, b.CreateNSWMul(first, g.b_bytes));
+    p.chunk_bytes = b.CreateNSWMul(ceil_div(steps, kGemmPrefetchSteps), i64(64));
+    llvm::Value* per_row =
+        b.CreateSDiv(b.CreateNSWSub(b.CreateNSWAdd(row_bytes, p.chunk_bytes), i64(1)), p.chunk_bytes);
+    p.chunks_per_row = b.CreateSelect(b.CreateICmpSLT(per_row, i64(1)), i64(1), per_row);
+    llvm::Value* any =
+        b.CreateAnd(b.CreateOr(more_k, b.CreateICmpSLT(jc_next, n_end)), b.CreateOr(row_major, col_major));
+    p.chunks = b.CreateSelect(any, b.CreateNSWMul(rows, p.chunks_per_row), i64(0));
+    return p;
+  }
+
+  // What kernel call `call` of the block prefetches.
+  llvm::Value* Address(llvm::IRBuilder<>& b, llvm::Value* call, llvm::Value* own_panel) const {
+    llvm::Value* row = b.CreateSDiv(call, chunks_per_row);
+    llvm::Value* part = b.CreateSRem(call, chunks_per_row);
+    llvm::Value* at = b.CreateGEP(b.getInt8Ty(), base,
+                                  b.CreateNSWAdd(b.CreateNSWMul(row, stride), b.CreateNSWMul(part, chunk_bytes)));
+    return b.CreateSelect(b.CreateICmpSLT(call, chunks), at, own_panel);
+  }
+};
 
 // The blocked loops of `fn` (CreateGemmFunction), from its entry block on.
 void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
@@ -534,6 +630,11 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
             [&](llvm::Value* pc) {
               llvm::Value* kc = Min(b, i64(kc_max), b.CreateNSWSub(k_total, pc));
               llvm::Value* first = b.CreateICmpEQ(pc, i64(0));
+              std::optional<NextBlockPrefetch> prefetch;
+              if (g.b_bytes != nullptr) {
+                llvm::Value* steps = g.packed_bytes == 2 ? b.CreateSDiv(add(kc, i64(1)), i64(2)) : kc;
+                prefetch = NextBlockPrefetch::Plan(b, g, bm, pc, kc, jc, nc, n_end, steps);
+              }
               // B[pc:pc+kc, jc:jc+nc] -> panels of nr columns, k-major within a panel, zero past column nc.
               GemmLoop(
                   b, i64(0), nc, t.nr,
@@ -573,9 +674,26 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                         [&](llvm::Value* jr) {
                           llvm::Value* nr = Min(b, i64(t.nr), b.CreateNSWSub(nc, jr));
                           llvm::Value* bp = panel(b_pack, jr);
+                          llvm::Value* pf = bp;
+                          // The panel the next in-place call reads: the next one of this block, else the first of
+                          // the next block (down k, else the next columns), else this one again.
+                          llvm::Value* next_in_place = nullptr;
+                          if (g.direct_kernel != nullptr) {
+                            llvm::Value* jr_next = add(jr, i64(t.nr));
+                            llvm::Value* pc_next = add(pc, kc);
+                            llvm::Value* in_block = b.CreateICmpSLT(jr_next, nc);
+                            llvm::Value* more_k = b.CreateICmpSLT(pc_next, k_total);
+                            llvm::Value* more_n = b.CreateICmpSLT(add(jc, nc), n_end);
+                            llvm::Value* row = b.CreateSelect(in_block, pc, b.CreateSelect(more_k, pc_next, i64(0)));
+                            llvm::Value* col = b.CreateSelect(
+                                in_block, add(jc, jr_next),
+                                b.CreateSelect(more_k, jc, b.CreateSelect(more_n, add(jc, nc), add(jc, jr))));
+                            row = b.CreateSelect(b.CreateOr(in_block, b.CreateOr(more_k, more_n)), row, pc);
+                            next_in_place = at(bm, add(b.CreateNSWMul(row, g.b_k), col));
+                          }
                           auto call_kernel = [&](llvm::Value* ap, llvm::Value* tile_c, llvm::Value* ldc) {
                             if (g.direct_kernel == nullptr) {
-                              b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first});
+                              b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf});
                               return;
                             }
                             GemmIf(
@@ -583,10 +701,10 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                                 [&] {
                                   llvm::Value* in_place = at(bm, add(b.CreateNSWMul(pc, g.b_k), add(jc, jr)));
                                   b.CreateCall(GemmKernelType(b.getContext(), /*strided_b=*/true), g.direct_kernel,
-                                               {ap, in_place, tile_c, ldc, kc, first, g.b_k});
+                                               {ap, in_place, tile_c, ldc, kc, first, next_in_place, g.b_k});
                                 },
                                 [&] {
-                                  b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first});
+                                  b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf});
                                 });
                           };
                           GemmLoop(
@@ -594,6 +712,14 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                               [&](llvm::Value* ir) {
                                 llvm::Value* mr = Min(b, i64(t.mr), b.CreateNSWSub(mc, ir));
                                 llvm::Value* ap = panel(a_block, ir);
+                                if (prefetch) {
+                                  // Calls in the order of this block's tiles: row tile, then panel.
+                                  llvm::Value* row_tile = b.CreateSDiv(b.CreateNSWSub(add(ic, ir), m_begin), i64(t.mr));
+                                  llvm::Value* panels = b.CreateSDiv(add(nc, i64(t.nr - 1)), i64(t.nr));
+                                  llvm::Value* call =
+                                      add(b.CreateNSWMul(row_tile, panels), b.CreateSDiv(jr, i64(t.nr)));
+                                  pf = prefetch->Address(b, call, bp);
+                                }
                                 llvm::Value* cp = at(c, add(b.CreateNSWMul(add(ic, ir), c_m), add(jc, jr)));
                                 llvm::Value* full =
                                     b.CreateAnd(b.CreateICmpEQ(mr, i64(t.mr)), b.CreateICmpEQ(nr, i64(t.nr)));
@@ -668,6 +794,13 @@ GemmLoad LoadOf(GemmOperandLoad load, llvm::Type* element) {
 
 constexpr int kShapeArguments = 6;  // k, a_m, a_k, b_k, b_n, c_m
 
+// Bytes per element of the operands as stored (what the strided packers read).
+int64_t SourceBytes(const GemmSpec& spec) {
+  return spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kWidenF16
+             ? 2
+             : static_cast<int64_t>(spec.element->getPrimitiveSizeInBits() / 8);
+}
+
 // A stride's letter in the shared functions' names: the unit stride is a constant in their bodies.
 char UnitName(int64_t stride) { return stride == 1 ? '1' : 's'; }
 
@@ -711,7 +844,7 @@ llvm::Function* GetGemmPacker(llvm::Module& module, const GemmSpec& spec, const 
     packer = Bf16PairPacker(spec.load == GemmOperandLoad::kRoundBf16, outer_stride, k_stride);
   } else {
     packer = StridedGemmPacker(spec.element, outer_stride, k_stride, LoadOf(spec.load, spec.element),
-                               spec.load == GemmOperandLoad::kNative, t.vector_width);
+                               spec.load == GemmOperandLoad::kNative, t.vector_width, SourceBytes(spec));
   }
   packer(b, fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), fn->getArg(4), fn->getArg(5), fn->getArg(6),
          width);
@@ -726,12 +859,13 @@ llvm::Function* GetGemmDriver(llvm::Module& module, const GemmSpec& spec, const 
                               const TargetInfo& target) {
   std::string name = fmt::format("xlac.gemm.blocked.{}", kernel->getName().substr(strlen("xlac.gemm.kernel.")).str());
   if (llvm::Function* existing = module.getFunction(name)) return existing;
-  llvm::Function* fn = CreateGemmFunction(module, name, kShapeArguments, target, /*pointer_arguments=*/3);
+  // The shape arguments, then B's bytes per element (its source type: the driver serves every load).
+  llvm::Function* fn = CreateGemmFunction(module, name, kShapeArguments + 1, target, /*pointer_arguments=*/3);
   fn->addFnAttr(kSharedFunctionAttribute);
   llvm::IRBuilder<> b(module.getContext());
   b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
-  const char* names[] = {"k", "a_m", "a_k", "b_k", "b_n", "c_m", "pack_a", "pack_b", "direct_kernel"};
-  for (unsigned i = 0; i < 9; ++i) fn->getArg(8 + i)->setName(names[i]);
+  const char* names[] = {"k", "a_m", "a_k", "b_k", "b_n", "c_m", "b_bytes", "pack_a", "pack_b", "direct_kernel"};
+  for (unsigned i = 0; i < 10; ++i) fn->getArg(8 + i)->setName(names[i]);
   llvm::FunctionType* packer_type = PackerType(module.getContext());
   auto call_packer = [packer_type](llvm::Value* packer, llvm::Value* outer_stride,
                                    llvm::Value* k_stride) -> GemmPacker {
@@ -749,14 +883,14 @@ llvm::Function* GetGemmDriver(llvm::Module& module, const GemmSpec& spec, const 
   g.mc_max = g.t.mc;
   g.k_total = fn->getArg(8);
   g.c_m = fn->getArg(13);
-  g.pack_a = call_packer(fn->getArg(14), fn->getArg(9), fn->getArg(10));
-  g.pack_b = call_packer(fn->getArg(15), fn->getArg(12), fn->getArg(11));
+  g.pack_a = call_packer(fn->getArg(15), fn->getArg(9), fn->getArg(10));
+  g.pack_b = call_packer(fn->getArg(16), fn->getArg(12), fn->getArg(11));
   g.kernel = kernel;
+  g.b_k = fn->getArg(11);
+  g.b_n = fn->getArg(12);
+  g.b_bytes = fn->getArg(14);
   // bf16 pair kernels read pairs, which only packing makes.
-  if (!spec.bf16_pairs) {
-    g.direct_kernel = fn->getArg(16);
-    g.b_k = fn->getArg(11);
-  }
+  if (!spec.bf16_pairs) g.direct_kernel = fn->getArg(17);
   EmitGemmBody(b, fn, g);
   return fn;
 }
@@ -788,6 +922,7 @@ llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec
   b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
   std::vector<llvm::Value*> args;
   for (unsigned i = 0; i < 8 + kShapeArguments; ++i) args.push_back(fn->getArg(i));
+  args.push_back(b.getInt64(SourceBytes(spec)));
   args.push_back(pack_a);
   args.push_back(pack_b);
   args.push_back(fn->getArg(8 + kShapeArguments));

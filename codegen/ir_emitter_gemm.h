@@ -96,15 +96,27 @@ GemmTiling ChooseGemmTiling(const GemmSpec& spec, const TargetInfo& target);
 using GemmKernelStep = std::function<void(llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* ldb,
                                           llvm::Value* k, std::vector<llvm::Value*>& acc)>;
 using GemmKernelSteps = std::function<llvm::Value*(llvm::IRBuilder<>& b, llvm::Value* kc)>;
-// The micro-kernel `void (ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first)` named `name` (reused when the module
-// has it): accumulators of vector_width `element`s start at +0 (`first`) or C's tile (row stride ldc), take
-// steps(kc) steps, and are stored back. noinline and shared (one copy per module, its callers not tied together).
-// With `strided_b` it takes B's row stride `i64 ldb` last and reads B in place (GemmKernelStep's `ldb`).
+// Steps of a micro-kernel's loop per line it prefetches.
+inline constexpr int64_t kGemmPrefetchSteps = 16;
+// How many k rows ahead a packer of a row-major strided source (B, k rows a page or more apart, which the hardware
+// prefetchers do not follow) prefetches the row it will copy.
+inline constexpr int64_t kGemmPackPrefetchRows = 16;
+// Prefetches into L2 (prefetcht1) the `bytes` bytes from `base` + `element_offset` elements of `element_bytes`
+// bytes: the lines are read a while later, and prefetches from DRAM into L1 would hold its few miss buffers.
+void EmitGemmPrefetch(llvm::IRBuilder<>& b, llvm::Value* base, int64_t element_bytes, llvm::Value* element_offset,
+                      int64_t bytes);
+
+// The micro-kernel `void (ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf)` named `name` (reused when the
+// module has it): accumulators of vector_width `element`s start at +0 (`first`) or C's tile (row stride ldc), take
+// steps(kc) steps, and are stored back. At every kGemmPrefetchSteps-th step it prefetches the next 64-byte line from
+// pf on (ceil(steps / kGemmPrefetchSteps) lines in all: the blocked loops pass part of the next B block's source, or
+// a panel already in cache). noinline and shared (one copy per module, its callers not tied together). With
+// `strided_b` it takes B's row stride `i64 ldb` last and reads B in place (GemmKernelStep's `ldb`).
 llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, const GemmTiling& t, llvm::Type* element,
                                const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step,
                                bool strided_b = false);
 
-// void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first) of the f32 GEMM on bf16 pairs (Bf16PairPacker
+// void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf) of the f32 GEMM on bf16 pairs (Bf16PairPacker
 // panels): C[0:mr, 0:nr] = (first ? +0 : C) + the kc products, one vdpbf16ps per pair and accumulator vector.
 // `t` is the f32 tiling on an AVX-512 target.
 llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, const TargetInfo& target);

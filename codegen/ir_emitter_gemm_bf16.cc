@@ -148,6 +148,11 @@ GemmPacker Bf16PairPacker(bool f32_source, llvm::Value* row_stride, llvm::Value*
           if (IsConstantOne(row_stride)) {
             // Rows contiguous (B row-major): the two k rows of a pair, interleaved in registers.
             PackRowPairs(b, kc, dst, width, [&](llvm::Value* kk) {
+              // The row kGemmPackPrefetchRows ahead (StridedGemmPacker's reason).
+              const int64_t source_bytes = f32_source ? 4 : 2;
+              EmitGemmPrefetch(b, x, source_bytes,
+                               element(b.getInt64(0), b.CreateAdd(kk, b.getInt64(kGemmPackPrefetchRows))),
+                               width * source_bytes);
               return LoadBf16Bits(b, f32_source, x, element(b.getInt64(0), kk), n);
             });
             return;
