@@ -154,6 +154,14 @@ absl::Status IrEmitter::EmitDot(const Instruction& inst) {
       }
       spec.bf16_pairs = spec.fma && options_.target.has_avx512_bf16 &&
                         (spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kRoundBf16);
+      // One or two register tiles of rows (decode-like dots) read bf16 B in place, widened, with the f32 kernel:
+      // the pair kernel needs B packed as pairs, and with so few rows the packing costs more than the products
+      // (8 x 4096 x 4096 on one Zen 4 core: 62 GFLOP/s as pairs). Numerics: docs/numerics.md.
+      if (spec.bf16_pairs && spec.load == GemmOperandLoad::kWidenBf16) {
+        GemmSpec widened = spec;
+        widened.bf16_pairs = false;
+        if (GemmReadsBInPlace(widened, options_.target)) spec.bf16_pairs = false;
+      }
       llvm::Function* gemm = EmitGemmFunction(llvm_module_, "xlac.gemm." + inst.name(), spec, options_.target);
       // Problem p's batch index, row-major over the batch dimensions.
       XLAC_RETURN_IF_ERROR(EmitGemmCalls(gemm, spec, "gemm." + inst.name(), batch, [&](llvm::Value* p) {

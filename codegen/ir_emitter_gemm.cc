@@ -154,7 +154,8 @@ llvm::FunctionType* GemmKernelType(llvm::LLVMContext& ctx, bool strided_b) {
 
 llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, const GemmTiling& t, llvm::Type* element,
                                const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step,
-                               bool strided_b) {
+                               int64_t in_place_b_bytes) {
+  const bool strided_b = in_place_b_bytes > 0;
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   llvm::LLVMContext& ctx = module.getContext();
   llvm::IRBuilder<> b(ctx);
@@ -213,12 +214,11 @@ llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, co
     acc.push_back(phi);
   }
   step(b, ap, bp, ldb, k, acc);
-  const int64_t element_bytes = static_cast<int64_t>(element->getPrimitiveSizeInBits() / 8);
   if (strided_b) {
     // Row k of the panel the next call reads in place (pf, rows ldb elements apart): B's rows a page or more apart
     // defeat the hardware prefetchers, and each one arrives a whole call (kc steps) before it is read. Into L2, not
     // L1 (EmitGemmPrefetch): 8 x 4096 x 4096 ran at 45 GFLOP/s prefetching into L1, 100 into L2 (one Zen 4 core).
-    EmitGemmPrefetch(b, pf, element_bytes, b.CreateNSWMul(k, ldb), t.nr * element_bytes);
+    EmitGemmPrefetch(b, pf, in_place_b_bytes, b.CreateNSWMul(k, ldb), t.nr * in_place_b_bytes);
   } else {
     // Line k / kGemmPrefetchSteps of pf, at the first step of every kGemmPrefetchSteps: the next B block's source
     // arrives spread over the FMA-bound loop instead of stalling its packer (EmitGemmBody).
@@ -363,13 +363,23 @@ GemmPacker StridedGemmPacker(llvm::Type* element, llvm::Value* row_stride, llvm:
 
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf): C[0:mr, 0:nr] (row stride ldc) =
 // (first ? +0 : C) + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order.
+// With `strided_b` it reads B in place, as stored: `b_load` kNative, or bf16 / f16 widened to f32 (the f32
+// kernel's products of the widened values, as the widening packers give them).
 llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmTiling& t, bool b_times_a, bool fma,
-                          const TargetInfo& target, bool strided_b = false) {
-  std::string name = fmt::format("xlac.gemm.kernel.{}.{}x{}{}{}", element->isFloatTy() ? "f32" : "f64", t.mr, t.nr,
+                          const TargetInfo& target, bool strided_b = false,
+                          GemmOperandLoad b_load = GemmOperandLoad::kNative) {
+  assert(b_load == GemmOperandLoad::kNative ||
+         (strided_b && element->isFloatTy() &&
+          (b_load == GemmOperandLoad::kWidenBf16 || b_load == GemmOperandLoad::kWidenF16)));
+  const bool widen = b_load != GemmOperandLoad::kNative;
+  std::string name = fmt::format("xlac.gemm.kernel.{}.{}x{}{}{}{}", element->isFloatTy() ? "f32" : "f64", t.mr, t.nr,
                                  fma         ? ".fma"
                                  : b_times_a ? ".ba"
                                              : "",
-                                 strided_b ? ".ldb" : "");
+                                 strided_b ? ".ldb" : "",
+                                 !widen                                  ? ""
+                                 : b_load == GemmOperandLoad::kWidenBf16 ? ".bf16"
+                                                                         : ".f16");
   const int64_t vw = t.vector_width, cols = t.nr / t.vector_width;
   auto* vt = llvm::FixedVectorType::get(element, static_cast<unsigned>(vw));
   const uint64_t esize = element->getPrimitiveSizeInBits() / 8;
@@ -377,11 +387,27 @@ llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmT
   auto steps = [](llvm::IRBuilder<>&, llvm::Value* kc) { return kc; };
   auto step = [=](llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* ldb, llvm::Value* k,
                   std::vector<llvm::Value*>& acc) {
-    llvm::Value* b_row = b.CreateInBoundsGEP(element, bp, b.CreateNSWMul(k, ldb ? ldb : b.getInt64(t.nr)));
     std::vector<llvm::Value*> b_vec;
-    for (int64_t col = 0; col < cols; ++col) {
-      b_vec.push_back(b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(element, b_row, b.getInt64(col * vw)),
-                                          ldb ? scalar_align : vector_align));
+    if (widen) {
+      // vw 16-bit elements per vector, widened exactly: bf16 bits shifted into an f32's high half, f16 extended.
+      llvm::Value* b_row = b.CreateInBoundsGEP(b.getInt16Ty(), bp, b.CreateNSWMul(k, ldb));
+      auto* narrow = llvm::FixedVectorType::get(b.getInt16Ty(), static_cast<unsigned>(vw));
+      for (int64_t col = 0; col < cols; ++col) {
+        llvm::Value* bits = b.CreateAlignedLoad(
+            narrow, b.CreateInBoundsGEP(b.getInt16Ty(), b_row, b.getInt64(col * vw)), llvm::Align(2));
+        if (b_load == GemmOperandLoad::kWidenBf16) {
+          llvm::Value* wide = b.CreateShl(b.CreateZExt(bits, llvm::FixedVectorType::get(b.getInt32Ty(), vw)), 16);
+          b_vec.push_back(b.CreateBitCast(wide, vt));
+        } else {
+          b_vec.push_back(b.CreateFPExt(b.CreateBitCast(bits, llvm::FixedVectorType::get(b.getHalfTy(), vw)), vt));
+        }
+      }
+    } else {
+      llvm::Value* b_row = b.CreateInBoundsGEP(element, bp, b.CreateNSWMul(k, ldb ? ldb : b.getInt64(t.nr)));
+      for (int64_t col = 0; col < cols; ++col) {
+        b_vec.push_back(b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(element, b_row, b.getInt64(col * vw)),
+                                            ldb ? scalar_align : vector_align));
+      }
     }
     llvm::Value* a_row = b.CreateInBoundsGEP(element, ap, b.CreateNSWMul(k, b.getInt64(t.mr)));
     for (int64_t r = 0; r < t.mr; ++r) {
@@ -398,7 +424,8 @@ llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmT
       }
     }
   };
-  return EmitGemmKernel(module, name, t, element, target, steps, step, strided_b);
+  return EmitGemmKernel(module, name, t, element, target, steps, step,
+                        strided_b ? (widen ? 2 : static_cast<int64_t>(esize)) : 0);
 }
 
 }  // namespace
@@ -605,6 +632,10 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
   llvm::AllocaInst* tile = b.CreateAlloca(element, b.getInt64(t.mr * t.nr), "tile");
   tile->setAlignment(llvm::Align(64));
   auto at = [&](llvm::Value* base, llvm::Value* offset) { return b.CreateInBoundsGEP(element, base, offset); };
+  // B's element `offset` as stored (b_bytes each: bf16 B read in place is not in the GEMM's element type).
+  auto in_b = [&](llvm::Value* offset) {
+    return b.CreateInBoundsGEP(b.getInt8Ty(), bm, b.CreateNSWMul(offset, g.b_bytes));
+  };
   // With a single register tile of rows every B element is used once: packing B would copy all of it (from memory)
   // for one read. Calls with up to kMaxDirectBTiles tiles of rows (decode-like shapes, 8 x 4096 x 4096) read B in
   // place instead (the second tile from cache), except for panels narrower than nr at the n edge, which the kernel
@@ -689,7 +720,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                                 in_block, add(jc, jr_next),
                                 b.CreateSelect(more_k, jc, b.CreateSelect(more_n, add(jc, nc), add(jc, jr))));
                             row = b.CreateSelect(b.CreateOr(in_block, b.CreateOr(more_k, more_n)), row, pc);
-                            next_in_place = at(bm, add(b.CreateNSWMul(row, g.b_k), col));
+                            next_in_place = in_b(add(b.CreateNSWMul(row, g.b_k), col));
                           }
                           auto call_kernel = [&](llvm::Value* ap, llvm::Value* tile_c, llvm::Value* ldc) {
                             if (g.direct_kernel == nullptr) {
@@ -699,7 +730,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                             GemmIf(
                                 b, direct_panel(nr),
                                 [&] {
-                                  llvm::Value* in_place = at(bm, add(b.CreateNSWMul(pc, g.b_k), add(jc, jr)));
+                                  llvm::Value* in_place = in_b(add(b.CreateNSWMul(pc, g.b_k), add(jc, jr)));
                                   b.CreateCall(GemmKernelType(b.getContext(), /*strided_b=*/true), g.direct_kernel,
                                                {ap, in_place, tile_c, ldc, kc, first, next_in_place, g.b_k});
                                 },
@@ -962,16 +993,23 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
   return fn;
 }
 
+bool GemmReadsBInPlace(const GemmSpec& spec, const TargetInfo& target) {
+  const bool loadable = spec.load == GemmOperandLoad::kNative ||
+                        (spec.element->isFloatTy() &&
+                         (spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kWidenF16));
+  return !spec.bf16_pairs && !spec.pack_a && !spec.pack_b && loadable && spec.b_n == 1 &&
+         spec.m <= kMaxDirectBTiles * ChooseGemmTiling(spec, target).mr;
+}
+
 std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpec& spec, const llvm::Function& gemm,
                                              const TargetInfo& target) {
   if (gemm.arg_size() == 8) return {};
   // The kernel reading B in place (EmitGemmBody), for dots with few enough rows whose B has the kernel's elements
   // with contiguous columns; only such dots add it to the module.
-  GemmTiling t = ChooseGemmTiling(spec, target);
   llvm::Value* direct = llvm::ConstantPointerNull::get(b.getPtrTy());
-  if (!spec.bf16_pairs && spec.load == GemmOperandLoad::kNative && spec.b_n == 1 && spec.m <= kMaxDirectBTiles * t.mr) {
-    direct = GetKernel(*b.GetInsertBlock()->getModule(), spec.element, t, spec.b_times_a, spec.fma, target,
-                       /*strided_b=*/true);
+  if (GemmReadsBInPlace(spec, target)) {
+    direct = GetKernel(*b.GetInsertBlock()->getModule(), spec.element, ChooseGemmTiling(spec, target), spec.b_times_a,
+                       spec.fma, target, /*strided_b=*/true, spec.load);
   }
   return {b.getInt64(spec.k),
           b.getInt64(spec.a_m),

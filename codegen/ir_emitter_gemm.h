@@ -111,10 +111,11 @@ void EmitGemmPrefetch(llvm::IRBuilder<>& b, llvm::Value* base, int64_t element_b
 // steps(kc) steps, and are stored back. At every kGemmPrefetchSteps-th step it prefetches the next 64-byte line from
 // pf on (ceil(steps / kGemmPrefetchSteps) lines in all: the blocked loops pass part of the next B block's source, or
 // a panel already in cache). noinline and shared (one copy per module, its callers not tied together). With
-// `strided_b` it takes B's row stride `i64 ldb` last and reads B in place (GemmKernelStep's `ldb`).
+// `in_place_b_bytes` > 0 it takes B's row stride `i64 ldb` last and reads B in place (GemmKernelStep's `ldb`), B's
+// elements that many bytes each; pf is then the panel the next call reads, prefetched a row per step.
 llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, const GemmTiling& t, llvm::Type* element,
                                const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step,
-                               bool strided_b = false);
+                               int64_t in_place_b_bytes = 0);
 
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf) of the f32 GEMM on bf16 pairs (Bf16PairPacker
 // panels): C[0:mr, 0:nr] = (first ? +0 : C) + the kc products, one vdpbf16ps per pair and accumulator vector.
@@ -136,6 +137,10 @@ llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, con
 // in its body.
 llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, const GemmSpec& spec,
                                  const TargetInfo& target);
+// Whether the shared GEMM of `spec` reads B in place (no packing) when a call has few rows: one or two register tiles
+// of rows in all, B's columns contiguous, its elements the kernel's or bf16 / f16 widened as they are loaded, and no
+// bf16 pairs (their packing interleaves k).
+bool GemmReadsBInPlace(const GemmSpec& spec, const TargetInfo& target);
 // The trailing arguments of a call of the GEMM function of `spec` (empty for a specialized function): the shape, then
 // the kernel that reads B in place when `spec` has few rows (one or two register tiles) and B allows it (else null).
 std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpec& spec, const llvm::Function& gemm,
