@@ -116,9 +116,8 @@ bool WholeWindowConvolution(const ConvolutionDimensionNumbers& dn, const std::ve
     }
   }
   int64_t m = ld[dn.input_batch_dimension], n = rd[dn.kernel_output_feature_dimension];
-  int64_t lhs_count = 1, rhs_count = 1;
+  int64_t lhs_count = 1;
   for (int64_t d : ld) lhs_count *= d;
-  for (int64_t d : rd) rhs_count *= d;
   if (m * n == 0) return false;
   int64_t k = lhs_count / m;
   std::vector<int64_t> a_order{dn.input_batch_dimension}, b_order{dn.kernel_output_feature_dimension};
@@ -128,12 +127,14 @@ bool WholeWindowConvolution(const ConvolutionDimensionNumbers& dn, const std::ve
   }
   a_order.push_back(dn.input_feature_dimension);
   b_order.push_back(dn.kernel_input_feature_dimension);
-  // PermuteInto and GemmNT write every element.
-  std::vector<T, DefaultInitAllocator<T>> a_c(static_cast<size_t>(lhs_count)), b_c(static_cast<size_t>(rhs_count));
+  // PermuteInto and GemmNT write every element; GemmNT reads the kernel in place.
+  std::vector<T, DefaultInitAllocator<T>> a_c(static_cast<size_t>(lhs_count));
   std::vector<T, DefaultInitAllocator<T>> product(static_cast<size_t>(m * n));
   PermuteInto<T>(a, ld, a_order, a_c.data());
-  PermuteInto<T>(b, rd, b_order, b_c.data());
-  GemmNT<T>(a_c.data(), b_c.data(), product.data(), 1, m, n, k, threads);
+  const std::vector<int64_t> b_contraction(b_order.begin() + 1, b_order.end());
+  GemmOperand b_in_place = GemmOperandOf(b, std::is_same_v<T, double> ? PrimitiveType::kF64 : PrimitiveType::kF32, rd,
+                                         {}, {b_order[0]}, b_contraction);
+  GemmNT<T>(a_c.data(), b_in_place, product.data(), 1, m, n, k, threads);
   std::vector<int64_t> os = RowMajorStrides(od);
   int64_t batch_stride = os[dn.output_batch_dimension], feature_stride = os[dn.output_feature_dimension];
   for (int64_t i = 0; i < m; ++i) {
@@ -200,7 +201,13 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
   PrimitiveType type = inst.shape().element_type;
   std::optional<Literal> lhs_storage, rhs_storage;
   XLAC_ASSIGN_OR_RETURN(const Literal* lhs, AsType(*operands[0], type, lhs_storage));
-  XLAC_ASSIGN_OR_RETURN(const Literal* rhs, AsType(*operands[1], type, rhs_storage));
+  // The GEMM of an f32 or f64 dot reads a narrower float rhs (bf16 weights) in place, widening it as convert does.
+  const bool rhs_in_place = !tpu_numerics && (type == PrimitiveType::kF32 || type == PrimitiveType::kF64) &&
+                            KindOf(operands[1]->shape().element_type) == NumKind::kFloat;
+  const Literal* rhs = operands[1];
+  if (!rhs_in_place) {
+    XLAC_ASSIGN_OR_RETURN(rhs, AsType(*operands[1], type, rhs_storage));
+  }
   const std::vector<int64_t>& ld = lhs->shape().dimensions;
   const std::vector<int64_t>& rd = rhs->shape().dimensions;
   const std::vector<int64_t>& lb = IntList(inst, "lhs_batch_dims");
@@ -219,7 +226,8 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
   Literal result = Literal::CreateUninitialized(inst.shape());
   if (result.element_count() != batch * m * n) return Error(inst, "result shape does not match the dimensions");
   if (!tpu_numerics && (type == PrimitiveType::kF32 || type == PrimitiveType::kF64)) {
-    // Storage is the compute type: operands permuted straight from storage, the product written into the result.
+    // Storage is the compute type: the lhs permuted straight from storage, the rhs read in place by the GEMM's
+    // packing, the product written into the result.
     auto direct = [&](auto tag) {
       using T = decltype(tag);
       auto gather = [](const Literal& lit, const std::vector<int64_t>& dims,
@@ -231,13 +239,22 @@ absl::StatusOr<Literal> EvalDot(const Instruction& inst, Operands operands, bool
         return out;
       };
       auto a = gather(*lhs, ld, {lb, lf, lc});
-      auto b = gather(*rhs, rd, {rb, rf, rc});
-      GemmNT<T>(a.data(), b.data(), reinterpret_cast<T*>(result.mutable_raw_data()), batch, m, n, k, threads);
+      GemmNT<T>(a.data(), GemmOperandOf(rhs->raw_data(), rhs->shape().element_type, rd, rb, rf, rc),
+                reinterpret_cast<T*>(result.mutable_raw_data()), batch, m, n, k, threads);
     };
     if (type == PrimitiveType::kF32)
       direct(float{});
     else
       direct(double{});
+    return result;
+  }
+  if (!tpu_numerics && KindOf(type) == NumKind::kFloat) {
+    // Narrow floats: the lhs widened to f32 in the GEMM's order, the rhs widened panel by panel as the GEMM packs it
+    // (a bf16 lm_head weight is never held as f32).
+    std::vector<float> a = LoadCanonical<float>(*lhs, ld, {lb, lf, lc});
+    std::vector<float> out(static_cast<size_t>(batch * m * n));
+    GemmNT<float>(a.data(), GemmOperandOf(rhs->raw_data(), type, rd, rb, rf, rc), out.data(), batch, m, n, k, threads);
+    StoreAll<float>(result, out);
     return result;
   }
   absl::Status tpu_status;

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstring>
+#include <type_traits>
 
 #include "runtime/cpu/xlac_runtime.h"
 
@@ -66,12 +68,15 @@ constexpr int64_t kGemmKC = 256;  // contraction block (accumulators go through 
 constexpr int64_t kGemmRowChunk = 64;
 constexpr int64_t kGemmPanelChunk = 16;
 
+// One group of GemmNT's work: batches [g0, g1), panels [p0, p1) and contraction [k0, k1), whose B is packed in `bp`.
 template <typename T>
 struct GemmArgs {
-  const T* a;
-  const T* bp;  // [batch][panels][k][NR], zero-padded columns
-  T* out;
-  int64_t m, n, k, panels, row_chunks, panel_chunks;
+  const T* a;   // [batch][m][k]
+  const T* bp;  // [g - g0][p - p0][kk - k0][NR], zero-padded columns
+  T* out;       // [batch][m][n]
+  int64_t m, n, k;
+  int64_t g0, p0, p1, k0, k1;
+  int64_t row_chunks, panel_chunks;
   int64_t row_chunk, panel_chunk;  // rows and panels per block
 };
 
@@ -119,17 +124,18 @@ template <typename T>
 XLAC_INLINE void GemmBlock(const GemmArgs<T>& g, int64_t block) {
   constexpr int64_t NR = kGemmNV * VecOf<T>::kLanes;
   int64_t per_batch = g.row_chunks * g.panel_chunks;
-  int64_t b = block / per_batch;
+  int64_t b = g.g0 + block / per_batch;
   int64_t rc = (block % per_batch) / g.panel_chunks;
   int64_t pc = block % g.panel_chunks;
   int64_t i0 = rc * g.row_chunk, i1 = std::min(g.m, i0 + g.row_chunk);
-  int64_t p0 = pc * g.panel_chunk, p1 = std::min(g.panels, p0 + g.panel_chunk);
+  int64_t q0 = g.p0 + pc * g.panel_chunk, q1 = std::min(g.p1, q0 + g.panel_chunk);
   const T* a = g.a + b * g.m * g.k;
   T* out = g.out + b * g.m * g.n;
-  for (int64_t kb = 0; kb < g.k; kb += kGemmKC) {
-    int64_t kc = std::min(kGemmKC, g.k - kb);
-    for (int64_t p = p0; p < p1; ++p) {
-      const T* bp = g.bp + ((b * g.panels + p) * g.k + kb) * NR;
+  const int64_t span = g.k1 - g.k0;
+  for (int64_t kb = g.k0; kb < g.k1; kb += kGemmKC) {
+    int64_t kc = std::min(kGemmKC, g.k1 - kb);
+    for (int64_t p = q0; p < q1; ++p) {
+      const T* bp = g.bp + (((b - g.g0) * (g.p1 - g.p0) + (p - g.p0)) * span + (kb - g.k0)) * NR;
       int64_t cols = std::min(NR, g.n - p * NR);
       int64_t i = i0;
       for (; i + kGemmMR <= i1; i += kGemmMR) {
@@ -138,6 +144,107 @@ XLAC_INLINE void GemmBlock(const GemmArgs<T>& g, int64_t block) {
       for (; i < i1; ++i) GemmTile<T, 1>(a + i * g.k + kb, g.k, bp, kc, out + i * g.n + p * NR, g.n, cols, kb == 0);
     }
   }
+}
+
+// Offset of index `i` of `d` (StridedDims).
+int64_t OffsetOf(const StridedDims& d, int64_t i) {
+  int64_t offset = 0;
+  for (size_t x = d.sizes.size(); x-- > 0;) {
+    offset += i % d.sizes[x] * d.strides[x];
+    i /= d.sizes[x];
+  }
+  return offset;
+}
+
+// Offsets of consecutive indices of a StridedDims, one step at a time.
+class StridedWalk {
+ public:
+  StridedWalk(const StridedDims& d, int64_t i) : d_(d), digits_(d.sizes.size()) {
+    for (size_t x = d.sizes.size(); x-- > 0;) {
+      digits_[x] = i % d.sizes[x];
+      offset_ += digits_[x] * d.strides[x];
+      i /= d.sizes[x];
+    }
+  }
+  int64_t offset() const { return offset_; }
+  void Next() {
+    for (size_t x = digits_.size(); x-- > 0;) {
+      offset_ += d_.strides[x];
+      if (++digits_[x] < d_.sizes[x]) return;
+      offset_ -= d_.sizes[x] * d_.strides[x];
+      digits_[x] = 0;
+    }
+  }
+
+ private:
+  const StridedDims& d_;
+  std::vector<int64_t> digits_;
+  int64_t offset_ = 0;
+};
+
+// Packs columns [p * NR, p * NR + NR) of batch g of B, contraction [k0, k1), into dst[kk - k0][NR], widening each
+// element from its storage S exactly; columns past n are +0.
+template <typename T, typename S, typename Widen>
+void PackPanel(const GemmOperand& b, const S* src, Widen widen, int64_t n, int64_t g, int64_t p, int64_t k0, int64_t k1,
+               T* dst) {
+  constexpr int64_t NR = kGemmNV * VecOf<T>::kLanes;
+  const int64_t base = OffsetOf(b.batch, g);
+  const int64_t cols = std::min(NR, n - p * NR);
+  int64_t column[NR];
+  for (int64_t j = 0; j < cols; ++j) column[j] = base + OffsetOf(b.columns, p * NR + j);
+  StridedWalk kk(b.contraction, k0);
+  for (int64_t r = k0; r < k1; ++r, kk.Next(), dst += NR) {
+    const S* row = src + kk.offset();
+    if (cols == NR) {
+      for (int64_t j = 0; j < NR; ++j) dst[j] = widen(row[column[j]]);
+    } else {
+      for (int64_t j = 0; j < NR; ++j) dst[j] = j < cols ? widen(row[column[j]]) : T(0);
+    }
+  }
+}
+
+template <typename T>
+void PackB(const GemmOperand& b, int64_t n, int64_t g, int64_t p, int64_t k0, int64_t k1, T* dst) {
+  const PrimitiveType type = b.type;
+  auto same = [](auto x) { return static_cast<T>(x); };
+  if (type == PrimitiveType::kF64) {
+    assert((std::is_same_v<T, double>)&&"f64 operands of an f32 GEMM");
+    if constexpr (std::is_same_v<T, double>)
+      PackPanel<T>(b, static_cast<const double*>(b.data), same, n, g, p, k0, k1, dst);
+  } else if (type == PrimitiveType::kF32) {
+    PackPanel<T>(b, static_cast<const float*>(b.data), same, n, g, p, k0, k1, dst);
+  } else if (type == PrimitiveType::kBF16) {
+    auto widen = [](uint16_t h) {
+      uint32_t u = uint32_t{h} << 16;
+      float f;
+      std::memcpy(&f, &u, sizeof f);
+      return static_cast<T>(f);
+    };
+    PackPanel<T>(b, static_cast<const uint16_t*>(b.data), widen, n, g, p, k0, k1, dst);
+  } else if (ByteWidth(type) == 2) {
+    auto widen = [type](uint16_t h) { return static_cast<T>(NarrowToFloat(type, h)); };
+    PackPanel<T>(b, static_cast<const uint16_t*>(b.data), widen, n, g, p, k0, k1, dst);
+  } else {
+    auto widen = [type](uint8_t h) { return static_cast<T>(NarrowToFloat(type, h)); };
+    PackPanel<T>(b, static_cast<const uint8_t*>(b.data), widen, n, g, p, k0, k1, dst);
+  }
+}
+
+// How GemmNT splits B for packing: whole batches while each batch's packed B fits in the budget, else one batch at a
+// time in groups of panels, and of the contraction too when even kGemmPanelChunk panels of all of it do not fit.
+struct GemmGroups {
+  int64_t batches, panels, k;
+};
+
+GemmGroups PlanGemmGroups(int64_t batch, int64_t panels, int64_t k, int64_t budget) {
+  constexpr int64_t kRowBytes = 64;  // NR values of either compute type
+  const int64_t per_batch = panels * k * kRowBytes;
+  if (per_batch <= budget) return {std::clamp<int64_t>(budget / per_batch, 1, batch), panels, k};
+  int64_t kg = k;
+  if (kGemmPanelChunk * k * kRowBytes > budget) {
+    kg = std::min(k, std::max(kGemmKC, budget / (kGemmPanelChunk * kRowBytes) / kGemmKC * kGemmKC));
+  }
+  return {1, std::clamp<int64_t>(budget / (kg * kRowBytes), 1, panels), kg};
 }
 
 // ---- convolution ----
@@ -542,53 +649,105 @@ void ParallelBlocks(int64_t blocks, int64_t threads, const std::function<void(in
   xlac_rt_parallel_for(pool, slots, RunSlot, &task);
 }
 
+GemmOperand GemmOperandOf(const void* data, PrimitiveType type, const std::vector<int64_t>& dims,
+                          const std::vector<int64_t>& batch, const std::vector<int64_t>& columns,
+                          const std::vector<int64_t>& contraction) {
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  GemmOperand b;
+  b.data = data;
+  b.type = type;
+  auto strided = [&](const std::vector<int64_t>& list, StridedDims& d) {
+    for (int64_t x : list) {
+      d.sizes.push_back(dims[static_cast<size_t>(x)]);
+      d.strides.push_back(strides[static_cast<size_t>(x)]);
+    }
+  };
+  strided(batch, b.batch);
+  strided(columns, b.columns);
+  strided(contraction, b.contraction);
+  return b;
+}
+
+int64_t GemmPackBytes(int64_t batch, int64_t n, int64_t k, int64_t element_bytes, int64_t pack_budget) {
+  if (batch * n * k == 0) return 0;
+  const int64_t nr = 64 / element_bytes;
+  const int64_t panels = (n + nr - 1) / nr;
+  GemmGroups groups = PlanGemmGroups(batch, panels, k, pack_budget);
+  return groups.batches * groups.panels * groups.k * 64;
+}
+
 template <typename T>
-void GemmNT(const T* a, const T* b, T* out, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t threads) {
+void GemmNT(const T* a, const GemmOperand& b, T* out, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t threads,
+            int64_t pack_budget) {
   if (batch * m * n == 0) return;
   if (k == 0) {
     std::fill(out, out + batch * m * n, T(0));
     return;
   }
   constexpr int64_t NR = kGemmNV * VecOf<T>::kLanes;
-  int64_t panels = (n + NR - 1) / NR;
-  std::vector<T, DefaultInitAllocator<T>> bp(static_cast<size_t>(batch * panels * k * NR));  // all packed below
-  ParallelBlocks(batch * panels, threads, [&](int64_t gp) {
-    int64_t g = gp / panels, p = gp % panels;
-    T* dst = bp.data() + gp * k * NR;
-    int64_t cols = std::min(NR, n - p * NR);
-    const T* src = b + (g * n + p * NR) * k;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      for (int64_t j = 0; j < NR; ++j) dst[kk * NR + j] = j < cols ? src[j * k + kk] : T(0);
+  static_assert(NR * sizeof(T) == 64, "PlanGemmGroups' row bytes");
+  const int64_t panels = (n + NR - 1) / NR;
+  const GemmGroups groups = PlanGemmGroups(batch, panels, k, pack_budget);
+  std::vector<T, DefaultInitAllocator<T>> bp(static_cast<size_t>(groups.batches * groups.panels * groups.k * NR));
+  // Each group is packed, then computed; an output's contraction groups come in ascending order, each continuing the
+  // sums the last one stored in `out` (exact: they are T either way), so the grouping never changes a result.
+  for (int64_t g0 = 0; g0 < batch; g0 += groups.batches) {
+    const int64_t g1 = std::min(batch, g0 + groups.batches);
+    for (int64_t p0 = 0; p0 < panels; p0 += groups.panels) {
+      const int64_t p1 = std::min(panels, p0 + groups.panels);
+      for (int64_t k0 = 0; k0 < k; k0 += groups.k) {
+        const int64_t k1 = std::min(k, k0 + groups.k);
+        ParallelBlocks((g1 - g0) * (p1 - p0), threads, [&](int64_t gp) {
+          int64_t g = g0 + gp / (p1 - p0), p = p0 + gp % (p1 - p0);
+          PackB<T>(b, n, g, p, k0, k1, bp.data() + gp * (k1 - k0) * NR);
+        });
+        // Blocks of kGemmRowChunk rows and kGemmPanelChunk panels, smaller when that leaves threads idle (a filter
+        // gradient's GEMM: few rows and columns, a long contraction). Blocks never split a sum.
+        const int64_t group_batches = g1 - g0, group_panels = p1 - p0;
+        int64_t row_chunk = kGemmRowChunk, panel_chunk = kGemmPanelChunk;
+        auto blocks_of = [&](int64_t rows, int64_t pans) {
+          return group_batches * ((m + rows - 1) / rows) * ((group_panels + pans - 1) / pans);
+        };
+        while (blocks_of(row_chunk, panel_chunk) < 2 * threads && (panel_chunk > 1 || row_chunk > kGemmMR)) {
+          if (panel_chunk > 1 &&
+              (group_panels + panel_chunk / 2 - 1) / (panel_chunk / 2) > (group_panels + panel_chunk - 1) / panel_chunk)
+            panel_chunk /= 2;
+          else if (row_chunk > kGemmMR)
+            row_chunk /= 2;
+          else
+            panel_chunk /= 2;
+        }
+        GemmArgs<T> args{a,
+                         bp.data(),
+                         out,
+                         m,
+                         n,
+                         k,
+                         g0,
+                         p0,
+                         p1,
+                         k0,
+                         k1,
+                         (m + row_chunk - 1) / row_chunk,
+                         (group_panels + panel_chunk - 1) / panel_chunk,
+                         row_chunk,
+                         panel_chunk};
+        ParallelBlocks(group_batches * args.row_chunks * args.panel_chunks, threads,
+                       [&](int64_t block) { RunGemmBlock(args, block); });
+      }
     }
-  });
-  // Blocks of kGemmRowChunk rows and kGemmPanelChunk panels, smaller when that leaves threads idle (a filter
-  // gradient's GEMM: few rows and columns, a long contraction). Blocks never split a sum.
-  int64_t row_chunk = kGemmRowChunk, panel_chunk = kGemmPanelChunk;
-  auto blocks_of = [&](int64_t rows, int64_t pans) {
-    return batch * ((m + rows - 1) / rows) * ((panels + pans - 1) / pans);
-  };
-  while (blocks_of(row_chunk, panel_chunk) < 2 * threads && (panel_chunk > 1 || row_chunk > kGemmMR)) {
-    if (panel_chunk > 1 &&
-        (panels + panel_chunk / 2 - 1) / (panel_chunk / 2) > (panels + panel_chunk - 1) / panel_chunk)
-      panel_chunk /= 2;
-    else if (row_chunk > kGemmMR)
-      row_chunk /= 2;
-    else
-      panel_chunk /= 2;
   }
-  GemmArgs<T> args{a,
-                   bp.data(),
-                   out,
-                   m,
-                   n,
-                   k,
-                   panels,
-                   (m + row_chunk - 1) / row_chunk,
-                   (panels + panel_chunk - 1) / panel_chunk,
-                   row_chunk,
-                   panel_chunk};
-  ParallelBlocks(batch * args.row_chunks * args.panel_chunks, threads,
-                 [&](int64_t block) { RunGemmBlock(args, block); });
+}
+
+template <typename T>
+void GemmNT(const T* a, const T* b, T* out, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t threads) {
+  GemmOperand dense;
+  dense.data = b;
+  dense.type = std::is_same_v<T, double> ? PrimitiveType::kF64 : PrimitiveType::kF32;
+  dense.batch = {{batch}, {n * k}};
+  dense.columns = {{n}, {k}};
+  dense.contraction = {{k}, {1}};
+  GemmNT<T>(a, dense, out, batch, m, n, k, threads);
 }
 
 template <typename T>
@@ -712,6 +871,10 @@ void PermuteInto(const T* data, const std::vector<int64_t>& dims, const std::vec
   } while (NextIndex(index, outer_dims));
 }
 
+template void GemmNT<float>(const float*, const GemmOperand&, float*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                            int64_t);
+template void GemmNT<double>(const double*, const GemmOperand&, double*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                             int64_t);
 template void GemmNT<float>(const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t, int64_t);
 template void GemmNT<double>(const double*, const double*, double*, int64_t, int64_t, int64_t, int64_t, int64_t);
 template void ConvCanonical<float>(const ConvProblem&, const float*, const float*, float*, int64_t);

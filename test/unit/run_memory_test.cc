@@ -124,8 +124,7 @@ ENTRY e {
 }
 
 TEST(InterpreterPeakBytesTest, AddsCalleePeaksAndDotScratch) {
-  // The while's state (4 KiB) plus its body's peak (two 4 KiB values at once) beside the held p2; the dot of
-  // f32[32,32] operands gathers both operands and its result (4 KiB each) as f32 besides its 4 KiB result.
+  // The while's state (4 KiB) plus its body's peak (two 4 KiB values at once) beside the held p2.
   std::unique_ptr<Module> module = Parse(R"(HloModule m
 cond {
   s = f32[1024] parameter(0)
@@ -154,8 +153,59 @@ ENTRY e {
 }
 )");
   ASSERT_NE(dot, nullptr);
-  // ... and the GEMM packs the rhs once more (32 columns: no padding).
-  EXPECT_EQ(InterpreterPeakBytes(*dot), 4096 + 4 * 4096);
+  // The f32 dot's 4 KiB result, its lhs gathered into the GEMM's order (4 KiB) and the GEMM's packed rhs (32
+  // columns: two panels of 16, no padding; 4 KiB).
+  EXPECT_EQ(InterpreterPeakBytes(*dot), 4096 + 4096 + 4096);
+}
+
+TEST(InterpreterPeakBytesTest, DotScratchFollowsTheKernelsCopies) {
+  // An lm_head in bf16: the rhs (64 MiB) is read in place and packed 16 MiB at a time (64 panels of 16 columns x
+  // 4096); beside the 128 KiB bf16 result, the lhs as f32 (128 KiB) and the f32 result vector (256 KiB).
+  std::unique_ptr<Module> lm_head = Parse(R"(HloModule m
+ENTRY e {
+  x = bf16[8,4096] parameter(0)
+  w = bf16[4096,8192] parameter(1)
+  ROOT d = bf16[8,8192] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  ASSERT_NE(lm_head, nullptr);
+  EXPECT_EQ(InterpreterPeakBytes(*lm_head), 131072 + 131072 + 262144 + (16 << 20));
+
+  // An lhs out of order is permuted as bf16 (64 KiB) before it is widened (128 KiB); the result's f32 vector
+  // (4 KiB) and the packing buffer (a [32 x 4096] rhs: 2 panels, 512 KiB) come after the permuted copy is freed.
+  std::unique_ptr<Module> transposed = Parse(R"(HloModule m
+ENTRY e {
+  x = bf16[4096,8] parameter(0)
+  w = bf16[32,4096] parameter(1)
+  ROOT d = bf16[8,32] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+}
+)");
+  ASSERT_NE(transposed, nullptr);
+  EXPECT_EQ(InterpreterPeakBytes(*transposed), 512 + 131072 + std::max(65536, 1024 + 524288));
+
+  // An f32 dot of bf16 operands: the lhs converted to f32 (128 KiB) and gathered (128 KiB), the bf16 rhs read in
+  // place, packed as above (16 MiB).
+  std::unique_ptr<Module> widening = Parse(R"(HloModule m
+ENTRY e {
+  x = bf16[8,4096] parameter(0)
+  w = bf16[4096,8192] parameter(1)
+  ROOT d = f32[8,8192] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  ASSERT_NE(widening, nullptr);
+  EXPECT_EQ(InterpreterPeakBytes(*widening), 262144 + 131072 + 131072 + (16 << 20));
+
+  // Integers: both operands and the result's vector in 64 bits, after the larger of an operand's storage and that
+  // vector.
+  std::unique_ptr<Module> ints = Parse(R"(HloModule m
+ENTRY e {
+  x = s32[16,64] parameter(0)
+  w = s32[64,32] parameter(1)
+  ROOT d = s32[16,32] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  ASSERT_NE(ints, nullptr);
+  EXPECT_EQ(InterpreterPeakBytes(*ints), 2048 + (1024 + 2048) * 8 + 8192);
 }
 
 constexpr char kSharded[] = R"(HloModule s, num_partitions=4

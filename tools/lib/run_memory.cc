@@ -17,6 +17,7 @@
 #include "passes/buffer_assignment.h"
 #include "passes/f64_reference.h"
 #include "passes/tpu_memory.h"
+#include "runtime/interpreter/fast_kernels.h"
 #include "runtime/interpreter/interpreter.h"
 #include "tools/lib/run_compare.h"
 
@@ -119,6 +120,87 @@ int64_t ComputeWidth(PrimitiveType type) {
   return 4;
 }
 
+int64_t Elements(const Shape& shape) { return shape.IsArray() ? shape.ElementCount().value_or(kMaxBytes) : 0; }
+
+int64_t DimsProduct(const Shape& shape, const std::vector<int64_t>& which) {
+  int64_t product = 1;
+  for (int64_t d : which) {
+    if (d >= 0 && d < shape.rank()) product = Mul(product, shape.dimensions[static_cast<size_t>(d)]);
+  }
+  return product;
+}
+
+// What a dot holds besides its operands and result (runtime/interpreter/dot_conv.cc, EvalDot): operands of another
+// element type converted to the result's (except a narrower float rhs of an f32 or f64 dot, which the GEMM reads in
+// place), and then
+//  - f32 and f64: the lhs gathered into the GEMM's order, and the GEMM's packing buffer (interp::GemmPackBytes);
+//  - narrower floats: the lhs widened to f32 (an lhs out of order permuted in its own type first, freed before the
+//    result's f32 vector and the packing buffer are made);
+//  - integers, pred and complex: both operands in the compute type and then the result's vector, an operand out of
+//    order permuted in its storage type first.
+int64_t DotScratch(const Instruction& inst) {
+  if (inst.operand_count() != 2 || !inst.operand(0)->shape().IsArray() || !inst.operand(1)->shape().IsArray() ||
+      !inst.shape().IsArray()) {
+    return 0;
+  }
+  const Shape& lhs = inst.operand(0)->shape();
+  const Shape& rhs = inst.operand(1)->shape();
+  const PrimitiveType type = inst.shape().element_type;
+  const int64_t lhs_elements = Elements(lhs), rhs_elements = Elements(rhs), out_elements = Elements(inst.shape());
+  const bool wide = type == PrimitiveType::kF32 || type == PrimitiveType::kF64;
+  const bool narrow = !wide && IsFloatingPointType(type);
+  auto converted = [&](const Shape& op, int64_t elements) {
+    return op.element_type == type ? 0 : Mul(elements, ByteWidth(type));
+  };
+  const bool rhs_in_place = wide && IsFloatingPointType(rhs.element_type) && rhs.element_type != PrimitiveType::kF64;
+  const int64_t conversions = Add(converted(lhs, lhs_elements), rhs_in_place ? 0 : converted(rhs, rhs_elements));
+  if (!wide && !narrow) {
+    int64_t transient = Mul(out_elements, ComputeWidth(type));
+    for (const Shape* op : {&lhs, &rhs}) transient = std::max(transient, ShapeBytes(*op));
+    return Add(Add(conversions, transient), Mul(Add(lhs_elements, rhs_elements), ComputeWidth(type)));
+  }
+  const int64_t batch = DimsProduct(rhs, inst.IntListAttr("rhs_batch_dims"));
+  const int64_t k = DimsProduct(rhs, inst.IntListAttr("rhs_contracting_dims"));
+  const int64_t n = batch > 0 && k > 0 ? rhs_elements / batch / k : 0;
+  const int64_t width = type == PrimitiveType::kF64 ? 8 : 4;
+  const int64_t packing = interp::GemmPackBytes(batch, n, k, width);
+  const int64_t a = Mul(lhs_elements, width);
+  if (wide) return Add(conversions, Add(a, packing));
+  // LoadCanonical's order: batch, free, contracting dims; the lhs in that order already is widened as it is.
+  std::vector<int64_t> order = inst.IntListAttr("lhs_batch_dims");
+  const std::vector<int64_t>& contracting = inst.IntListAttr("lhs_contracting_dims");
+  for (int64_t d = 0; d < lhs.rank(); ++d) {
+    if (std::find(order.begin(), order.end(), d) == order.end() &&
+        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+      order.push_back(d);
+    }
+  }
+  order.insert(order.end(), contracting.begin(), contracting.end());
+  bool in_order = true;
+  for (size_t i = 0; i < order.size(); ++i) in_order &= order[i] == static_cast<int64_t>(i);
+  const int64_t permuted = in_order ? 0 : Mul(lhs_elements, ByteWidth(type));
+  return Add(conversions, Add(a, std::max(permuted, Add(Mul(out_elements, 4), packing))));
+}
+
+// What a convolution's kernels hold besides its operands and result: both operands gathered in the compute type,
+// and the larger of the result's vector and an operand permuted in its storage type.
+int64_t ConvolutionScratch(const Instruction& inst) {
+  int64_t transient = Mul(Elements(inst.shape()), ComputeWidth(inst.shape().element_type));
+  int64_t scratch = 0;
+  for (const Instruction* op : inst.operands()) {
+    if (!op->shape().IsArray()) continue;
+    scratch = Add(scratch, Mul(Elements(op->shape()), ComputeWidth(op->shape().element_type)));
+    transient = std::max(transient, ShapeBytes(op->shape()));
+  }
+  return Add(scratch, transient);
+}
+
+int64_t KernelScratch(const Instruction& inst) {
+  if (inst.opcode() == Opcode::kDot) return DotScratch(inst);
+  if (inst.opcode() == Opcode::kConvolution) return ConvolutionScratch(inst);
+  return 0;
+}
+
 class InterpreterMemory {
  public:
   // Values that share their operand's bytes in the evaluator (Literal::ViewAs): a get-tuple-element, and a copy,
@@ -177,33 +259,7 @@ class InterpreterMemory {
       const int64_t result = ShapeBytes(inst.shape());
       int64_t callee = 0;
       for (const Computation* called : inst.called_computations()) callee = std::max(callee, Peak(*called));
-      int64_t scratch = 0;
-      if (inst.opcode() == Opcode::kDot || inst.opcode() == Opcode::kConvolution) {
-        // The kernels gather both operands and then the result into vectors of the compute type; an operand out of
-        // order is permuted in its storage type first, which is freed before the result's vector is made.
-        int64_t transient =
-            Mul(inst.shape().ElementCount().value_or(kMaxBytes), ComputeWidth(inst.shape().element_type));
-        for (const Instruction* op : inst.operands()) {
-          if (op->shape().IsArray()) {
-            scratch = Add(scratch,
-                          Mul(op->shape().ElementCount().value_or(kMaxBytes), ComputeWidth(op->shape().element_type)));
-            transient = std::max(transient, ShapeBytes(op->shape()));
-          }
-        }
-        scratch = Add(scratch, transient);
-        if (inst.opcode() == Opcode::kDot && inst.operand_count() == 2 && inst.operand(1)->shape().IsArray()) {
-          // The float GEMM (interp::GemmNT) packs all of the rhs again, its columns padded to 16.
-          const Shape& rhs = inst.operand(1)->shape();
-          int64_t batch_k = 1;
-          for (const char* attr : {"rhs_batch_dims", "rhs_contracting_dims"}) {
-            for (int64_t d : inst.IntListAttr(attr)) {
-              if (d >= 0 && d < rhs.rank()) batch_k = Mul(batch_k, rhs.dimensions[static_cast<size_t>(d)]);
-            }
-          }
-          const int64_t columns = batch_k > 0 ? rhs.ElementCount().value_or(kMaxBytes) / batch_k : 0;
-          scratch = Add(scratch, Mul(Mul(batch_k, (columns + 15) / 16 * 16), ComputeWidth(rhs.element_type)));
-        }
-      }
+      const int64_t scratch = KernelScratch(inst);
       peak = std::max(peak, Add(Add(held, result), Add(callee, scratch)));
       held = Add(held, result);
       owned[i] = result;
