@@ -75,8 +75,8 @@ TEST_F(RelativeRuleTest, TheInterpreterItselfAndLastBitNoisePass) {
     Literal noisy = want_[k];
     for (int64_t i = 0; i < noisy.element_count(); ++i) noisy.Set<float>(i, Ulps(noisy.Get<float>(i), (i % 5) - 2));
     RelativeError e = JudgeRelativeError(noisy, want_[k], ref_[k]);
-    EXPECT_TRUE(e.passed) << k << ": " << e.xlac_l2 << " vs " << e.interpreter_l2 << ", max " << e.xlac_max
-                          << " vs " << e.interpreter_max;
+    EXPECT_TRUE(e.passed) << k << ": " << e.xlac_l2 << " vs " << e.interpreter_l2 << ", max " << e.xlac_max << " vs "
+                          << e.interpreter_max;
     EXPECT_GT(e.Ratio(), 1.0);
   }
 }
@@ -123,15 +123,16 @@ TEST_F(RelativeRuleTest, CompareOutputsReportsTheRatioAndTheWorstElements) {
   options.default_mode_tolerance = true;
   options.reference64 = &ref;
   std::vector<std::pair<std::string, RelativeError>> relative;
-  std::vector<harness::CheckResult> r = CompareOutputs({{"result_0", &bad}, {"result_1", &want_[1]}}, want, options,
-                                                       &relative);
+  std::vector<harness::CheckResult> r =
+      CompareOutputs({{"result_0", &bad}, {"result_1", &want_[1]}}, want, options, &relative);
   ASSERT_EQ(r.size(), 2u);
   EXPECT_FALSE(r[0].passed());
   EXPECT_TRUE(r[1].passed());
   ASSERT_EQ(relative.size(), 2u);
   std::string report = FormatComparisonFailure(r[0], "m.hlo", "interpreter");
-  EXPECT_TRUE(report.starts_with("m.hlo: error: result_0 differs from the interpreter: xlac's error against an f64 "
-                                 "reference is "))
+  EXPECT_TRUE(
+      report.starts_with("m.hlo: error: result_0 differs from the interpreter: xlac's error against an f64 "
+                         "reference is "))
       << report;
   EXPECT_NE(report.find("  at [3, 5]: got "), std::string::npos) << report;
   EXPECT_NE(FormatRelativeErrorSummary(relative).find("worst result_0: xlac's error is"), std::string::npos);
@@ -202,6 +203,74 @@ ENTRY e {
   two.Set<float>(0, 2.0f);
   EXPECT_TRUE(JudgeRelativeError((*f32)[0], (*f32)[0], (*f64)[0]).passed);
   EXPECT_DOUBLE_EQ(JudgeRelativeError(two, (*f32)[0], (*f64)[0]).Ratio(), 1.0);
+}
+
+// The f32 reference widens only what is narrower than f32: a bf16 output is judged against it, an f32 output keeps
+// the fixed rule (the reference computes it as the interpreter does). A promoted value above the interpreter's limit
+// refuses the reference before it runs.
+TEST(F32ReferenceTest, JudgesOnlyOutputsNarrowerThanF32) {
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = bf16[64] parameter(0)
+  x = bf16[64] exponential(a)
+  t = bf16[64] tanh(x)
+  f = f32[64] convert(t)
+  ROOT out = (bf16[64], f32[64]) tuple(t, f)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const Shape& result = (*module)->entry_computation()->root()->shape();
+  EXPECT_TRUE(JudgedByRelativeRule(result, PrimitiveType::kF32));
+  EXPECT_FALSE(JudgedOutputsNarrowerThanF32(result));  // the f32 output
+  EXPECT_TRUE(JudgedOutputsNarrowerThanF32(result.tuple_shapes[0]));
+  EXPECT_FALSE(JudgedByRelativeRule(result.tuple_shapes[1], PrimitiveType::kF32));
+  std::vector<Literal> args;
+  args.push_back(interp::MakeRandomLiteral(Shape::Array(PrimitiveType::kBF16, {64}), 5));
+
+  // The promoted module's largest value is its result tuple: 2 x 64 x 8 bytes in f64, 2 x 64 x 4 in f32.
+  ReferenceOptions options;
+  options.max_result_bytes = 600;
+  absl::StatusOr<std::vector<Literal>> f64 = EvaluateReference(**module, args, options);
+  ASSERT_FALSE(f64.ok());
+  EXPECT_EQ(f64.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(f64.status().message().find(
+                "its value out ((f64[64], f64[64]), 1 KiB) is larger than the interpreter's limit of 600 B per value"),
+            std::string::npos)
+      << f64.status();
+  options.type = PrimitiveType::kF32;
+  absl::StatusOr<std::vector<Literal>> f32 = EvaluateReference(**module, args, options);
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  const std::vector<Literal>& ref = (*f32)[0].tuple_elements();
+  ASSERT_EQ(ref[0].shape().element_type, PrimitiveType::kF32);
+
+  absl::StatusOr<std::vector<Literal>> interpreted = interp::Evaluate(**module, {args});
+  ASSERT_TRUE(interpreted.ok());
+  const std::vector<Literal>& want = (*interpreted)[0].tuple_elements();
+  std::vector<LabeledOutput> want_outputs = {{"result_0", &want[0]}, {"result_1", &want[1]}};
+  std::vector<LabeledOutput> ref_outputs = {{"result_0", &ref[0]}, {"result_1", &ref[1]}};
+  CompareOptions compare;
+  compare.default_mode_tolerance = true;
+  compare.reference64 = &ref_outputs;
+  // One bf16 ulp off in every element of both outputs: the bf16 one within the relative rule, the f32 one (a bf16
+  // ulp is 65536 f32 ulps) outside the fixed rule.
+  Literal bf16_noisy = want[0], f32_noisy = want[1];
+  for (int64_t i = 0; i < 64; ++i) {
+    const double v = want[0].GetAsDouble(i);
+    bf16_noisy.SetFromDouble(i, v + (i % 2 ? 1 : -1) * std::ldexp(std::fabs(v), -8));
+    f32_noisy.SetFromDouble(i, bf16_noisy.GetAsDouble(i));
+  }
+  std::vector<std::pair<std::string, RelativeError>> relative;
+  std::vector<harness::CheckResult> r =
+      CompareOutputs({{"result_0", &bf16_noisy}, {"result_1", &f32_noisy}}, want_outputs, compare, &relative);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_TRUE(r[0].passed()) << FormatComparisonFailure(r[0], "m.hlo", "interpreter");
+  EXPECT_FALSE(r[1].passed());
+  EXPECT_NE(FormatComparisonFailure(r[1], "m.hlo", "interpreter").find("the fixed rule"), std::string::npos);
+  ASSERT_EQ(relative.size(), 1u);
+  EXPECT_EQ(relative[0].first, "result_0");
+  EXPECT_EQ(relative[0].second.reference, PrimitiveType::kF32);
+  EXPECT_TRUE(FormatRelativeErrorSummary(relative).starts_with(
+      "default-mode error against an f32 reference: worst result_0: xlac's error is "))
+      << FormatRelativeErrorSummary(relative);
 }
 
 }  // namespace

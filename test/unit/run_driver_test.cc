@@ -3,11 +3,14 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "codegen/jit.h"
+#include "frontend/hlo/parser.h"
 #include "frontend/module_input.h"
 #include "gtest/gtest.h"
 #include "runtime/harness/npy.h"
@@ -340,6 +343,102 @@ TEST_F(RunDriverTest, ElidedConstantsGetTheSameSeededValuesOnEveryBackend) {
   ASSERT_EQ(Run({file, "--seed=6"}), 0) << err_;
   EXPECT_NE(out_, interpreted);
   ASSERT_EQ(Run({file, "--seed=5", "--check-against=interpreter"}), 0) << err_;
+}
+
+// A bf16 layer: two dots, tanh, exp and an f32 sum. The JIT's default mode rounds its bf16 intermediates
+// differently from the interpreter (FMA, reassociation), which only a reference wider than bf16 can judge.
+constexpr char kBf16Layer[] = R"(HloModule bf16_layer
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = bf16[64,256] parameter(0)
+  w = bf16[256,256] parameter(1)
+  d = bf16[64,256] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = bf16[64,256] tanh(d)
+  w2 = bf16[256,128] slice(w), slice={[0:256], [0:128]}
+  d2 = bf16[64,128] dot(t, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  x = bf16[64,128] exponential(d2)
+  xf = f32[64,128] convert(x)
+  zero = f32[] constant(0)
+  r = f32[64] reduce(xf, zero), dimensions={1}, to_apply=add
+  rb = bf16[64] convert(r)
+  ROOT out = (bf16[64,128], bf16[64]) tuple(d2, rb)
+}
+)";
+
+TEST_F(RunDriverTest, Bf16OutputsAreJudgedAgainstAnF32Reference) {
+  std::string file = Write("bf16.hlo", kBf16Layer);
+  ASSERT_EQ(Run({file, "--check-against=interpreter", "--no-print", "--seed=1", "--reference-type=f32"}), 0)
+      << out_ << err_;
+  EXPECT_NE(out_.find("check against the interpreter: 2 of 2 outputs match\n"
+                      "default-mode error against an f32 reference: worst result_"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("2 outputs judged"), std::string::npos) << out_;
+  EXPECT_EQ(Run({file, "--reference-type=f16"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: unknown --reference-type 'f16' (available: f64, f32)\n");
+
+  // What the driver does, with the JIT's default-mode result mutated: the production comparison.
+  absl::StatusOr<std::unique_ptr<Module>> module = ParseHloModule(kBf16Layer);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> args;
+  for (int64_t i = 0; i < 2; ++i) {
+    args.push_back(SeededParameterValue((*module)->entry_computation()->parameter(i)->shape(), 1, i));
+  }
+  absl::StatusOr<std::vector<Literal>> want = interp::Evaluate(**module, {args});
+  ReferenceOptions reference_options;
+  reference_options.type = PrimitiveType::kF32;
+  absl::StatusOr<std::vector<Literal>> reference = EvaluateReference(**module, args, reference_options);
+  codegen::JitOptions jit_options;
+  jit_options.compile.exact = false;
+  absl::StatusOr<std::unique_ptr<codegen::JitExecutable>> exe = codegen::JitExecutable::Compile(**module, jit_options);
+  ASSERT_TRUE(want.ok() && reference.ok() && exe.ok());
+  absl::StatusOr<std::vector<Literal>> got = (*exe)->Run(args);
+  ASSERT_TRUE(got.ok()) << got.status();
+  const std::vector<LabeledOutput> want_outputs = LabelOutputs(*want), reference_outputs = LabelOutputs(*reference);
+  ASSERT_EQ(reference_outputs[0].value->shape().element_type, PrimitiveType::kF32);
+  CompareOptions compare;
+  compare.default_mode_tolerance = true;
+  compare.reference64 = &reference_outputs;
+  auto judge = [&](const std::vector<Literal>& candidate, std::string* summary) {
+    std::vector<std::pair<std::string, RelativeError>> relative;
+    bool passed = true;
+    for (const harness::CheckResult& r : CompareOutputs(LabelOutputs(candidate), want_outputs, compare, &relative)) {
+      passed &= r.passed();
+      *summary += FormatComparisonFailure(r, "bf16.hlo", "interpreter");
+    }
+    *summary += FormatRelativeErrorSummary(relative);
+    EXPECT_EQ(relative.size(), 2u);
+    return passed;
+  };
+  std::string summary;
+  EXPECT_TRUE(judge(*got, &summary)) << summary;
+  EXPECT_NE(summary.find("default-mode error against an f32 reference"), std::string::npos) << summary;
+
+  // The element of largest magnitude negated, and the rows reversed: each fails.
+  Literal& d2 = (*got)[0].mutable_tuple_elements()[0];
+  const Literal original = d2;
+  int64_t largest = 0;
+  for (int64_t i = 0; i < d2.element_count(); ++i) {
+    if (std::fabs(d2.GetAsDouble(i)) > std::fabs(d2.GetAsDouble(largest))) largest = i;
+  }
+  d2.SetFromDouble(largest, -d2.GetAsDouble(largest));
+  summary.clear();
+  EXPECT_FALSE(judge(*got, &summary));
+  EXPECT_NE(summary.find("bf16.hlo: error: result_0 differs from the interpreter: xlac's error against an f32 "
+                         "reference is "),
+            std::string::npos)
+      << summary;
+  for (int64_t row = 0; row < 64; ++row) {
+    for (int64_t col = 0; col < 128; ++col) {
+      d2.SetFromDouble(row * 128 + col, original.GetAsDouble((63 - row) * 128 + col));
+    }
+  }
+  summary.clear();
+  EXPECT_FALSE(judge(*got, &summary)) << summary;
 }
 
 Literal F32Literal(const std::vector<float>& values) {

@@ -143,7 +143,8 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     } else if (name == "backend" || name == "input" || name == "input-shards" || name == "output-dir" ||
                name == "seed" || name == "dcn-mesh" || name == "num-partitions" || name == "num-replicas" ||
                name == "max-mismatches" || name == "check-against" || name == "max-ulp" || name == "atol" ||
-               name == "threads" || name == "timeout" || name == "tpu" || name == "topology" || name == "tolerance") {
+               name == "threads" || name == "timeout" || name == "tpu" || name == "topology" || name == "tolerance" ||
+               name == "reference-type") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
@@ -175,6 +176,11 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
           return Invalid("unknown --tolerance rule '" + std::string(*v) + "' (available: relative, fixed)");
         }
         options.fixed_tolerance = *v == "fixed";
+      } else if (name == "reference-type") {
+        if (*v != "f64" && *v != "f32") {
+          return Invalid("unknown --reference-type '" + std::string(*v) + "' (available: f64, f32)");
+        }
+        options.reference_f32 = *v == "f32";
       } else if (name == "tpu") {
         options.tpu = std::string(*v);
       } else if (name == "topology") {
@@ -295,6 +301,10 @@ OPTIONS:
                           The default mode's --check-against rule: relative (default) judges each output's error
                           against an f64 reference, allowing 8x the interpreter's own; fixed compares element by
                           element (16 ulp or 1024 eps * max(1, |want|))
+  --reference-type=f64|f32
+                          What the relative rule's reference computes in: f64 (default; when it cannot be built
+                          or does not fit in memory, outputs narrower than f32 are judged against an f32
+                          reference instead), or f32 (half the memory; judges bf16/f16/f8 outputs only)
   --custom-call-identity=<T1,T2,...>
                           Custom-calls with these targets are identities (one operand, result of its shape;
                           otherwise an error at the call), e.g. PyTorch/XLA's tt.mark_argument; repeatable. Both

@@ -3,17 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <optional>
 
 #include "fmt/format.h"
 #include "passes/f64_reference.h"
+#include "passes/tpu_memory.h"
 #include "runtime/interpreter/interpreter.h"
 
 namespace xlac {
 namespace {
 
 constexpr std::string_view kCompareTarget = "check.expect_close";
-constexpr std::string_view kRelativeVerdict = "xlac's error against an f64 reference";
+// Followed by "f64 reference" or "f32 reference".
+constexpr std::string_view kRelativeVerdict = "xlac's error against an ";
 
 std::string IndexString(const std::vector<int64_t>& index) {
   std::string out = "[";
@@ -57,6 +61,20 @@ std::vector<int64_t> PartsOutsideDefaultTolerance(const Literal& got, const Lite
   return outside;
 }
 
+// The bytes of a value of `shape` (tuples: their elements'), as the interpreter counts them against its limit.
+std::optional<int64_t> ResultBytes(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& element : shape.tuple_shapes) {
+      std::optional<int64_t> bytes = ResultBytes(element);
+      if (!bytes.has_value()) return std::nullopt;
+      total += *bytes;
+    }
+    return total;
+  }
+  return shape.IsArray() ? shape.ByteSizeOf() : std::optional<int64_t>(0);
+}
+
 // Part `i` (complex: real and imaginary parts interleaved) of a real or complex floating-point literal.
 double PartAsDouble(const Literal& lit, int64_t i) {
   switch (lit.shape().element_type) {
@@ -84,19 +102,20 @@ std::vector<int64_t> MultiIndex(const std::vector<int64_t>& dims, int64_t linear
   return index;
 }
 
-// The relative rule applies to an output of this declared type: a real or complex float narrower than f64, which
-// the f64 reference computes more precisely than the interpreter does.
-bool RelativeRuleApplies(PrimitiveType type) {
+// The relative rule applies to an output of this declared type against a reference computed in `reference` (f64 or
+// f32): a real or complex float the reference widens, so that it computes the output more precisely than the
+// interpreter does.
+bool RelativeRuleApplies(PrimitiveType type, PrimitiveType reference = PrimitiveType::kF64) {
   PrimitiveType part = ComplexComponentType(type);
-  return IsFloatingPointType(part) && part != PrimitiveType::kF64;
+  return IsFloatingPointType(part) && ReferenceType(type, reference) != type;
 }
 
 std::string FormatRelative(const RelativeError& e) {
   std::string out = fmt::format(
-      "{} is {:.2f}x what the interpreter's own f32 makes: relative L2 {:.3g} vs {:.3g}, max-abs {:.3g} vs {:.3g}; "
-      "allowed {:.3g} and {:.3g} ({}x + floor)",
-      kRelativeVerdict, e.Ratio(), e.xlac_l2, e.interpreter_l2, e.xlac_max, e.interpreter_max, e.allowed_l2,
-      e.allowed_max, kRelativeErrorFactor);
+      "{}{} reference is {:.2f}x what the interpreter's own f32 makes: relative L2 {:.3g} vs {:.3g}, max-abs {:.3g} "
+      "vs {:.3g}; allowed {:.3g} and {:.3g} ({}x + floor)",
+      kRelativeVerdict, PrimitiveTypeName(e.reference), e.Ratio(), e.xlac_l2, e.interpreter_l2, e.xlac_max,
+      e.interpreter_max, e.allowed_l2, e.allowed_max, kRelativeErrorFactor);
   if (e.nonfinite_mismatches > 0) {
     out += fmt::format("; {} part{} non-finite in only one of xlac and the interpreter", e.nonfinite_mismatches,
                        e.nonfinite_mismatches == 1 ? "" : "s");
@@ -117,6 +136,7 @@ double RelativeError::Ratio() const {
 
 RelativeError JudgeRelativeError(const Literal& got, const Literal& want, const Literal& reference64, int max_worst) {
   RelativeError e;
+  e.reference = ComplexComponentType(reference64.shape().element_type);
   const PrimitiveType part = ComplexComponentType(got.shape().element_type);
   const int64_t part_width = ByteWidth(part);
   const int64_t parts = got.element_count() * (IsComplexType(got.shape().element_type) ? 2 : 1);
@@ -181,18 +201,16 @@ std::string FormatRelativeErrorSummary(const std::vector<std::pair<std::string, 
   if (relative.empty()) return "";
   const auto* worst = &relative.front();
   // Outputs both compute exactly (0 vs 0, ratio 1) say nothing about the default mode: they lose to any other.
-  auto key = [](const RelativeError& e) {
-    return std::make_pair(e.xlac_l2 > 0 || e.interpreter_l2 > 0, e.Ratio());
-  };
+  auto key = [](const RelativeError& e) { return std::make_pair(e.xlac_l2 > 0 || e.interpreter_l2 > 0, e.Ratio()); };
   for (const auto& entry : relative) {
     if (key(entry.second) > key(worst->second)) worst = &entry;
   }
   const RelativeError& e = worst->second;
   return fmt::format(
-      "default-mode error against an f64 reference: worst {}: xlac's error is {:.2f}x what the interpreter's own f32 "
+      "default-mode error against an {} reference: worst {}: xlac's error is {:.2f}x what the interpreter's own f32 "
       "makes (relative L2 {:.3g} vs {:.3g}, max-abs {:.3g} vs {:.3g}; {} output{} judged, {}x + floor allowed)\n",
-      worst->first, e.Ratio(), e.xlac_l2, e.interpreter_l2, e.xlac_max, e.interpreter_max, relative.size(),
-      relative.size() == 1 ? "" : "s", kRelativeErrorFactor);
+      PrimitiveTypeName(e.reference), worst->first, e.Ratio(), e.xlac_l2, e.interpreter_l2, e.xlac_max,
+      e.interpreter_max, relative.size(), relative.size() == 1 ? "" : "s", kRelativeErrorFactor);
 }
 
 bool ElementWithinDefaultTolerance(PrimitiveType type, const uint8_t* got, const uint8_t* want) {
@@ -258,14 +276,16 @@ std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput
         r.status = harness::CheckStatus::kPassed;
         r.mismatched = 0;
         r.mismatches.clear();
-      } else if (const Literal* ref = options.default_mode_tolerance && options.reference64 != nullptr &&
-                                             i < options.reference64->size()
-                                         ? (*options.reference64)[i].value
-                                         : nullptr;
-                 ref != nullptr && RelativeRuleApplies(a.shape().element_type) &&
+      } else if (const Literal* ref =
+                     options.default_mode_tolerance && options.reference64 != nullptr && i < options.reference64->size()
+                         ? (*options.reference64)[i].value
+                         : nullptr;
+                 ref != nullptr && ref->shape().IsArray() &&
+                 RelativeRuleApplies(a.shape().element_type, ComplexComponentType(ref->shape().element_type)) &&
                  a.shape().element_type == b.shape().element_type && a.shape().dimensions == b.shape().dimensions &&
-                 ref->shape().IsArray() && ref->shape().dimensions == a.shape().dimensions &&
-                 ref->shape().element_type == F64ReferenceType(a.shape().element_type)) {
+                 ref->shape().dimensions == a.shape().dimensions &&
+                 ref->shape().element_type ==
+                     ReferenceType(a.shape().element_type, ComplexComponentType(ref->shape().element_type))) {
         RelativeError e = JudgeRelativeError(a, b, *ref, options.max_mismatches);
         if (relative != nullptr) relative->push_back({want[i].label, e});
         // Bitwise equality (the ULP test above) passes whatever the norms say.
@@ -283,8 +303,8 @@ std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput
             m.component = complex ? static_cast<int>(part % 2) : -1;
             m.got = fmt::format("{:.9g}", x);
             m.want = fmt::format("{:.9g}", w);
-            m.why = fmt::format("f64 reference {:.17g}: error {:.3g}, the interpreter's {:.3g}", f, std::fabs(x - f),
-                                std::fabs(w - f));
+            m.why = fmt::format("{} reference {:.17g}: error {:.3g}, the interpreter's {:.3g}",
+                                PrimitiveTypeName(e.reference), f, std::fabs(x - f), std::fabs(w - f));
             r.mismatches.push_back(std::move(m));
           }
           if (e.passed) {
@@ -325,26 +345,58 @@ std::vector<harness::CheckResult> CompareOutputs(const std::vector<LabeledOutput
   return results;
 }
 
-bool JudgedByRelativeRule(const Shape& result) {
+bool JudgedByRelativeRule(const Shape& result, PrimitiveType reference) {
   if (result.IsTuple()) {
     for (const Shape& element : result.tuple_shapes) {
-      if (JudgedByRelativeRule(element)) return true;
+      if (JudgedByRelativeRule(element, reference)) return true;
     }
     return false;
   }
-  return result.IsArray() && RelativeRuleApplies(result.element_type);
+  return result.IsArray() && RelativeRuleApplies(result.element_type, reference);
+}
+
+bool JudgedOutputsNarrowerThanF32(const Shape& result) {
+  std::function<bool(const Shape&)> all_narrow = [&](const Shape& shape) {
+    if (shape.IsTuple()) {
+      for (const Shape& element : shape.tuple_shapes) {
+        if (!all_narrow(element)) return false;
+      }
+      return true;
+    }
+    return !shape.IsArray() || !RelativeRuleApplies(shape.element_type, PrimitiveType::kF64) ||
+           RelativeRuleApplies(shape.element_type, PrimitiveType::kF32);
+  };
+  return JudgedByRelativeRule(result, PrimitiveType::kF32) && all_narrow(result);
+}
+
+absl::StatusOr<std::vector<Literal>> EvaluateReference(const Module& module, const std::vector<Literal>& arguments,
+                                                       const ReferenceOptions& options) {
+  return EvaluateReference(module, std::vector<std::vector<Literal>>{arguments}, options);
 }
 
 absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module, const std::vector<Literal>& arguments,
-                                                          const F64ReferenceOptions& options) {
-  return EvaluateF64Reference(module, std::vector<std::vector<Literal>>{arguments}, options);
+                                                          const ReferenceOptions& options) {
+  return EvaluateReference(module, arguments, options);
 }
 
-absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module,
-                                                          const std::vector<std::vector<Literal>>& device_arguments,
-                                                          const F64ReferenceOptions& options) {
-  absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(module);
+absl::StatusOr<std::vector<Literal>> EvaluateReference(const Module& module,
+                                                       const std::vector<std::vector<Literal>>& device_arguments,
+                                                       const ReferenceOptions& options) {
+  absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteFloats(module, options.type);
   if (!promoted.ok()) return promoted.status();
+  // The interpreter refuses a value above its limit only when it reaches it, for a large model's logits after most of
+  // its run. Every live value of the entry is evaluated, so one above the limit refuses the reference up front.
+  const Computation* entry = (*promoted)->entry_computation();
+  for (const Instruction* inst : entry->MakePostOrder()) {
+    if (inst->opcode() == Opcode::kParameter || inst->opcode() == Opcode::kGetTupleElement) continue;
+    const std::optional<int64_t> bytes = ResultBytes(inst->shape());
+    if (bytes.has_value() && *bytes <= options.max_result_bytes) continue;
+    if (!interp::LiveInstructions(*entry).contains(inst)) continue;
+    return absl::ResourceExhaustedError(fmt::format(
+        "its value {} ({}, {}) is larger than the interpreter's limit of {} per value", inst->name(),
+        ShapeToString(inst->shape(), false), bytes.has_value() ? FormatBytes(*bytes) : std::string("too large"),
+        FormatBytes(options.max_result_bytes)));
+  }
   harness::CheckCollector checks;
   interp::InterpreterOptions interp_options;
   interp_options.num_replicas = options.num_replicas;
@@ -355,6 +407,7 @@ absl::StatusOr<std::vector<Literal>> EvaluateF64Reference(const Module& module,
     return checks.Handle(inst, operands);
   };
   interp_options.elementwise_kernels = options.elementwise_kernels;
+  interp_options.max_result_bytes = options.max_result_bytes;
   return interp::Evaluate(**promoted, device_arguments, interp_options);
 }
 

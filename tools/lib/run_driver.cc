@@ -256,6 +256,43 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   return results;
 }
 
+// Whether the run fits with the f32 reference in place of the f64 one CheckRunMemory dropped (its estimate knows only
+// the f64 one): the same plan, the f64 reference's peak replaced by the f32-promoted module's. The rest of the
+// reference's phase (the interpreter's results, the constants) is the same for both. Mirrors CheckRunMemory's plan.
+bool Reference32Fits(const RunOptions& options, const Module& module, const Module& run_module, bool partitioned,
+                     int64_t processes) {
+  const bool from_flag = options.memory_limit.has_value();
+  const int64_t available = options.memory_limit.value_or(options.host_available_memory);
+  if (available < 0) return true;
+  const int64_t limit = from_flag ? available : PlannableHostMemory(available);
+  RunMemoryPlan plan;
+  plan.module = &module;
+  plan.run_module = &run_module;
+  plan.partitioned = partitioned;
+  plan.replicas = std::max<int64_t>(1, options.num_replicas > 0 ? options.num_replicas : module.config().replica_count);
+  plan.devices = plan.replicas * std::max<int64_t>(1, options.num_partitions > 0 ? options.num_partitions
+                                                                                 : module.config().num_partitions);
+  plan.local_devices = processes > 1 && plan.devices % processes == 0 ? plan.devices / processes : plan.devices;
+  plan.jit = options.backend == "jit";
+  plan.check_against = true;
+  plan.f64_reference = true;
+  plan.per_device_reference = partitioned && HasManualRegions(module);
+  plan.global_arguments = true;
+  plan.compile.exact = options.exact;
+  plan.compile.tpu_numerics = options.tpu_numerics;
+  const RunMemoryEstimate estimate = EstimateRunMemory(plan, limit);
+  absl::StatusOr<std::unique_ptr<Module>> promoted =
+      PromoteFloats(plan.per_device_reference ? run_module : module, PrimitiveType::kF32);
+  if (!promoted.ok()) return false;
+  // The run fits without the f64 reference, so the largest phase is the reference's.
+  for (const RunMemoryEstimate::Part& part : estimate.parts) {
+    if (part.what != "f64 reference") continue;
+    const int64_t f32_peak = InterpreterPeakBytes(**promoted);
+    return estimate.total - part.count * part.bytes + part.count * f32_peak <= limit;
+  }
+  return false;
+}
+
 // --metrics and --trace, after the run: the report to `out`, the trace file.
 bool ReportObservations(const RunOptions& options, const CompileObserver& observer, const JitObservation& observation,
                         std::string_view input_name, std::ostream& out, std::ostream& err) {
@@ -692,54 +729,90 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     CompareOptions compare{options.max_ulp, options.atol, options.max_mismatches,
                            !options.exact && !options.tolerance_given};
     // The default mode is judged against an f64 reference, relative to the interpreter's own error
-    // (docs/numerics.md); without one (--tolerance=fixed, or an op it cannot promote) the fixed per-element rule
-    // applies. Like the interpreter's reference, it runs the partitioned program device by device when the module has
-    // manual regions.
+    // (docs/numerics.md); outputs narrower than f32 against an f32 reference when the f64 one cannot be built or does
+    // not fit (or with --reference-type=f32); without either (--tolerance=fixed, an op neither promotion handles) the
+    // fixed per-element rule applies. Like the interpreter's reference, it runs the partitioned program device by
+    // device when the module has manual regions.
     std::vector<Literal> reference64;
     std::vector<LabeledOutput> reference64_outputs;
     std::vector<std::pair<std::string, RelativeError>> relative;
     const bool per_device_reference64 = partitioned_module && HasManualRegions(*module);
-    const bool want_reference64 = compare.default_mode_tolerance && !options.fixed_tolerance &&
-                                  JudgedByRelativeRule(module->entry_computation()->root()->shape());
+    const Shape& result_shape = module->entry_computation()->root()->shape();
+    const bool want_reference64 =
+        compare.default_mode_tolerance && !options.fixed_tolerance && JudgedByRelativeRule(result_shape);
+    // The f32 reference judges only outputs narrower than f32: without one it would only cost time.
+    const bool f32_judges = JudgedByRelativeRule(result_shape, PrimitiveType::kF32);
     // Global arguments exist unless the run read --input-shards alone.
     const bool have_global_args = per_device_reference64 || static_cast<int64_t>(global_args.size()) ==
                                                                 module->entry_computation()->parameter_count();
-    if (want_reference64 && !have_global_args) {
-      out << "note: no f64 reference (no global arguments): the fixed per-element rule applies\n";
-    } else if (want_reference64 && drop_reference64) {
-      out << "note: no f64 reference (it does not fit in the memory limit beside the run): the fixed per-element rule "
-             "applies\n";
-    } else if (want_reference64) {
+    // Unpartitioned, device_args[0] is the global arguments; partitioned, they are handed over and back (no copy).
+    auto evaluate_reference = [&](PrimitiveType type) -> absl::StatusOr<std::vector<Literal>> {
       // Outside the run's deadline (disarmed before printing), so under one of its own; the outputs are flushed
       // first, since a timeout ends the process without flushing.
-      std::optional<Deadline> reference64_deadline;
+      std::optional<Deadline> reference_deadline;
       if (options.timeout_seconds > 0) {
         out.flush();
-        reference64_deadline.emplace(options.timeout_seconds,
-                                     fmt::format("{}: error: the f64 reference of --check-against did not finish "
-                                                 "within --timeout={} s (the outputs above are complete)\n",
-                                                 input_name, options.timeout_seconds));
+        reference_deadline.emplace(options.timeout_seconds,
+                                   fmt::format("{}: error: the {} reference of --check-against did not finish "
+                                               "within --timeout={} s (the outputs above are complete)\n",
+                                               input_name, PrimitiveTypeName(type), options.timeout_seconds));
       }
-      // Unpartitioned, device_args[0] is the global arguments; partitioned, they are handed over and back (no copy).
       std::vector<std::vector<Literal>> moved_global_args;
       if (partitioned_module && !per_device_reference64) moved_global_args.push_back(std::move(args));
-      absl::StatusOr<std::vector<Literal>> promoted = EvaluateF64Reference(
-          per_device_reference64 ? run_module : *module, moved_global_args.empty() ? device_args : moved_global_args,
-          F64ReferenceOptions{options.seed, options.num_replicas,
-                              per_device_reference64 ? num_partitions
-                              : partitioned_module   ? 1
-                                                     : options.num_partitions,
-                              options.threads, options.kernels ? options.kernels->elementwise() : nullptr});
+      ReferenceOptions reference_options{options.seed, options.num_replicas,
+                                         per_device_reference64 ? num_partitions
+                                         : partitioned_module   ? 1
+                                                                : options.num_partitions,
+                                         options.threads, options.kernels ? options.kernels->elementwise() : nullptr};
+      reference_options.type = type;
+      absl::StatusOr<std::vector<Literal>> promoted =
+          EvaluateReference(per_device_reference64 ? run_module : *module,
+                            moved_global_args.empty() ? device_args : moved_global_args, reference_options);
       if (!moved_global_args.empty()) args = std::move(moved_global_args[0]);
-      if (promoted.ok() && per_device_reference64) {
-        promoted = assemble(*promoted, F64ReferenceShape(module->entry_computation()->root()->shape()));
+      if (promoted.ok() && per_device_reference64) promoted = assemble(*promoted, ReferenceShape(result_shape, type));
+      return promoted;
+    };
+    if (want_reference64 && !have_global_args) {
+      out << "note: no f64 reference (no global arguments): the fixed per-element rule applies\n";
+    } else if (want_reference64 && options.reference_f32 && !f32_judges) {
+      out << "note: no f32 reference (no output is narrower than f32): the fixed per-element rule applies\n";
+    } else if (want_reference64) {
+      // Why the f64 reference is missing (empty: it was not tried, or it was built).
+      std::string no_f64 =
+          drop_reference64 && !options.reference_f32 ? "it does not fit in the memory limit beside the run" : "";
+      absl::StatusOr<std::vector<Literal>> promoted = absl::UnknownError("");
+      if (!options.reference_f32 && !drop_reference64) {
+        promoted = evaluate_reference(PrimitiveType::kF64);
+        if (!promoted.ok()) no_f64 = std::string(promoted.status().message());
+      }
+      PrimitiveType reference_type = PrimitiveType::kF64;
+      std::string no_f32;
+      if ((options.reference_f32 || !no_f64.empty()) && f32_judges) {
+        reference_type = PrimitiveType::kF32;
+        if (drop_reference64 &&
+            !Reference32Fits(options, *module, run_module, partitioned_module != nullptr, mpi ? mpi->count : 1)) {
+          no_f32 = "it does not fit either";
+        } else {
+          promoted = evaluate_reference(PrimitiveType::kF32);
+          if (!promoted.ok()) no_f32 = std::string(promoted.status().message());
+        }
       }
       if (promoted.ok()) {
         reference64 = *std::move(promoted);
         reference64_outputs = LabelOutputs(reference64);
         compare.reference64 = &reference64_outputs;
+        if (!no_f64.empty()) {
+          out << "note: no f64 reference (" << no_f64 << "): judged against an f32 reference"
+              << (JudgedOutputsNarrowerThanF32(result_shape)
+                      ? ""
+                      : " (outputs of f32 and wider types by the fixed per-element rule)")
+              << "\n";
+        }
+      } else if (reference_type == PrimitiveType::kF32) {
+        out << "note: " << (no_f64.empty() ? "" : "no f64 reference (" + no_f64 + "), ") << "no f32 reference ("
+            << no_f32 << "): the fixed per-element rule applies\n";
       } else {
-        out << "note: no f64 reference (" << promoted.status().message() << "): the fixed per-element rule applies\n";
+        out << "note: no f64 reference (" << no_f64 << "): the fixed per-element rule applies\n";
       }
     }
     std::vector<harness::CheckResult> compared =

@@ -33,6 +33,10 @@ struct RunOptions {
   // --tolerance=fixed: the default mode's check uses the per-element rule instead of judging against an f64
   // reference (docs/numerics.md, "Differential tolerance").
   bool fixed_tolerance = false;
+  // --reference-type=f32: the relative rule's reference computes in f32 (outputs narrower than f32 are judged; f32
+  // and wider ones keep the fixed rule). Otherwise ("f64", the default) in f64, falling back to f32 when the f64
+  // reference cannot be built or does not fit (docs/numerics.md).
+  bool reference_f32 = false;
   // --exact: the JIT agrees with the interpreter bit for bit (docs/numerics.md); --check-against then defaults to 0
   // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
   bool exact = false;
