@@ -117,6 +117,19 @@ llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, co
                                const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step,
                                int64_t in_place_b_bytes = 0);
 
+// void(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf[, i64 ldb]): the micro-kernels' type
+// (EmitGemmKernel; ldb with `strided_b`).
+llvm::FunctionType* GemmKernelType(llvm::LLVMContext& ctx, bool strided_b);
+
+// void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf): C[0:mr, 0:nr] (row stride ldc) =
+// (first ? +0 : C) + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order: multiply then
+// add (b * a with `b_times_a`), or one FMA with `fma`. With `strided_b` it reads B in place, as stored: `b_load`
+// kNative, or bf16 / f16 widened to f32 (the f32 kernel's products of the widened values, as the widening packers
+// give them).
+llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmTiling& t, bool b_times_a, bool fma,
+                          const TargetInfo& target, bool strided_b = false,
+                          GemmOperandLoad b_load = GemmOperandLoad::kNative);
+
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf) of the f32 GEMM on bf16 pairs (Bf16PairPacker
 // panels): C[0:mr, 0:nr] = (first ? +0 : C) + the kc products, one vdpbf16ps per pair and accumulator vector.
 // `t` is the f32 tiling on an AVX-512 target.
