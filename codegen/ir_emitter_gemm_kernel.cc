@@ -25,6 +25,49 @@ void EmitGemmPrefetch(llvm::IRBuilder<>& b, llvm::Value* base, int64_t element_b
   }
 }
 
+namespace {
+
+// The trip count of a full k block (t.kc), from the kernel's `steps` (one per k, or per pair of k).
+int64_t NominalSteps(llvm::IRBuilder<>& b, const GemmTiling& t, const GemmKernelSteps& steps) {
+  auto* folded = llvm::dyn_cast<llvm::ConstantInt>(steps(b, b.getInt64(t.kc)));
+  assert(folded != nullptr && "a kernel's steps of a constant kc must fold");
+  return folded->getSExtValue();
+}
+
+// Prefetches into L1, spread over the k loop, the C tile mr rows below this one: the tile the next call of the
+// blocked nest updates (its innermost loop walks down the rows of one B panel; EmitGemmBody). C's rows are ldc
+// apart, a page or more on large outputs, and between two k blocks the whole of C's block column passes through the
+// cache: without this each call's first steps waited for its 16 C lines from L3 (a one-core 1024^3 model ran at 102
+// GFLOP/s with C in place, 109 with the next tile prefetched, 113 without C; Zen 4). Lines at steps
+// period / 2, period * 3 / 2, ..., the period the largest power of two that spreads the tile's lines over a full k
+// block. The last call of a block column prefetches rows that belong to a later block (or lie past C: prefetches do
+// not fault).
+void EmitNextTilePrefetch(llvm::IRBuilder<>& b, const GemmTiling& t, llvm::Type* element, llvm::Value* c,
+                          llvm::Value* ldc, llvm::Value* k, int64_t nominal_steps) {
+  const int64_t row_bytes = t.nr * static_cast<int64_t>(element->getPrimitiveSizeInBits() / 8);
+  const int64_t lines_per_row = (row_bytes + 63) / 64;
+  const int64_t lines = t.mr * lines_per_row;
+  int64_t period = 1;
+  while (period * 2 * lines <= nominal_steps) period *= 2;
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* prefetch = llvm::BasicBlock::Create(ctx, "prefetch.c", fn);
+  llvm::BasicBlock* latch = llvm::BasicBlock::Create(ctx, "latch.c", fn);
+  llvm::Value* slot = b.CreateICmpEQ(b.CreateAnd(k, b.getInt64(period - 1)), b.getInt64(period / 2));
+  b.CreateCondBr(b.CreateAnd(slot, b.CreateICmpSLT(k, b.getInt64(lines * period))), prefetch, latch);
+  b.SetInsertPoint(prefetch);
+  llvm::Value* q = b.CreateUDiv(k, b.getInt64(period));
+  llvm::Value* row = b.CreateAdd(b.getInt64(t.mr), b.CreateUDiv(q, b.getInt64(lines_per_row)));
+  llvm::Value* row_start = b.CreateGEP(element, c, b.CreateMul(row, ldc));
+  llvm::Value* line =
+      b.CreateGEP(b.getInt8Ty(), row_start, b.CreateMul(b.CreateURem(q, b.getInt64(lines_per_row)), b.getInt64(64)));
+  b.CreateIntrinsic(llvm::Intrinsic::prefetch, {b.getPtrTy()}, {line, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+  b.CreateBr(latch);
+  b.SetInsertPoint(latch);
+}
+
+}  // namespace
+
 llvm::FunctionType* GemmKernelType(llvm::LLVMContext& ctx, bool strided_b) {
   llvm::Type* ptr = llvm::PointerType::get(ctx, 0);
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
@@ -111,6 +154,7 @@ llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, co
     EmitGemmPrefetch(b, pf, 64, b.CreateUDiv(k, b.getInt64(kGemmPrefetchSteps)), 64);
     b.CreateBr(latch);
     b.SetInsertPoint(latch);
+    EmitNextTilePrefetch(b, t, element, c, ldc, k, NominalSteps(b, t, steps));
   }
   llvm::BasicBlock* latch = b.GetInsertBlock();
   llvm::Value* next = b.CreateNSWAdd(k, b.getInt64(1));

@@ -3,7 +3,8 @@
 // and every line of every B block after the first must have been prefetched before that block is packed, for B
 // row-major, B transposed and bf16 B, and every panel after the first before a kernel reads it in place (few rows),
 // with prefetches never outside B's bytes except on the thread's own panels. B's packers prefetch the rows they copy
-// a few rows ahead.
+// a few rows ahead. The packed kernels prefetch into L1 the C tile the next call updates (EmitGemmKernel): every row
+// tile after the first is prefetched, and nothing past the tile below C's last one.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -28,13 +29,14 @@
 namespace xlac::codegen::internal {
 namespace {
 
-// Lines prefetched so far.
-// Lines prefetched so far by the micro-kernels and by the packers, in order.
+// Lines prefetched so far by the micro-kernels (of B into L2, of C into L1) and by the packers, in order.
 std::vector<uintptr_t>* kernel_lines = nullptr;
+std::vector<uintptr_t>* c_lines = nullptr;
 std::vector<uintptr_t>* packer_lines = nullptr;
 extern "C" void XlacTestRecordKernelPrefetch(const void* p) {
   kernel_lines->push_back(reinterpret_cast<uintptr_t>(p) / 64);
 }
+extern "C" void XlacTestRecordCPrefetch(const void* p) { c_lines->push_back(reinterpret_cast<uintptr_t>(p) / 64); }
 extern "C" void XlacTestRecordPackerPrefetch(const void* p) {
   packer_lines->push_back(reinterpret_cast<uintptr_t>(p) / 64);
 }
@@ -46,9 +48,11 @@ struct Gemm {
 };
 
 struct Recorded {
-  std::vector<uintptr_t> lines;         // every prefetch of the micro-kernels, as a 64-byte line number
+  std::vector<uintptr_t> lines;         // every prefetch of B by the micro-kernels, as a 64-byte line number
+  std::vector<uintptr_t> c_lines;       // of C by the micro-kernels
   std::vector<uintptr_t> packer_lines;  // and of the packers
   GemmTiling tiling;
+  uintptr_t c = 0;  // where C was (m x n f32, row-major)
 };
 
 // Runs the shared GEMM function of `g` (f32 result, default numerics, A all ones) on `b` (all ones) and records the
@@ -92,6 +96,7 @@ Recorded RecordPrefetches(const Gemm& g, const void* b_data) {
   };
   llvm::FunctionCallee record_kernel = recorder("XlacTestRecordKernelPrefetch");
   llvm::FunctionCallee record_packer = recorder("XlacTestRecordPackerPrefetch");
+  llvm::FunctionCallee record_c = recorder("XlacTestRecordCPrefetch");
   std::vector<std::pair<llvm::IntrinsicInst*, bool>> prefetches;  // (the prefetch, in a micro-kernel)
   for (llvm::Function& fn : *module) {
     const bool in_kernel = fn.getName().starts_with("xlac.gemm.kernel");
@@ -108,7 +113,9 @@ Recorded RecordPrefetches(const Gemm& g, const void* b_data) {
   EXPECT_FALSE(prefetches.empty());
   for (auto [p, in_kernel] : prefetches) {
     llvm::IRBuilder<> at(p);
-    at.CreateCall(in_kernel ? record_kernel : record_packer, {p->getArgOperand(0)});
+    // Locality 3 (into L1): a kernel's prefetch of C; B's go into L2.
+    const bool of_c = in_kernel && llvm::cast<llvm::ConstantInt>(p->getArgOperand(2))->getZExtValue() == 3;
+    at.CreateCall(of_c ? record_c : in_kernel ? record_kernel : record_packer, {p->getArgOperand(0)});
     p->eraseFromParent();
   }
   EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
@@ -123,6 +130,8 @@ Recorded RecordPrefetches(const Gemm& g, const void* b_data) {
       llvm::orc::ExecutorAddr::fromPtr(&XlacTestRecordKernelPrefetch), llvm::JITSymbolFlags::Exported};
   symbols[(*jit)->mangleAndIntern("XlacTestRecordPackerPrefetch")] = {
       llvm::orc::ExecutorAddr::fromPtr(&XlacTestRecordPackerPrefetch), llvm::JITSymbolFlags::Exported};
+  symbols[(*jit)->mangleAndIntern("XlacTestRecordCPrefetch")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&XlacTestRecordCPrefetch), llvm::JITSymbolFlags::Exported};
   if (llvm::Error e = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
     ADD_FAILURE() << llvm::toString(std::move(e));
     return out;
@@ -140,10 +149,12 @@ Recorded RecordPrefetches(const Gemm& g, const void* b_data) {
   std::vector<float> a(static_cast<size_t>(g.m * g.k), 1.0f), c(static_cast<size_t>(g.m * g.n));
   std::vector<uint16_t> a_bf16(static_cast<size_t>(g.m * g.k), 0x3f80);
   kernel_lines = &out.lines;
+  c_lines = &out.c_lines;
   packer_lines = &out.packer_lines;
+  out.c = reinterpret_cast<uintptr_t>(c.data());
   address->toPtr<void (*)(const void*, const void*, void*)>()(
       g.bf16 ? static_cast<const void*>(a_bf16.data()) : static_cast<const void*>(a.data()), b_data, c.data());
-  kernel_lines = packer_lines = nullptr;
+  kernel_lines = c_lines = packer_lines = nullptr;
   for (float v : c) {
     if (v != static_cast<float>(g.k)) {
       ADD_FAILURE() << "C holds " << v << ", not " << g.k;
@@ -227,6 +238,25 @@ void ExpectNextBlocksPrefetched(const Gemm& g) {
     const uintptr_t at = line * 64;
     EXPECT_TRUE(at + 64 > base && at < packer_limit) << "a packer prefetched " << at - base << " bytes from B";
     if (at + 64 <= base || at >= packer_limit) break;
+  }
+  // C: the kernels reading B in place update few row tiles and prefetch none; the packed ones prefetch every line
+  // of every row tile after the first (the next call's, down the rows of a B panel), and nothing outside C but the
+  // tile below its last one.
+  if (in_place) {
+    EXPECT_TRUE(r.c_lines.empty());
+    return;
+  }
+  const std::set<uintptr_t> c_lines(r.c_lines.begin(), r.c_lines.end());
+  int64_t c_missing = 0;
+  for (int64_t i = r.tiling.mr; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j)
+      c_missing += c_lines.count((r.c + static_cast<uintptr_t>(i * g.n + j) * 4) / 64) == 0;
+  }
+  EXPECT_EQ(c_missing, 0) << "elements of C's rows " << r.tiling.mr << " on";
+  const uintptr_t c_end = r.c + static_cast<uintptr_t>((g.m + r.tiling.mr) * g.n * 4);
+  for (uintptr_t line : c_lines) {
+    EXPECT_TRUE(line * 64 >= r.c && line * 64 < c_end) << "a kernel prefetched " << line * 64 - r.c << " bytes from C";
+    if (line * 64 < r.c || line * 64 >= c_end) break;
   }
 }
 
