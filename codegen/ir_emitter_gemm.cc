@@ -304,6 +304,9 @@ struct GemmBody {
   // (GetKernel's strided_b), used when the call has at most kMaxDirectBTiles register tiles of rows; b_k is B's
   // row stride.
   llvm::Value* direct_kernel = nullptr;
+  // Optional: a pointer (null at run time when B's panels need the packer) to the kernel that reads B in place and
+  // packs the panel as it goes (GetKernel's copy_b): the first call on each full-width panel of a block.
+  llvm::Value* packing_kernel = nullptr;
   // B's element strides and bytes per element when B is a strided matrix (the shared GEMMs): its next block is then
   // prefetched by the kernels (NextBlockPrefetch).
   llvm::Value* b_k = nullptr;
@@ -460,6 +463,12 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                          b.CreateICmpSLE(b.CreateNSWSub(m_end, m_begin), i64(kMaxDirectBTiles * t.mr)), "direct.b");
   }
   auto direct_panel = [&](llvm::Value* cols) { return b.CreateAnd(direct, b.CreateICmpEQ(cols, i64(t.nr))); };
+  // The other full-width panels of a B with contiguous columns are packed by the first kernel call that reads them
+  // (the first row tile of the call's rows), not by a pass of their own: that call's B loads overlap its FMAs,
+  // where the packer waited on each row (a page or more apart) with nothing to do beside.
+  llvm::Value* packing = b.getFalse();
+  if (g.packing_kernel != nullptr) packing = b.CreateAnd(b.CreateIsNotNull(g.packing_kernel), b.CreateNot(direct));
+  auto packing_panel = [&](llvm::Value* cols) { return b.CreateAnd(packing, b.CreateICmpEQ(cols, i64(t.nr))); };
   // Panels are kc_max packed elements per row or column apart.
   auto panel = [&](llvm::Value* base, llvm::Value* first) {
     return b.CreateInBoundsGEP(b.getInt8Ty(), base, b.CreateNSWMul(first, i64(kc_max * element_bytes)));
@@ -486,7 +495,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                   [&](llvm::Value* jp) {
                     llvm::Value* cols = Min(b, i64(t.nr), b.CreateNSWSub(nc, jp));
                     GemmIf(
-                        b, b.CreateNot(direct_panel(cols)),
+                        b, b.CreateNot(b.CreateOr(direct_panel(cols), packing_panel(cols))),
                         [&] { pack_b(b, bm, batch, add(jc, jp), cols, pc, kc, panel(b_pack, jp), t.nr); }, [] {});
                   },
                   "pack.b");
@@ -536,9 +545,29 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                             row = b.CreateSelect(b.CreateOr(in_block, b.CreateOr(more_k, more_n)), row, pc);
                             next_in_place = in_b(add(b.CreateNSWMul(row, g.b_k), col));
                           }
-                          auto call_kernel = [&](llvm::Value* ap, llvm::Value* tile_c, llvm::Value* ldc) {
+                          auto call_kernel = [&](llvm::Value* ap, llvm::Value* tile_c, llvm::Value* ldc,
+                                                 llvm::Value* ir) {
+                            auto packed_call = [&] {
+                              if (g.packing_kernel == nullptr) {
+                                b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf});
+                                return;
+                              }
+                              llvm::Value* packs =
+                                  b.CreateAnd(packing_panel(nr),
+                                              b.CreateAnd(b.CreateICmpEQ(ic, m_begin), b.CreateICmpEQ(ir, i64(0))));
+                              GemmIf(
+                                  b, packs,
+                                  [&] {
+                                    llvm::Value* source = in_b(add(b.CreateNSWMul(pc, g.b_k), add(jc, jr)));
+                                    b.CreateCall(GemmKernelType(b.getContext(), /*strided_b=*/true, /*copy_b=*/true),
+                                                 g.packing_kernel, {ap, source, tile_c, ldc, kc, first, pf, g.b_k, bp});
+                                  },
+                                  [&] {
+                                    b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf});
+                                  });
+                            };
                             if (g.direct_kernel == nullptr) {
-                              b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf});
+                              packed_call();
                               return;
                             }
                             GemmIf(
@@ -548,9 +577,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                                   b.CreateCall(GemmKernelType(b.getContext(), /*strided_b=*/true), g.direct_kernel,
                                                {ap, in_place, tile_c, ldc, kc, first, next_in_place, g.b_k});
                                 },
-                                [&] {
-                                  b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf});
-                                });
+                                packed_call);
                           };
                           GemmLoop(
                               b, i64(0), mc, t.mr,
@@ -569,7 +596,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                                 llvm::Value* full =
                                     b.CreateAnd(b.CreateICmpEQ(mr, i64(t.mr)), b.CreateICmpEQ(nr, i64(t.nr)));
                                 GemmIf(
-                                    b, full, [&] { call_kernel(ap, cp, c_m); },
+                                    b, full, [&] { call_kernel(ap, cp, c_m, ir); },
                                     [&] {
                                       // Edge tile: the kernel works on the scratch tile; only the valid mr x nr part
                                       // touches C.
@@ -594,7 +621,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                                       };
                                       GemmIf(
                                           b, first, [] {}, [&] { copy(true); });
-                                      call_kernel(ap, tile, i64(t.nr));
+                                      call_kernel(ap, tile, i64(t.nr), ir);
                                       copy(false);
                                     });
                               },
@@ -644,6 +671,15 @@ int64_t SourceBytes(const GemmSpec& spec) {
   return spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kWidenF16
              ? 2
              : static_cast<int64_t>(spec.element->getPrimitiveSizeInBits() / 8);
+}
+
+// Whether the kernels can read B's elements where they lie (GetKernel's strided_b): as stored, or bf16 / f16 widened
+// to f32; not bf16 pairs (their packing interleaves k) nor custom packers.
+bool ReadableInPlace(const GemmSpec& spec) {
+  const bool loadable = spec.load == GemmOperandLoad::kNative ||
+                        (spec.element->isFloatTy() &&
+                         (spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kWidenF16));
+  return !spec.bf16_pairs && !spec.pack_a && !spec.pack_b && loadable;
 }
 
 // A stride's letter in the shared functions' names: the unit stride is a constant in their bodies.
@@ -705,12 +741,13 @@ llvm::Function* GetGemmDriver(llvm::Module& module, const GemmSpec& spec, const 
   std::string name = fmt::format("xlac.gemm.blocked.{}", kernel->getName().substr(strlen("xlac.gemm.kernel.")).str());
   if (llvm::Function* existing = module.getFunction(name)) return existing;
   // The shape arguments, then B's bytes per element (its source type: the driver serves every load).
-  llvm::Function* fn = CreateGemmFunction(module, name, kShapeArguments + 1, target, /*pointer_arguments=*/3);
+  llvm::Function* fn = CreateGemmFunction(module, name, kShapeArguments + 1, target, /*pointer_arguments=*/4);
   fn->addFnAttr(kSharedFunctionAttribute);
   llvm::IRBuilder<> b(module.getContext());
   b.SetInsertPoint(llvm::BasicBlock::Create(module.getContext(), "entry", fn));
-  const char* names[] = {"k", "a_m", "a_k", "b_k", "b_n", "c_m", "b_bytes", "pack_a", "pack_b", "direct_kernel"};
-  for (unsigned i = 0; i < 10; ++i) fn->getArg(8 + i)->setName(names[i]);
+  const char* names[] = {"k",       "a_m",    "a_k",    "b_k",           "b_n",           "c_m",
+                         "b_bytes", "pack_a", "pack_b", "direct_kernel", "packing_kernel"};
+  for (unsigned i = 0; i < 11; ++i) fn->getArg(8 + i)->setName(names[i]);
   llvm::FunctionType* packer_type = PackerType(module.getContext());
   auto call_packer = [packer_type](llvm::Value* packer, llvm::Value* outer_stride,
                                    llvm::Value* k_stride) -> GemmPacker {
@@ -735,7 +772,10 @@ llvm::Function* GetGemmDriver(llvm::Module& module, const GemmSpec& spec, const 
   g.b_n = fn->getArg(12);
   g.b_bytes = fn->getArg(14);
   // bf16 pair kernels read pairs, which only packing makes.
-  if (!spec.bf16_pairs) g.direct_kernel = fn->getArg(17);
+  if (!spec.bf16_pairs) {
+    g.direct_kernel = fn->getArg(17);
+    g.packing_kernel = fn->getArg(18);
+  }
   EmitGemmBody(b, fn, g);
   return fn;
 }
@@ -771,6 +811,13 @@ llvm::Function* GetSharedGemmFunction(llvm::Module& module, const GemmSpec& spec
   args.push_back(pack_a);
   args.push_back(pack_b);
   args.push_back(fn->getArg(8 + kShapeArguments));
+  // B with contiguous columns, read as the kernels can: the first call on each panel packs it.
+  llvm::Value* packing = llvm::ConstantPointerNull::get(b.getPtrTy());
+  if (spec.b_n == 1 && ReadableInPlace(spec)) {
+    packing = GetKernel(module, spec.element, t, spec.b_times_a, spec.fma, target, /*strided_b=*/true, spec.load,
+                        /*copy_b=*/true);
+  }
+  args.push_back(packing);
   b.CreateCall(driver, args);
   b.CreateRetVoid();
   return fn;
@@ -808,11 +855,7 @@ llvm::Function* EmitGemmFunction(llvm::Module& module, const std::string& name, 
 }
 
 bool GemmReadsBInPlace(const GemmSpec& spec, const TargetInfo& target) {
-  const bool loadable = spec.load == GemmOperandLoad::kNative ||
-                        (spec.element->isFloatTy() &&
-                         (spec.load == GemmOperandLoad::kWidenBf16 || spec.load == GemmOperandLoad::kWidenF16));
-  return !spec.bf16_pairs && !spec.pack_a && !spec.pack_b && loadable && spec.b_n == 1 &&
-         spec.m <= kMaxDirectBTiles * ChooseGemmTiling(spec, target).mr;
+  return ReadableInPlace(spec) && spec.b_n == 1 && spec.m <= kMaxDirectBTiles * ChooseGemmTiling(spec, target).mr;
 }
 
 std::vector<llvm::Value*> GemmShapeArguments(llvm::IRBuilder<>& b, const GemmSpec& spec, const llvm::Function& gemm,

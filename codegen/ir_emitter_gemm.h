@@ -91,16 +91,20 @@ GemmTiling ChooseGemmTiling(const GemmSpec& spec, const TargetInfo& target);
 
 // One step of a micro-kernel's loop: reads step `k` of the packed panels ap and bp and updates the mr x cols
 // accumulator vectors acc[r * cols + col] (cols = nr / vector_width) in place. `ldb` is null for a packed B panel;
-// otherwise bp is B itself, row k at bp + k * ldb elements (unaligned). `steps` gives the loop's trip count for kc
-// (kc itself for one product per step).
+// otherwise bp is B itself, row k at bp + k * ldb elements (unaligned), and when `b_copy` is not null the step also
+// stores the row it read as row k of the packed panel at b_copy. `steps` gives the loop's trip count for kc (kc
+// itself for one product per step).
 using GemmKernelStep = std::function<void(llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* ldb,
-                                          llvm::Value* k, std::vector<llvm::Value*>& acc)>;
+                                          llvm::Value* b_copy, llvm::Value* k, std::vector<llvm::Value*>& acc)>;
 using GemmKernelSteps = std::function<llvm::Value*(llvm::IRBuilder<>& b, llvm::Value* kc)>;
 // Steps of a micro-kernel's loop per line it prefetches.
 inline constexpr int64_t kGemmPrefetchSteps = 16;
 // How many k rows ahead a packer of a row-major strided source (B, k rows a page or more apart, which the hardware
 // prefetchers do not follow) prefetches the row it will copy.
 inline constexpr int64_t kGemmPackPrefetchRows = 16;
+// How many k rows ahead a kernel that packs the B panel it reads in place (GetKernel's copy_b) prefetches B's rows:
+// about a DRAM latency of its steps.
+inline constexpr int64_t kGemmCopyPrefetchRows = 32;
 // Prefetches into L2 (prefetcht1) the `bytes` bytes from `base` + `element_offset` elements of `element_bytes`
 // bytes: the lines are read a while later, and prefetches from DRAM into L1 would hold its few miss buffers.
 void EmitGemmPrefetch(llvm::IRBuilder<>& b, llvm::Value* base, int64_t element_bytes, llvm::Value* element_offset,
@@ -111,24 +115,27 @@ void EmitGemmPrefetch(llvm::IRBuilder<>& b, llvm::Value* base, int64_t element_b
 // steps(kc) steps, and are stored back. At every kGemmPrefetchSteps-th step it prefetches the next 64-byte line from
 // pf on (ceil(steps / kGemmPrefetchSteps) lines in all: the blocked loops pass part of the next B block's source, or
 // a panel already in cache). noinline and shared (one copy per module, its callers not tied together). With
-// `in_place_b_bytes` > 0 it takes B's row stride `i64 ldb` last and reads B in place (GemmKernelStep's `ldb`), B's
-// elements that many bytes each; pf is then the panel the next call reads, prefetched a row per step.
+// `in_place_b_bytes` > 0 it takes B's row stride `i64 ldb` after pf and reads B in place (GemmKernelStep's `ldb`),
+// B's elements that many bytes each; pf is then the panel the next call reads, prefetched a row per step. With
+// `copy_b` as well it takes `ptr b_copy` last and writes the packed panel of what it reads there (the first call
+// on a B panel packs it as it computes; its later calls read the panel as the packed kernels do); it prefetches as
+// a packed kernel does.
 llvm::Function* EmitGemmKernel(llvm::Module& module, const std::string& name, const GemmTiling& t, llvm::Type* element,
                                const TargetInfo& target, const GemmKernelSteps& steps, const GemmKernelStep& step,
-                               int64_t in_place_b_bytes = 0);
+                               int64_t in_place_b_bytes = 0, bool copy_b = false);
 
-// void(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf[, i64 ldb]): the micro-kernels' type
-// (EmitGemmKernel; ldb with `strided_b`).
-llvm::FunctionType* GemmKernelType(llvm::LLVMContext& ctx, bool strided_b);
+// void(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf[, i64 ldb[, ptr b_copy]]): the micro-kernels' type
+// (EmitGemmKernel; ldb with `strided_b`, b_copy with `copy_b`).
+llvm::FunctionType* GemmKernelType(llvm::LLVMContext& ctx, bool strided_b, bool copy_b = false);
 
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf): C[0:mr, 0:nr] (row stride ldc) =
 // (first ? +0 : C) + the kc products of the packed panels ap (kc x mr) and bp (kc x nr), in k order: multiply then
 // add (b * a with `b_times_a`), or one FMA with `fma`. With `strided_b` it reads B in place, as stored: `b_load`
 // kNative, or bf16 / f16 widened to f32 (the f32 kernel's products of the widened values, as the widening packers
-// give them).
+// give them). With `copy_b` (and strided_b) it also writes B's panel, packed, to its last argument.
 llvm::Function* GetKernel(llvm::Module& module, llvm::Type* element, const GemmTiling& t, bool b_times_a, bool fma,
                           const TargetInfo& target, bool strided_b = false,
-                          GemmOperandLoad b_load = GemmOperandLoad::kNative);
+                          GemmOperandLoad b_load = GemmOperandLoad::kNative, bool copy_b = false);
 
 // void kernel(ptr ap, ptr bp, ptr c, i64 ldc, i64 kc, i1 first, ptr pf) of the f32 GEMM on bf16 pairs (Bf16PairPacker
 // panels): C[0:mr, 0:nr] = (first ? +0 : C) + the kc products, one vdpbf16ps per pair and accumulator vector.

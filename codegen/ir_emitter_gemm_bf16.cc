@@ -231,8 +231,8 @@ llvm::Function* GetBf16PairKernel(llvm::Module& module, const GemmTiling& t, con
   auto steps = [](llvm::IRBuilder<>& b, llvm::Value* kc) {
     return b.CreateSDiv(b.CreateNSWAdd(kc, b.getInt64(1)), b.getInt64(2));  // pairs, the last one maybe half zero
   };
-  auto step = [=](llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* /*ldb: packed*/, llvm::Value* p,
-                  std::vector<llvm::Value*>& acc) {
+  auto step = [=](llvm::IRBuilder<>& b, llvm::Value* ap, llvm::Value* bp, llvm::Value* /*ldb: packed*/,
+                  llvm::Value* /*b_copy: packed*/, llvm::Value* p, std::vector<llvm::Value*>& acc) {
     auto* pairs_type = llvm::FixedVectorType::get(b.getBFloatTy(), 32);
     // Pair p of the B panel: nr words, 16 per vector; of the A panel: mr words.
     llvm::Value* b_row = b.CreateInBoundsGEP(b.getInt32Ty(), bp, b.CreateNSWMul(p, b.getInt64(t.nr)));

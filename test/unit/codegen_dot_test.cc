@@ -125,6 +125,21 @@ TEST(CodegenDot, APanelsReusedAcrossColumnBlocks) {
   }
 }
 
+// B with contiguous columns is packed by the first kernel call on each full-width panel (the first row tile of a
+// call's rows), which computes from B as stored while it writes the panel; the later row tiles and row blocks read
+// the panel (codegen/ir_emitter_gemm.cc, packing_kernel). Rows over three row blocks (and split across threads),
+// k over two blocks, n over two column blocks with a narrow edge panel (packed by the packer), in every element type
+// the kernels read in place (bf16 and f16 widened).
+TEST(CodegenDot, FirstCallPacksTheBPanel) {
+  const int64_t shapes[][3] = {{250, 300, 1100}, {17, 257, 64}, {24, 40, 33}};
+  for (const char* type : {"f32", "f64", "bf16", "f16"}) {
+    for (const auto& s : shapes) {
+      SCOPED_TRACE(fmt::format("{} m={} k={} n={}", type, s[0], s[1], s[2]));
+      ExpectDot(Matmul(type, s[0], s[1], s[2]), s[1], {}, static_cast<uint64_t>(s[0] * 3 + s[2]));
+    }
+  }
+}
+
 // Dots with one or two register tiles of rows read B in place through a kernel of their own (EmitGemmBody: every
 // B element is used once or twice, packing would copy all of it): decode-like shapes with k over one cache block, n
 // over two with a narrow edge panel (packed), rows on and off the tile, and a transposed B (packed as before).

@@ -2,8 +2,9 @@
 // EmitGemmKernel's pf): the shared GEMM function of a dot runs here with every prefetch recorded instead of issued,
 // and every line of every B block after the first must have been prefetched before that block is packed, for B
 // row-major, B transposed and bf16 B, and every panel after the first before a kernel reads it in place (few rows),
-// with prefetches never outside B's bytes except on the thread's own panels. B's packers prefetch the rows they copy
-// a few rows ahead. The packed kernels prefetch into L1 the C tile the next call updates (EmitGemmKernel): every row
+// with prefetches never outside B's bytes except on the thread's own panels. B's packers (of the panels that the
+// first kernel call on them does not pack: bf16 pairs, narrow edge panels) prefetch the rows they copy a few rows
+// ahead. The packed kernels prefetch into L1 the C tile the next call updates (EmitGemmKernel): every row
 // tile after the first is prefetched, and nothing past the tile below C's last one.
 #include <algorithm>
 #include <cstdint>
@@ -52,7 +53,8 @@ struct Recorded {
   std::vector<uintptr_t> c_lines;       // of C by the micro-kernels
   std::vector<uintptr_t> packer_lines;  // and of the packers
   GemmTiling tiling;
-  uintptr_t c = 0;  // where C was (m x n f32, row-major)
+  bool pairs = false;  // bf16 pairs (packed by the packers)
+  uintptr_t c = 0;     // where C was (m x n f32, row-major)
 };
 
 // Runs the shared GEMM function of `g` (f32 result, default numerics, A all ones) on `b` (all ones) and records the
@@ -79,6 +81,7 @@ Recorded RecordPrefetches(const Gemm& g, const void* b_data) {
   spec.bf16_pairs = g.bf16 && target->has_avx512_bf16;
   Recorded out;
   out.tiling = ChooseGemmTiling(spec, *target);
+  out.pairs = spec.bf16_pairs;
   llvm::Function* gemm = EmitGemmFunction(*module, "gemm", spec, *target);
   // void entry(ptr a, ptr b, ptr c): the whole of C on this thread.
   llvm::IRBuilder<> b(*context);
@@ -217,16 +220,22 @@ void ExpectNextBlocksPrefetched(const Gemm& g) {
   for (uintptr_t line : lines) {
     const uintptr_t at = line * 64;
     // A chunk may run past the end of a row shorter than itself: into the next row, or past B's last byte by less
-    // than a chunk (16 lines), which a prefetch may touch (it never faults).
-    const bool in_b = at + 64 > base && at < base + static_cast<uintptr_t>(bytes) + 16 * 64;
+    // than a chunk (16 lines), which a prefetch may touch (it never faults); the kernel packing a row-major B's panel
+    // prefetches kGemmCopyPrefetchRows rows ahead, past B's last row in its last k block.
+    const int64_t tail = std::max<int64_t>(16 * 64, g.b_transposed ? 0 : kGemmCopyPrefetchRows * g.n * element);
+    const bool in_b = at + 64 > base && at < base + static_cast<uintptr_t>(bytes + tail);
     const bool in_scratch = at >= scratch && at < scratch + (uintptr_t{64} << 20);
     if (!in_b && !in_scratch) ++stray;
   }
   EXPECT_EQ(stray, 0) << "prefetched lines outside B and the packed panels";
   // B's packers read row-major B a row at a time and prefetch the row kGemmPackPrefetchRows ahead: every row but
-  // the first ones of the matrix, and never more than those rows past B's end.
+  // the first ones of the matrix, and never more than those rows past B's end. Full-width panels of B in f32 (or
+  // widened) are packed by the first kernel call on them, which the packers leave alone.
   const std::set<uintptr_t> packed(r.packer_lines.begin(), r.packer_lines.end());
-  if (!g.b_transposed && !in_place) {
+  if (!g.b_transposed && !in_place && !r.pairs) {
+    EXPECT_TRUE(g.n % r.tiling.nr != 0 || packed.empty()) << "a packer copied a panel the kernels pack";
+  }
+  if (!g.b_transposed && !in_place && r.pairs) {
     int64_t unprefetched = 0;
     for (int64_t kk = kGemmPackPrefetchRows; kk < g.k; ++kk) {
       for (int64_t j = 0; j < g.n; ++j) unprefetched += packed.count(byte_of(kk, j) / 64) == 0;
