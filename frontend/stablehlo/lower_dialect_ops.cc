@@ -1,7 +1,8 @@
-// arith, math and tensor ops that exporters leave in StableHLO modules (torch-mlir's `arith.constant`, JAX's
-// scalar index arithmetic), each lowered to the HLO that computes the same values. MLIR's signless integers are
-// HLO's signed types; the unsigned arith ops (divui, cmpi ult, extui, uitofp, ...) reinterpret the bits as unsigned
-// around the operation. Only what maps onto HLO with static shapes is accepted; the rest is "unsupported op".
+// arith, math, tensor and shape ops that exporters leave in StableHLO modules (torch-mlir's `arith.constant`, JAX's
+// scalar index arithmetic, onnx-mlir's extent tensors), each lowered to the HLO that computes the same values. MLIR's
+// signless integers are HLO's signed types; the unsigned arith ops (divui, cmpi ult, extui, uitofp, ...) reinterpret
+// the bits as unsigned around the operation. Only what maps onto HLO with static shapes is accepted; the rest is
+// "unsupported op".
 #include <limits>
 #include <unordered_map>
 
@@ -579,6 +580,81 @@ bool LowerTensorSlice(Lowerer& l, const Op& op, Results* results) {
   return true;
 }
 
+// ---- shape ----
+// The extent tensors (tensor<Nxindex>) onnx-mlir computes broadcast shapes with. With static shapes every one is
+// known while lowering: each becomes an s64 constant, which the dynamic ops' shape operands then fold from.
+
+bool EmitExtents(Lowerer& l, const Op& op, const std::vector<int64_t>& extents, Results* results) {
+  const Type& declared = op.result_types.empty() ? Type() : op.result_types[0];
+  if (declared.kind == Type::Kind::kTensor &&
+      (declared.dims.size() != 1 ||
+       (declared.dims[0] != Type::kDynamic && declared.dims[0] != static_cast<int64_t>(extents.size())))) {
+    return l.OpError(
+        op, fmt::format("{} gives {} extents, but its result type is {}", op.name, extents.size(), declared.text));
+  }
+  Literal literal(Shape::Array(PrimitiveType::kS64, {static_cast<int64_t>(extents.size())}));
+  for (size_t i = 0; i < extents.size(); ++i) literal.SetFromInt64(static_cast<int64_t>(i), extents[i]);
+  results->push_back(l.EmitConstant(std::move(literal)));
+  return true;
+}
+
+bool LowerShapeConstShape(Lowerer& l, const Op& op, Results* results) {
+  std::vector<int64_t> extents;
+  return l.GetI64List(op, "shape", &extents) && EmitExtents(l, op, extents, results);
+}
+
+bool LowerShapeOf(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> x;
+  if (!Operands(l, op, 1, &x)) return false;
+  if (!x[0]->shape().IsArray()) return l.Error(op.operands[0].pos, "shape.shape_of needs a tensor operand");
+  return EmitExtents(l, op, x[0]->shape().dimensions, results);
+}
+
+// The values of an extent tensor operand, which must be known while lowering.
+bool ExtentValues(Lowerer& l, const Op& op, size_t i, Instruction* x, std::vector<int64_t>* out) {
+  const Literal* value = x->shape().IsArray() && x->shape().rank() == 1 && IsIntegralType(x->shape().element_type)
+                             ? l.FoldConstant(x)
+                             : nullptr;
+  if (value == nullptr) {
+    return l.Error(op.operands[i].pos,
+                   fmt::format("{} needs an extent tensor known while lowering (static shapes)", op.name));
+  }
+  out->clear();
+  for (int64_t k = 0; k < value->element_count(); ++k) out->push_back(value->GetAsInt64(k));
+  return true;
+}
+
+bool LowerShapeToExtentTensor(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> x;
+  std::vector<int64_t> extents;
+  return Operands(l, op, 1, &x) && ExtentValues(l, op, 0, x[0], &extents) && EmitExtents(l, op, extents, results);
+}
+
+// numpy's rule: shapes align at their last dims; sizes must agree where neither is 1.
+bool LowerShapeBroadcast(Lowerer& l, const Op& op, Results* results) {
+  std::vector<Instruction*> x;
+  if (op.operands.empty() || !l.LookupOperands(op, &x)) {
+    return op.operands.empty() ? l.OpError(op, "shape.broadcast needs operands") : false;
+  }
+  std::vector<int64_t> result;
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<int64_t> extents;
+    if (!ExtentValues(l, op, i, x[i], &extents)) return false;
+    if (extents.size() > result.size()) result.insert(result.begin(), extents.size() - result.size(), 1);
+    const size_t offset = result.size() - extents.size();
+    for (size_t d = 0; d < extents.size(); ++d) {
+      int64_t& r = result[offset + d];
+      if (extents[d] == 1 || extents[d] == r) continue;
+      if (r != 1) {
+        return l.Error(op.operands[i].pos,
+                       fmt::format("shape.broadcast of incompatible extents {} and {}", r, extents[d]));
+      }
+      r = extents[d];
+    }
+  }
+  return EmitExtents(l, op, result, results);
+}
+
 }  // namespace
 
 void RegisterDialectOps(OpTable* table) {
@@ -608,6 +684,10 @@ void RegisterDialectOps(OpTable* table) {
   t["tensor.reshape"] = &LowerTensorReshape;
   t["tensor.concat"] = &LowerTensorConcat;
   t["tensor.extract_slice"] = &LowerTensorSlice;
+  t["shape.const_shape"] = &LowerShapeConstShape;
+  t["shape.shape_of"] = &LowerShapeOf;
+  t["shape.to_extent_tensor"] = &LowerShapeToExtentTensor;
+  t["shape.broadcast"] = &LowerShapeBroadcast;
   t["tensor.insert_slice"] = &LowerTensorSlice;
 }
 

@@ -370,6 +370,7 @@ void RegisterMiscOps(OpTable* table);         // lower_ops_misc.cc: collectives,
 void RegisterChloOps(OpTable* table);         // lower_chlo.cc
 void RegisterSdyOps(OpTable* table);          // lower_sdy.cc
 void RegisterDialectOps(OpTable* table);      // lower_dialect_ops.cc: arith, math, tensor
+void RegisterLegacyOps(OpTable* table);       // lower_legacy_ops.cc: einsum, unary_einsum, torch_index_select
 // The handler of an op ("mhlo." spellings find the stablehlo ones); nullptr for ops xlac does not lower.
 OpHandler FindOpHandler(std::string_view name);
 

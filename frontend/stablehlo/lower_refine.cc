@@ -304,7 +304,6 @@ std::string FormatShapeAssertionMessage(std::string_view message, const std::vec
 
 bool Lowerer::StartRefinement(const ModuleAst& ast, const Func** entry, FunctionSpecialization* spec) {
   *entry = nullptr;
-  if (options_.entry_argument_shapes.empty()) return true;
   // Only a module that needs it is refined: for any other the given shapes are the caller's business (xla-run checks
   // its inputs against the parameters itself).
   bool dynamic = false;
@@ -324,18 +323,28 @@ bool Lowerer::StartRefinement(const ModuleAst& ast, const Func** entry, Function
     if (!dynamic && f.has_body) walk(f.body);
   }
   if (!dynamic) return true;
-  refining_ = true;
   const Func* func = nullptr;
   if (auto it = funcs_.find("main"); it != funcs_.end() && it->second->has_body) {
     func = it->second;
-  } else {
-    std::vector<const Func*> roots = UncalledFunctions(ast);
-    if (roots.size() != 1) {
-      return Error(ast.pos, "shape refinement needs one entry function (@main, or the only function nothing calls)");
-    }
+  } else if (std::vector<const Func*> roots = UncalledFunctions(ast); roots.size() == 1) {
     func = roots[0];
   }
-  const std::vector<Shape>& given = options_.entry_argument_shapes;
+  // Without given shapes, a static entry signature gives them: the `?` are then inside (onnx-mlir broadcasts to
+  // tensor<?x?xf32> from constant extent tensors), and refining fills them in as XLA's stablehlo-refine-shapes does.
+  std::vector<Shape> declared_shapes;
+  if (options_.entry_argument_shapes.empty()) {
+    if (func == nullptr || SignatureHasUnboundedDims(*func)) return true;
+    for (const FuncArg& arg : func->args) {
+      declared_shapes.emplace_back();
+      if (!ToShape(arg.type, arg.pos, &declared_shapes.back())) return false;
+    }
+  }
+  refining_ = true;
+  if (func == nullptr) {
+    return Error(ast.pos, "shape refinement needs one entry function (@main, or the only function nothing calls)");
+  }
+  const std::vector<Shape>& given =
+      options_.entry_argument_shapes.empty() ? declared_shapes : options_.entry_argument_shapes;
   if (given.size() != func->args.size()) {
     return Error(func->name_pos,
                  fmt::format("@{} takes {} argument{}, but {} argument shape{} given to refine its dynamic dimensions",

@@ -456,6 +456,7 @@ const OpTable& Handlers() {
     RegisterChloOps(&t);
     RegisterSdyOps(&t);
     RegisterDialectOps(&t);
+    RegisterLegacyOps(&t);
     return t;
   }();
   return table;

@@ -366,6 +366,21 @@ bool Parser::ParseAttribute(AttrPtr* out, bool allow_type_suffix) {
           *out = std::move(attr);
           return true;
         }
+        // MLIR of 2022 (XLA's MHLO exports then, IREE's test inputs) quoted the body: #mhlo<"comparison_direction GT">.
+        if (kind() == Tok::kString) {
+          const std::string body = tok().str;
+          const size_t space = body.find(' ');
+          if (space != std::string::npos && space > 0 && space + 1 < body.size() &&
+              body.find(' ', space + 1) == std::string::npos) {
+            auto attr = NewAttr(Attr::Kind::kEnum, start);
+            attr->dialect = body.substr(0, space);
+            attr->str = body.substr(space + 1);
+            Next();
+            if (!Expect(Tok::kGreater, "to end the enum attribute")) return false;
+            *out = std::move(attr);
+            return true;
+          }
+        }
         return TokenError(fmt::format("expected '<category VALUE>' in #{}<...>, but found {}", name, DescribeToken()));
       }
       if (dialect == "sdy" && (mnemonic == "mesh" || mnemonic == "sharding" || mnemonic == "sharding_per_value")) {

@@ -1,9 +1,9 @@
-// Custom assembly of the arith, math and tensor ops that JAX and torch-mlir leave in StableHLO modules
-// (`arith.constant dense<1> : tensor<1xi64>`, `arith.cmpi slt, %a, %b : i64`, `arith.index_cast %i : index to i64`,
-// `tensor.extract %t[%i] : tensor<4xf32>`, `tensor.expand_shape %t [[0, 1]] output_shape [2, 3] : ... into ...`).
-// Grammar as in mlir/include/mlir/Dialect/{Arith,Math,Tensor}/IR/*Ops.td. Ops are normalized to their generic
-// attribute names (predicate, value, reassociation, static_offsets, ...) so the lowering (lower_dialect_ops.cc)
-// reads both forms the same way.
+// Custom assembly of the arith, math, tensor and shape ops that JAX, torch-mlir and onnx-mlir leave in StableHLO
+// modules (`arith.constant dense<1> : tensor<1xi64>`, `arith.cmpi slt, %a, %b : i64`, `arith.index_cast %i : index
+// to i64`, `tensor.extract %t[%i] : tensor<4xf32>`, `tensor.expand_shape %t [[0, 1]] output_shape [2, 3] : ... into
+// ...`, `shape.const_shape [2, 3] : tensor<2xindex>`). Grammar as in mlir/include/mlir/Dialect/*/IR/*Ops.td. Ops are
+// normalized to their generic attribute names (predicate, value, reassociation, static_offsets, ...) so the lowering
+// (lower_dialect_ops.cc) reads both forms the same way.
 #include <limits>
 
 #include "fmt/format.h"
@@ -308,6 +308,35 @@ bool Parser::ParseDialectOp(Op* op) {
       return false;
     }
     return Expect(Tok::kColon, "before the type of tensor.reshape") && ParseOpTypeSpec(op);
+  }
+  if (name == "shape.const_shape") {
+    // [2, 3] attr-dict : type   (onnx-mlir's ONNX -> StableHLO, mhlo-era exports)
+    const size_t at = pos();
+    std::vector<int64_t> extents;
+    if (!Expect(Tok::kLSquare, "to start the extents of shape.const_shape")) return false;
+    if (kind() != Tok::kRSquare) {
+      do {
+        extents.push_back(0);
+        if (!ParseInt64(&extents.back())) return false;
+      } while (Eat(Tok::kComma));
+    }
+    if (!Expect(Tok::kRSquare, "to end the extents of shape.const_shape") || !attr_dict()) return false;
+    op->attrs.push_back({"shape", i64_array(extents, at), at});
+    op->result_types.emplace_back();
+    return one_type(&op->result_types.back());
+  }
+  if (name == "shape.shape_of" || name == "shape.broadcast" || name == "shape.to_extent_tensor") {
+    // $operands attr-dict : type($operands) -> type($result)
+    if (!ParseOperandList(op) || !attr_dict()) return false;
+    std::vector<Type> types;
+    Type result;
+    if (!Expect(Tok::kColon, fmt::format("before the types of {}", name)) || !ParseTypeList(&types) ||
+        !Expect(Tok::kArrow, fmt::format("before the result type of {}", name)) || !ParseType(&result)) {
+      return false;
+    }
+    if (types.size() == op->operands.size()) op->operand_types = types;
+    op->result_types = {result};
+    return true;
   }
   // Other ops of these dialects: the generic pretty shape; the lowering names what it does not support.
   return ParsePrettyGeneric(op);

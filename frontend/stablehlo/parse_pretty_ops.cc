@@ -49,7 +49,7 @@ bool Parser::ParsePrettyOp(Op* op) {
   if (op->name == "chlo.scan") return ParseScanOp(op);
   if (op->name.rfind("sdy.", 0) == 0) return ParseSdyOp(op);
   if (op->name.rfind("arith.", 0) == 0 || op->name.rfind("math.", 0) == 0 || op->name.rfind("tensor.", 0) == 0 ||
-      op->name == "util.unfoldable_constant") {
+      op->name.rfind("shape.", 0) == 0 || op->name == "util.unfoldable_constant") {
     return ParseDialectOp(op);
   }
   return ParsePrettyGeneric(op);
