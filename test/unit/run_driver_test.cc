@@ -272,6 +272,23 @@ ENTRY e {
   EXPECT_TRUE(fs::exists(out_dir / "device_1" / "result_0.npy"));
 }
 
+// A partitioned run's devices' results are freed once the global result is assembled from them, unless --per-device
+// prints them: either way the outputs are i * i and compare with the interpreter's.
+TEST_F(RunDriverTest, PartitionedOutputsSurviveTheReferenceWithAndWithoutPerDevice) {
+  std::string file = Write("sq.hlo", R"(HloModule sq, num_partitions=2
+ENTRY e {
+  i = s32[4] iota(), iota_dimension=0, sharding={devices=[2]<=[2]}
+  ROOT r = s32[4] multiply(i, i), sharding={devices=[2]<=[2]}
+}
+)");
+  ASSERT_EQ(Run({file, "--check-against=interpreter"}), 0) << err_;
+  EXPECT_EQ(out_, "result_0 = s32[4]{0} {0, 1, 4, 9}\ncheck against the interpreter: 1 of 1 output match\n");
+  ASSERT_EQ(Run({file, "--check-against=interpreter", "--per-device"}), 0) << err_;
+  EXPECT_EQ(out_,
+            "device_0/result_0 = s32[2]{0} {0, 1}\ndevice_1/result_0 = s32[2]{0} {4, 9}\n"
+            "check against the interpreter: 1 of 1 output match\n");
+}
+
 TEST_F(RunDriverTest, RuntimeErrorsExitOneWithoutOutputs) {
   std::string file = Write("cc.hlo", R"(HloModule m
 ENTRY e {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "codegen/jit.h"
@@ -269,7 +270,7 @@ TEST(EstimateRunMemoryTest, PartsOfTheLargerPhase) {
   EXPECT_EQ(EstimateRunMemory(plan, 0).total, std::max(exact.total, interpreter.total + 64 * 256 * 4));
   // The default mode's check then runs the f64 reference beside the interpreter's result: the module promoted to f64
   // (its values twice the f32 ones, its arguments widened by converts) replaces the interpreter's peak.
-  plan.f64_reference = true;
+  plan.reference = ReferenceChoice::kF64;
   absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(*module);
   ASSERT_TRUE(promoted.ok()) << promoted.status();
   const int64_t reference64_peak = InterpreterPeakBytes(**promoted);
@@ -280,17 +281,22 @@ TEST(EstimateRunMemoryTest, PartsOfTheLargerPhase) {
   // parameters, constants, the JIT's results, the interpreter's results, the reference's constants, its peak
   EXPECT_EQ(with_reference.total,
             interpreter.total - InterpreterPeakBytes(*module) + 64 * 256 * 4 + 64 * 256 * 4 + reference64_peak);
-  plan.f64_reference = false;
+  plan.reference = ReferenceChoice::kNone;
   // CheckRunMemory asks for it exactly when xla-run computes it: the default mode, no explicit tolerance.
   RunOptions options;
   options.check_against = "interpreter";
   options.num_partitions = 1;  // the plan's one device
   options.memory_limit = with_reference.total - 1;
   EXPECT_FALSE(CheckRunMemory(options, *module, module.get(), false, 1).ok());
-  // xla-run's call: the run goes ahead without the reference (the fixed rule compares).
-  bool drop_reference64 = false;
-  EXPECT_TRUE(CheckRunMemory(options, *module, module.get(), false, 1, &drop_reference64).ok());
-  EXPECT_TRUE(drop_reference64);
+  // xla-run's call: the run goes ahead without the reference (an f32 output has no f32 reference: the fixed rule
+  // compares).
+  ReferenceChoice reference = ReferenceChoice::kF64;
+  EXPECT_TRUE(CheckRunMemory(options, *module, module.get(), false, 1, &reference).ok());
+  EXPECT_EQ(reference, ReferenceChoice::kNone);
+  options.memory_limit = with_reference.total;
+  EXPECT_TRUE(CheckRunMemory(options, *module, module.get(), false, 1, &reference).ok());
+  EXPECT_EQ(reference, ReferenceChoice::kF64);
+  options.memory_limit = with_reference.total - 1;
   options.fixed_tolerance = true;
   EXPECT_TRUE(CheckRunMemory(options, *module, module.get(), false, 1).ok());
 
@@ -350,6 +356,16 @@ TEST(EstimateRunMemoryTest, PartitionedRunsCountEveryDevicesShards) {
   RunMemoryEstimate checked = EstimateRunMemory(plan, 0);
   ASSERT_EQ(checked.parts.back().what, "interpreter") << checked.ToString();
   EXPECT_EQ(checked.ToString().find("parameter shards"), std::string::npos) << checked.ToString();
+  // The devices' results (4 x 16 KiB) are freed once the global result (64 KiB) is assembled from them, unless they
+  // are the outputs (--per-device).
+  ASSERT_EQ(checked.parts[checked.parts.size() - 2].what, "results") << checked.ToString();
+  EXPECT_EQ(checked.parts[checked.parts.size() - 2].bytes, 64 * 256 * 4);
+  plan.per_device_outputs = true;
+  RunMemoryEstimate kept = EstimateRunMemory(plan, 0);
+  ASSERT_EQ(kept.parts[kept.parts.size() - 2].what, "results") << kept.ToString();
+  EXPECT_EQ(kept.parts[kept.parts.size() - 2].bytes, 4 * 16 * 256 * 4 + 64 * 256 * 4);
+  EXPECT_EQ(kept.total, checked.total + 4 * 16 * 256 * 4);
+  plan.per_device_outputs = false;
   plan.per_device_reference = true;
   RunMemoryEstimate per_device = EstimateRunMemory(plan, 0);
   EXPECT_NE(per_device.ToString().find("parameter shards 4 x 16 KiB"), std::string::npos) << per_device.ToString();
@@ -381,7 +397,7 @@ TEST(EstimateRunMemoryTest, ManualRegionsRunTheReferencesOnEveryDevice) {
   plan.partitioned = true;
   plan.devices = plan.local_devices = 4;
   plan.check_against = true;
-  plan.f64_reference = true;
+  plan.reference = ReferenceChoice::kF64;
   absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(*shard_map);
   ASSERT_TRUE(promoted.ok()) << promoted.status();
   const int64_t peak64 = InterpreterPeakBytes(**promoted);
@@ -402,6 +418,83 @@ TEST(EstimateRunMemoryTest, ManualRegionsRunTheReferencesOnEveryDevice) {
   EXPECT_FALSE(CheckRunMemory(options, *shard_map, shard_map.get(), true, 1).ok());
   options.memory_limit = per_device.total;
   EXPECT_TRUE(CheckRunMemory(options, *shard_map, shard_map.get(), true, 1).ok());
+}
+
+// bf16 values: the interpreter holds m and t (8 KiB each); the f32 reference widens a and b by converts (16 KiB
+// each) and holds them, m and t in f32 (48 KiB at the multiply); the f64 reference the same in f64 (96 KiB).
+constexpr char kBf16[] = R"(HloModule b
+ENTRY e {
+  a = bf16[64,64] parameter(0)
+  b = bf16[64,64] parameter(1)
+  m = bf16[64,64] multiply(a, b)
+  ROOT t = bf16[64,64] tanh(m)
+}
+)";
+
+TEST(CheckRunMemoryTest, ChoosesTheWidestReferenceThatFits) {
+  std::unique_ptr<Module> module = Parse(kBf16);
+  ASSERT_NE(module, nullptr);
+  constexpr int64_t kKiB = 1024;
+  // Parameters 16 KiB and the JIT's 8 KiB result in every phase after the JIT's; then the interpreter's 16 KiB
+  // peak, or its 8 KiB result beside the f32 reference's 48 KiB or the f64 reference's 96 KiB.
+  const int64_t interpreter = (16 + 8 + 16) * kKiB;
+  const int64_t with_f32 = (16 + 8 + 8 + 48) * kKiB;
+  const int64_t with_f64 = (16 + 8 + 8 + 96) * kKiB;
+  RunOptions options;
+  options.check_against = "interpreter";
+  auto choose = [&](int64_t limit) -> std::optional<ReferenceChoice> {
+    options.memory_limit = limit;
+    ReferenceChoice reference = ReferenceChoice::kF64;
+    absl::Status fits = CheckRunMemory(options, *module, module.get(), false, 1, &reference);
+    if (!fits.ok()) {
+      EXPECT_TRUE(absl::IsResourceExhausted(fits)) << fits;
+      return std::nullopt;
+    }
+    return reference;
+  };
+  EXPECT_EQ(choose(with_f64), ReferenceChoice::kF64);
+  EXPECT_EQ(choose(with_f64 - 1), ReferenceChoice::kF32);
+  EXPECT_EQ(choose(with_f32), ReferenceChoice::kF32);
+  EXPECT_EQ(choose(with_f32 - 1), ReferenceChoice::kNone);
+  EXPECT_EQ(choose(interpreter), ReferenceChoice::kNone);
+  EXPECT_EQ(choose(interpreter - 1), std::nullopt);
+  // Refused, the run is named without a reference: that is what does not fit.
+  options.memory_limit = interpreter - 1;
+  ReferenceChoice unused = ReferenceChoice::kF64;
+  absl::Status refused = CheckRunMemory(options, *module, module.get(), false, 1, &unused);
+  EXPECT_NE(refused.message().find("this run needs 40 KiB (parameters 16 KiB, results 8 KiB, interpreter 16 KiB)"),
+            std::string_view::npos)
+      << refused;
+  // Without the out-parameter the first choice must fit.
+  options.memory_limit = with_f64 - 1;
+  refused = CheckRunMemory(options, *module, module.get(), false, 1);
+  EXPECT_NE(refused.message().find("this run needs 128 KiB ("), std::string_view::npos) << refused;
+  EXPECT_NE(refused.message().find("f64 reference 96 KiB"), std::string_view::npos) << refused;
+  // --reference-type=f32 plans the f32 reference alone.
+  options.reference_f32 = true;
+  EXPECT_EQ(choose(with_f32), ReferenceChoice::kF32);
+  EXPECT_EQ(choose(with_f32 - 1), ReferenceChoice::kNone);
+  options.memory_limit = with_f32 - 1;
+  refused = CheckRunMemory(options, *module, module.get(), false, 1);
+  EXPECT_NE(refused.message().find("f32 reference 48 KiB"), std::string_view::npos) << refused;
+  options.reference_f32 = false;
+  // No reference to choose: --tolerance=fixed, or no limit (the first choice stands).
+  options.fixed_tolerance = true;
+  EXPECT_EQ(choose(interpreter), ReferenceChoice::kNone);
+  options.fixed_tolerance = false;
+  EXPECT_EQ(choose(kNoMemoryLimit), ReferenceChoice::kF64);
+  // f32 outputs gain nothing from an f32 reference: without room for the f64 one, none.
+  std::unique_ptr<Module> f32 = Parse(kSharded);
+  ASSERT_NE(f32, nullptr);
+  RunMemoryPlan plan;
+  plan.module = plan.run_module = f32.get();
+  plan.check_against = true;
+  plan.reference = ReferenceChoice::kF64;
+  options.num_partitions = 1;
+  options.memory_limit = EstimateRunMemory(plan, 0).total - 1;
+  ReferenceChoice reference = ReferenceChoice::kF64;
+  ASSERT_TRUE(CheckRunMemory(options, *f32, f32.get(), false, 1, &reference).ok());
+  EXPECT_EQ(reference, ReferenceChoice::kNone);
 }
 
 TEST(RunMemoryErrorTest, NamesTheLimitAndHowToOverrideIt) {

@@ -256,43 +256,6 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   return results;
 }
 
-// Whether the run fits with the f32 reference in place of the f64 one CheckRunMemory dropped (its estimate knows only
-// the f64 one): the same plan, the f64 reference's peak replaced by the f32-promoted module's. The rest of the
-// reference's phase (the interpreter's results, the constants) is the same for both. Mirrors CheckRunMemory's plan.
-bool Reference32Fits(const RunOptions& options, const Module& module, const Module& run_module, bool partitioned,
-                     int64_t processes) {
-  const bool from_flag = options.memory_limit.has_value();
-  const int64_t available = options.memory_limit.value_or(options.host_available_memory);
-  if (available < 0) return true;
-  const int64_t limit = from_flag ? available : PlannableHostMemory(available);
-  RunMemoryPlan plan;
-  plan.module = &module;
-  plan.run_module = &run_module;
-  plan.partitioned = partitioned;
-  plan.replicas = std::max<int64_t>(1, options.num_replicas > 0 ? options.num_replicas : module.config().replica_count);
-  plan.devices = plan.replicas * std::max<int64_t>(1, options.num_partitions > 0 ? options.num_partitions
-                                                                                 : module.config().num_partitions);
-  plan.local_devices = processes > 1 && plan.devices % processes == 0 ? plan.devices / processes : plan.devices;
-  plan.jit = options.backend == "jit";
-  plan.check_against = true;
-  plan.f64_reference = true;
-  plan.per_device_reference = partitioned && HasManualRegions(module);
-  plan.global_arguments = true;
-  plan.compile.exact = options.exact;
-  plan.compile.tpu_numerics = options.tpu_numerics;
-  const RunMemoryEstimate estimate = EstimateRunMemory(plan, limit);
-  absl::StatusOr<std::unique_ptr<Module>> promoted =
-      PromoteFloats(plan.per_device_reference ? run_module : module, PrimitiveType::kF32);
-  if (!promoted.ok()) return false;
-  // The run fits without the f64 reference, so the largest phase is the reference's.
-  for (const RunMemoryEstimate::Part& part : estimate.parts) {
-    if (part.what != "f64 reference") continue;
-    const int64_t f32_peak = InterpreterPeakBytes(**promoted);
-    return estimate.total - part.count * part.bytes + part.count * f32_peak <= limit;
-  }
-  return false;
-}
-
 // --metrics and --trace, after the run: the report to `out`, the trace file.
 bool ReportObservations(const RunOptions& options, const CompileObserver& observer, const JitObservation& observation,
                         std::string_view input_name, std::ostream& out, std::ostream& err) {
@@ -493,10 +456,10 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     }
   }
   // A run that fits only without the f64 reference (a large bf16 program's reference holds four times its values)
-  // runs, and its outputs are compared by the fixed rule.
-  bool drop_reference64 = false;
+  // runs with the f32 one when that fits, else without one (the fixed rule compares).
+  ReferenceChoice reference_fit = ReferenceChoice::kF64;
   if (absl::Status fits = CheckRunMemory(options, *module, &run_module, partitioned_module != nullptr,
-                                         mpi ? mpi->count : 1, &drop_reference64);
+                                         mpi ? mpi->count : 1, &reference_fit);
       !fits.ok()) {
     err << input_name << ": error: " << fits.message() << "\n";
     return 1;
@@ -648,14 +611,23 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     }
     return assembled;
   };
-  std::vector<Literal> shards;
+  // The parameter shards are only read again by a reference that runs the partitioned program device by device;
+  // otherwise their bytes go before the assembled results and the reference's values come (the memory check counts
+  // them so: run_memory.h).
+  if (partitioned_module && !HasManualRegions(*module)) {
+    device_args.clear();
+    device_args.shrink_to_fit();
+  }
+  std::vector<Literal> shards;  // the devices' results, kept only as --per-device's outputs
   if (partitioned_module) {
-    shards = *std::move(results);
-    results = assemble(shards, module->entry_computation()->root()->shape());
+    std::vector<Literal> device_results = *std::move(results);
+    results = assemble(device_results, module->entry_computation()->root()->shape());
     if (!results.ok()) {
       err << input_name << ": error: cannot assemble the result: " << results.status().message() << "\n";
       return 1;
     }
+    // Otherwise they go before the references run (4.2 GiB for a 32-device Llama-70B layer).
+    if (options.per_device) shards = std::move(device_results);
   }
   // The reference runs before anything is printed or written, so its failure leaves no outputs behind. Its own
   // checks are not reported: only the backend under test's are. A partitioned program is compared with the
@@ -664,12 +636,6 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   // partitioned program device by device and its shards are assembled like the JIT's.
   std::optional<std::vector<Literal>> reference;
   std::string reference_name = "the interpreter";
-  // The shards are only read again by a reference that runs the partitioned program device by device; otherwise
-  // their bytes go before the reference's values come (the memory check counts them so: run_memory.h).
-  if (partitioned_module && !HasManualRegions(*module)) {
-    device_args.clear();
-    device_args.shrink_to_fit();
-  }
 #if defined(__GLIBC__)
   // The JIT's buffers are free by now, but xla-run keeps freed memory in its heap (tools/xla-run/main.cc), where the
   // reference's values, allocated by other threads in other sizes, reuse it only in part: without handing the pages
@@ -778,10 +744,10 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
       out << "note: no f32 reference (no output is narrower than f32): the fixed per-element rule applies\n";
     } else if (want_reference64) {
       // Why the f64 reference is missing (empty: it was not tried, or it was built).
-      std::string no_f64 =
-          drop_reference64 && !options.reference_f32 ? "it does not fit in the memory limit beside the run" : "";
+      const std::string does_not_fit = "it does not fit in the memory limit beside the run";
+      std::string no_f64 = !options.reference_f32 && reference_fit != ReferenceChoice::kF64 ? does_not_fit : "";
       absl::StatusOr<std::vector<Literal>> promoted = absl::UnknownError("");
-      if (!options.reference_f32 && !drop_reference64) {
+      if (!options.reference_f32 && reference_fit == ReferenceChoice::kF64) {
         promoted = evaluate_reference(PrimitiveType::kF64);
         if (!promoted.ok()) no_f64 = std::string(promoted.status().message());
       }
@@ -789,9 +755,10 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
       std::string no_f32;
       if ((options.reference_f32 || !no_f64.empty()) && f32_judges) {
         reference_type = PrimitiveType::kF32;
-        if (drop_reference64 &&
-            !Reference32Fits(options, *module, run_module, partitioned_module != nullptr, mpi ? mpi->count : 1)) {
-          no_f32 = "it does not fit either";
+        // The memory check chose (CheckRunMemory): an f64 reference that fit but could not be built leaves the f32
+        // one unchecked, its values half the f64 one's.
+        if (reference_fit == ReferenceChoice::kNone) {
+          no_f32 = no_f64.empty() ? does_not_fit : "it does not fit either";
         } else {
           promoted = evaluate_reference(PrimitiveType::kF32);
           if (!promoted.ok()) no_f32 = std::string(promoted.status().message());

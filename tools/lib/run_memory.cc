@@ -446,33 +446,38 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
   // The partitioned program is a copy of the module with constants of its own.
   const int64_t module_constants = Add(constants, plan.partitioned ? ConstantBytes(run) : 0);
   // Every device's result (the JIT returns zero-filled ones for other processes' devices), then the global results
-  // assembled from them, which the reference interpreter runs beside.
+  // assembled from them, which the references run beside. Once assembled, the devices' results go unless they are
+  // the outputs (--per-device); unpartitioned, they are the outputs.
   const int64_t device_results = Mul(plan.devices, ShapeBytes(run.entry_computation()->root()->shape()));
   const int64_t assembled = plan.partitioned ? Mul(plan.replicas, global_result) : 0;
+  const int64_t kept_results =
+      plan.partitioned && !plan.per_device_outputs ? assembled : Add(device_results, assembled);
 
-  std::vector<Part> interpreter_phase, reference64_phase;
+  std::vector<Part> interpreter_phase, reference_phase;
   if (!plan.jit || plan.check_against) {
     interpreter_phase = common;  // the reference reads the global arguments the run built, without a copy
     // After a JIT run the shards are freed unless the reference runs the partitioned program device by device.
     if (plan.jit && plan.partitioned && !plan.per_device_reference)
       interpreter_phase.erase(interpreter_phase.end() - 1);
     interpreter_phase.push_back({"constants", 1, module_constants});
-    if (plan.jit) interpreter_phase.push_back({"results", 1, Add(device_results, assembled)});
+    if (plan.jit) interpreter_phase.push_back({"results", 1, kept_results});
     // The reference evaluates the unpartitioned module on one partition per replica, or with manual regions the
     // partitioned program on every device (all of them live at once: their collectives meet).
     const bool whole_module = plan.jit && !(plan.partitioned && plan.per_device_reference);
     const Module& evaluated = whole_module ? module : run;
     const int64_t devices = whole_module && plan.partitioned ? plan.replicas : plan.devices;
     interpreter_phase.push_back({"interpreter", devices, InterpreterPeakBytes(evaluated)});
-    if (plan.f64_reference) {
+    if (plan.reference != ReferenceChoice::kNone) {
       // The same module promoted (a copy: its constants again) runs on the same devices, beside the interpreter's
-      // results. A module the promotion rejects gets no reference (the fixed rule applies), so no phase.
-      if (absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteToF64(evaluated); promoted.ok()) {
-        reference64_phase = interpreter_phase;
-        reference64_phase.back() = {"interpreter results", 1,
-                                    Mul(devices, ShapeBytes(evaluated.entry_computation()->root()->shape()))};
-        reference64_phase.push_back({"f64 reference constants", 1, ConstantBytes(evaluated)});
-        reference64_phase.push_back({"f64 reference", devices, InterpreterPeakBytes(**promoted)});
+      // results. A module the promotion rejects gets no reference (xla-run says why), so no phase.
+      const PrimitiveType type = plan.reference == ReferenceChoice::kF64 ? PrimitiveType::kF64 : PrimitiveType::kF32;
+      if (absl::StatusOr<std::unique_ptr<Module>> promoted = PromoteFloats(evaluated, type); promoted.ok()) {
+        const std::string name = fmt::format("{} reference", PrimitiveTypeName(type));
+        reference_phase = interpreter_phase;
+        reference_phase.back() = {"interpreter results", 1,
+                                  Mul(devices, ShapeBytes(evaluated.entry_computation()->root()->shape()))};
+        reference_phase.push_back({name + " constants", 1, ConstantBytes(evaluated)});
+        reference_phase.push_back({name, devices, InterpreterPeakBytes(**promoted)});
       }
     }
   }
@@ -487,7 +492,7 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
     int64_t per_device = bound;
     estimate.buffers_bounded = true;
     if (Add(fixed, Mul(plan.local_devices, bound)) > fits_within || sum(interpreter_phase) > fits_within ||
-        sum(reference64_phase) > fits_within) {
+        sum(reference_phase) > fits_within) {
       codegen::CompileOptions compile = plan.compile;
       compile.verify_each_pass = false;  // the module verified; this only sizes its buffers
       compile.buffers.result_allocations = true;
@@ -518,7 +523,7 @@ RunMemoryEstimate EstimateRunMemory(const RunMemoryPlan& plan, int64_t fits_with
     }
     jit_phase.push_back({"per-device buffers", plan.local_devices, per_device});
   }
-  for (const std::vector<Part>* phase : {&jit_phase, &interpreter_phase, &reference64_phase}) {
+  for (const std::vector<Part>* phase : {&jit_phase, &interpreter_phase, &reference_phase}) {
     if (estimate.parts.empty() || sum(*phase) > estimate.total) {
       estimate.parts = *phase;
       estimate.total = sum(*phase);
@@ -538,7 +543,21 @@ std::string RunMemoryError(const RunMemoryEstimate& estimate, int64_t limit, boo
 }
 
 absl::Status CheckRunMemory(const RunOptions& options, const Module& module, const Module* run_module, bool partitioned,
-                            int64_t processes, bool* drop_reference64) {
+                            int64_t processes, ReferenceChoice* reference) {
+  // The reference RunModule tries first: the conditions under which it computes one (the default mode's relative
+  // rule), and --reference-type.
+  const Shape& result_shape = module.entry_computation()->root()->shape();
+  const bool f32_judges = JudgedByRelativeRule(result_shape, PrimitiveType::kF32);
+  ReferenceChoice first = ReferenceChoice::kNone;
+  if (!options.check_against.empty() && !options.exact && !options.tolerance_given && !options.fixed_tolerance &&
+      JudgedByRelativeRule(result_shape)) {
+    if (!options.reference_f32) {
+      first = ReferenceChoice::kF64;
+    } else if (f32_judges) {
+      first = ReferenceChoice::kF32;
+    }
+  }
+  if (reference != nullptr) *reference = first;
   const bool from_flag = options.memory_limit.has_value();
   const int64_t available = options.memory_limit.value_or(options.host_available_memory);
   if (available < 0) return absl::OkStatus();
@@ -557,24 +576,25 @@ absl::Status CheckRunMemory(const RunOptions& options, const Module& module, con
   plan.local_devices = processes > 1 && plan.devices % processes == 0 ? plan.devices / processes : plan.devices;
   plan.jit = options.backend == "jit";
   plan.check_against = !options.check_against.empty();
-  // The condition under which RunModule computes the f64 reference (the default mode's relative rule).
-  plan.f64_reference = plan.check_against && !options.exact && !options.tolerance_given && !options.fixed_tolerance &&
-                       JudgedByRelativeRule(module.entry_computation()->root()->shape());
   plan.per_device_reference = partitioned && run_module != nullptr && HasManualRegions(module);
+  plan.per_device_outputs = options.per_device;
   plan.global_arguments = options.input_shards.empty() || plan.check_against;
   plan.compile.exact = options.exact;
   plan.compile.tpu_numerics = options.tpu_numerics;
-  RunMemoryEstimate estimate = EstimateRunMemory(plan, limit);
-  if (estimate.total <= limit) return absl::OkStatus();
-  if (plan.f64_reference && drop_reference64 != nullptr) {
-    // The reference is dropped before the run is refused, so the run without it is what does not fit.
-    plan.f64_reference = false;
+  // Widest first: each candidate's reference phase is smaller than the one before, the other phases the same.
+  std::vector<ReferenceChoice> candidates = {first};
+  if (reference != nullptr && first == ReferenceChoice::kF64 && f32_judges) candidates.push_back(ReferenceChoice::kF32);
+  if (reference != nullptr && first != ReferenceChoice::kNone) candidates.push_back(ReferenceChoice::kNone);
+  RunMemoryEstimate estimate;
+  for (ReferenceChoice candidate : candidates) {
+    plan.reference = candidate;
     estimate = EstimateRunMemory(plan, limit);
     if (estimate.total <= limit) {
-      *drop_reference64 = true;
+      if (reference != nullptr) *reference = candidate;
       return absl::OkStatus();
     }
   }
+  // The error names the run without a reference when one could have been dropped: that is what does not fit.
   return absl::ResourceExhaustedError(RunMemoryError(estimate, available, from_flag));
 }
 

@@ -33,9 +33,13 @@ int64_t HostAvailableMemory(std::string_view proc_root = "/proc", std::string_vi
 // at most interp::kGemmPackBudget bytes).
 int64_t InterpreterPeakBytes(const Module& module);
 
+// The reference the default mode's --check-against judges against (run_compare.h, EvaluateReference): the module
+// promoted to f64, or to f32 (for outputs narrower than f32 only), or none (the fixed rule compares).
+enum class ReferenceChoice { kF64, kF32, kNone };
+
 // What a run holds in memory at once. A run has phases that never overlap: the compiled program running (its
 // per-device buffers), the interpreter running (--backend=interpreter, or --check-against's reference after the
-// compiled program is freed) and, for the default mode's --check-against, the f64 reference running after the
+// compiled program is freed) and, for the default mode's --check-against, the f64 or f32 reference running after the
 // interpreter. `total` is the largest; `parts` are that phase's components.
 struct RunMemoryEstimate {
   struct Part {
@@ -65,13 +69,16 @@ struct RunMemoryPlan {
   int64_t local_devices = 1;   // devices this process runs (fewer under MPI)
   bool jit = true;             // else the interpreter is the backend
   bool check_against = false;  // --check-against=interpreter: the interpreter runs `module` afterwards
-  // ... and then the f64 reference (run_compare.h, EvaluateF64Reference): the default mode's --check-against of a
-  // program with an output the relative rule judges. It runs `module` promoted to f64 while the interpreter's results
-  // are kept, so its values are 2x (f32) to 4x (bf16) the interpreter's.
-  bool f64_reference = false;
+  // ... and then the default mode's reference (run_compare.h, EvaluateReference), kF64 or kF32. It runs `module`
+  // promoted while the interpreter's results are kept, so its values are up to 2x (f32) or 4x (bf16) the
+  // interpreter's for f64, up to 2x (bf16) for f32.
+  ReferenceChoice reference = ReferenceChoice::kNone;
   // The references run `run_module` on every device rather than `module` on one partition per replica (a
   // partitioned module with manual regions, HasManualRegions).
   bool per_device_reference = false;
+  // --per-device: a partitioned run's outputs are the devices' results, so they stay beside the assembled global
+  // results through the references; otherwise they are freed once assembled.
+  bool per_device_outputs = false;
   bool global_arguments = true;     // the global arguments are built (not --input-shards alone)
   codegen::CompileOptions compile;  // the JIT's options, for its buffer assignment
 };
@@ -94,9 +101,17 @@ std::string RunMemoryError(const RunMemoryEstimate& estimate, int64_t limit, boo
 // constants get values: arguments, constants and results only, and only when the module has elided constants) against
 // options.memory_limit, or else options.host_available_memory: OK when it fits or no limit applies
 // (--memory-limit=none, nothing known), else ResourceExhausted carrying RunMemoryError. `processes`: the MPI processes
-// the devices are split over. With `drop_reference64`, a run that fits only without the default mode's f64 reference
-// is OK and sets it (the comparison then takes the fixed rule), rather than refused.
+// the devices are split over.
+//
+// The default mode's --check-against (no --exact, --tolerance or explicit tolerance, an output the relative rule
+// judges) computes a reference, first the f64 one (the f32 one with --reference-type=f32, when an output is narrower
+// than f32; none otherwise). Without `reference` the run must fit with that one. With `reference` the reference is
+// chosen here and *reference says which: the f64 one when the run fits with it; else the f32 one (the module
+// promoted to f32, about half the f64 one's values) when an output is narrower than f32 (the only ones it judges)
+// and the run fits with it; else kNone (the fixed rule compares). The run is refused only when it does not fit
+// without a reference. A run that computes no reference gets kNone; one that no limit applies to, the first choice.
+// A module the promotion rejects counts no reference: xla-run then reports why when it builds it.
 absl::Status CheckRunMemory(const RunOptions& options, const Module& module, const Module* run_module, bool partitioned,
-                            int64_t processes, bool* drop_reference64 = nullptr);
+                            int64_t processes, ReferenceChoice* reference = nullptr);
 
 }  // namespace xlac
