@@ -18,6 +18,7 @@
 #include "ir/primitive_type.h"
 #include "ir/status_macros.h"
 #include "passes/gpu_library_calls.h"
+#include "passes/jaxlib_calls.h"
 #include "passes/replace_call.h"
 
 namespace xlac {
@@ -192,12 +193,27 @@ Instruction* Results(Builder& b, const Instruction& call, const std::vector<Inst
 struct LapackTarget {
   std::string routine;
   bool complex = false;
+  // cuSOLVER / hipSOLVER's typed-FFI calls of JAX's GPU exports (cusolver_<routine>_ffi, hipsolver_<routine>_ffi):
+  // LAPACK's signatures, the type taken from the operand and the triangle as `lower = true`.
+  bool gpu = false;
 };
 
 std::optional<LapackTarget> ParseLapackTarget(std::string_view target) {
   static constexpr std::string_view kRoutines[] = {"potrf", "trsm",  "getrf", "geqrf", "orgqr",
                                                    "ungqr", "syevd", "heevd", "gesdd", "gtsv",
                                                    "gehrd", "sytrd", "hetrd", "geev",  "gees"};
+  for (std::string_view prefix : {"cusolver_", "hipsolver_"}) {
+    static constexpr std::string_view kGpuRoutines[] = {"potrf", "getrf", "geqrf", "orgqr", "syevd", "sytrd"};
+    if (target.substr(0, prefix.size()) != prefix || target.size() < prefix.size() + 4 ||
+        target.substr(target.size() - 4) != "_ffi") {
+      continue;
+    }
+    const std::string_view routine = target.substr(prefix.size(), target.size() - prefix.size() - 4);
+    for (std::string_view r : kGpuRoutines) {
+      if (routine == r) return LapackTarget{std::string(r), false, true};
+    }
+    return std::nullopt;
+  }
   const bool blas = target.substr(0, 5) == "blas_";
   if (!blas && target.substr(0, 7) != "lapack_") return std::nullopt;
   std::string_view rest = target.substr(blas ? 5 : 7);
@@ -218,7 +234,7 @@ struct LapackCall {
   std::vector<Instruction*> args;  // the FFI operands
   std::vector<Shape> results;      // the FFI results the call has, in FFI order
   std::vector<size_t> slots;       // results[i] is the call's result leaf slots[i]
-  bool legacy = false;             // attributes from the legacy descriptor operands:
+  bool legacy = false;             // attributes from `attrs` (the legacy descriptor operands, the GPU flags):
   std::map<std::string, int64_t, std::less<>> attrs;
 
   // An attribute (`key = 76 : ui8` in the FFI backend_config), as an integer.
@@ -702,6 +718,12 @@ absl::StatusOr<Instruction*> RewriteLapack(Module& module, Computation& comp, In
   } else {
     lc = FfiCall(call);
   }
+  if (t.gpu && (t.routine == "potrf" || t.routine == "syevd" || t.routine == "sytrd")) {
+    const std::optional<int64_t> lower = ConfigInt(*call, "lower");
+    if (!lower.has_value()) return CallError(*call, "needs lower = true or false, as jaxlib's GPU solver calls");
+    lc.legacy = true;
+    lc.attrs["uplo"] = *lower != 0 ? 'L' : 'U';
+  }
   const std::string& r = t.routine;
   if (r == "potrf") return Potrf(module, comp, lc);
   if (r == "trsm") return Trsm(module, comp, lc);
@@ -825,6 +847,7 @@ absl::StatusOr<Instruction*> RewriteCall(Module& module, Computation& comp, Inst
   if (target == "ApproxTopK") return ApproxTopK(module, comp, inst);
   if (IsThreefryTarget(target)) return Threefry(module, comp, inst);
   if (IsGpuLibraryTarget(target)) return RewriteGpuLibraryCall(module, comp, inst);
+  if (IsJaxlibTarget(target)) return RewriteJaxlibCall(module, comp, inst);
   return nullptr;
 }
 

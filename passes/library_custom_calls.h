@@ -29,12 +29,18 @@
 //    (batch, n, jobvl, jobvr, a); gees (batch, n, jobvs, sort, a)) and workspaces among the results: rewritten as
 //    the typed-FFI form, the flags read from the descriptors, which must be constants. The same names with the
 //    typed-FFI operands (jaxlib of mid-2024) are the typed-FFI form.
+//  - the same routines as JAX's GPU exports call cuSOLVER / hipSOLVER through the typed FFI:
+//    {cusolver,hipsolver}_{potrf,getrf,geqrf,orgqr,syevd,sytrd}_ffi, with LAPACK's signatures (column-major buffers,
+//    1-based ipiv), the element type from the operand and the triangle as `lower = true` (syevd's `algorithm`
+//    chooses only how cuSOLVER computes the same decomposition).
 // And XLA's ApproxTopK {top_k, reduction_dim} (inputs..., inits...) with a comparator, as XLA runs it off TPU: an
 // exact top-k, a stable sort by the comparator and a slice of the first top_k.
 // And jax.random's Threefry-2x32 as JAX's GPU exports call it (cu_threefry2x32_ffi, hip_threefry2x32_ffi):
 // (k0, k1, x0, x1) -> (y0, y1), u32, computed in HLO as JAX does elsewhere.
 // And XLA:GPU's cuBLAS and cuDNN calls of after-optimization GPU dumps (__cublas$gemm, __cublas$lt$matmul,
 // __cudnn$conv*), as the HLO dot and convolution they compute: gpu_library_calls.h.
+// And jaxlib's CPU FFT (ducc_fft, dynamic_ducc_fft: JAX's jnp.fft exports of 2023) as HLO fft, and the GPU
+// lu_pivots_to_permutation (cu_, hip_, cuda_) as a while loop of swaps: jaxlib_calls.h.
 // Preconditions: a verified module. A call with these targets but another signature is an error at the call.
 #pragma once
 
