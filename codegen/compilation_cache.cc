@@ -236,6 +236,16 @@ int FindBuildId(struct dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
+// Whether the module draws from the stateful rng streams, whose seed is a constant of its code.
+bool HasStatefulRng(const Module& module) {
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() == Opcode::kRng) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 CacheKeyComponents CompileCacheKey(const Module& module, const CompileOptions& c, const TargetInfo& target) {
@@ -261,6 +271,8 @@ CacheKeyComponents CompileCacheKey(const Module& module, const CompileOptions& c
   };
   // C++ kernels linked into the program (their sources, includes, Clang version): only programs that have them.
   if (!c.kernel_fingerprint.empty()) key.emplace_back("kernels", c.kernel_fingerprint);
+  // The stateful rng's seed: only programs that draw from it.
+  if (HasStatefulRng(module)) key.emplace_back("rng_seed", std::to_string(c.rng_seed));
   return key;
 }
 

@@ -58,6 +58,9 @@ struct CodegenOptions {
   // the control flow it runs (runtime/cpu/xlac_runtime_trace.h), for --trace and per-core kernel time. Off: no
   // call is emitted, so untraced code pays nothing.
   bool trace_kernels = false;
+  // The seed of the stateful `rng` op's streams (interp::InterpreterOptions::seed, whose streams the compiled code
+  // reproduces: xla-run passes its --seed to both). A constant of the code.
+  uint64_t rng_seed = 42;
   // Entry results of at least this many bytes that one loop writes element by element, once (loop fusions and
   // elementwise ops at the root), are written with non-temporal stores on x86: lines nothing reads again before the
   // program ends skip the read-for-ownership and do not evict the cache. The compiled code then assumes their

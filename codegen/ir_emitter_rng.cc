@@ -9,9 +9,6 @@
 namespace xlac::codegen::internal {
 namespace {
 
-// The interpreter's default seed (interp::InterpreterOptions::seed): compiled code has no seed option yet.
-constexpr uint64_t kRngSeed = 42;
-
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -213,7 +210,7 @@ absl::Status IrEmitter::EmitRng(const Instruction& inst) {
   llvm::Value* slot = RngCounterSlot();
   llvm::Value* counter = b_.CreateLoad(i64, slot);
   b_.CreateStore(b_.CreateAdd(counter, I64(1)), slot);
-  llvm::Value* stream = b_.CreateXor(b_.getInt64(HashString(inst.name(), kRngSeed)), EmitSplitMix64(b_, counter));
+  llvm::Value* stream = b_.CreateXor(b_.getInt64(HashString(inst.name(), options_.rng_seed)), EmitSplitMix64(b_, counter));
   IrArray out = ArrayFor(&inst);
   llvm::Type* ct = ComputeType(t);
   auto uniform01 = [&](llvm::Value* i, int which) {

@@ -106,6 +106,7 @@ CodegenOptions CodegenOptionsFor(const CompileOptions& options, const TargetInfo
   codegen.row_groups = options.row_groups;
   codegen.tpu_numerics = options.tpu_numerics;
   codegen.trace_kernels = options.trace_kernels;
+  codegen.rng_seed = options.rng_seed;
   codegen.outline_kernels = options.outline_kernels;
   return codegen;
 }

@@ -36,6 +36,7 @@ struct CompileOptions {
   bool row_groups = true;         // CodegenOptions::row_groups
   bool tpu_numerics = false;      // CodegenOptions::tpu_numerics
   bool trace_kernels = false;     // CodegenOptions::trace_kernels (changes the code: part of any cache key)
+  uint64_t rng_seed = 42;         // CodegenOptions::rng_seed (part of any cache key)
   // The module came out of the partition step (compiler/compiler.h's PartitionModule), which ran the optimization
   // steps that come before partitioning: PrepareModule runs the rest (OptimizationStage::kAfterPartitioning).
   bool partitioned = false;

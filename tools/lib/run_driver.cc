@@ -195,6 +195,8 @@ absl::StatusOr<std::vector<Literal>> RunOnJit(const RunOptions& options, const M
   jit_options.transport = transport;
   jit_options.compile.exact = options.exact;
   jit_options.compile.tpu_numerics = options.tpu_numerics;
+  // The stateful rng draws the interpreter's streams of the same seed, so --check-against compares like with like.
+  jit_options.compile.rng_seed = options.seed;
   jit_options.threads = options.threads;
   jit_options.num_replicas = options.num_replicas;
   jit_options.num_partitions = options.num_partitions;
