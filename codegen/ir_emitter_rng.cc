@@ -210,7 +210,8 @@ absl::Status IrEmitter::EmitRng(const Instruction& inst) {
   llvm::Value* slot = RngCounterSlot();
   llvm::Value* counter = b_.CreateLoad(i64, slot);
   b_.CreateStore(b_.CreateAdd(counter, I64(1)), slot);
-  llvm::Value* stream = b_.CreateXor(b_.getInt64(HashString(inst.name(), options_.rng_seed)), EmitSplitMix64(b_, counter));
+  llvm::Value* stream =
+      b_.CreateXor(b_.getInt64(HashString(inst.name(), options_.rng_seed)), EmitSplitMix64(b_, counter));
   IrArray out = ArrayFor(&inst);
   llvm::Type* ct = ComputeType(t);
   auto uniform01 = [&](llvm::Value* i, int which) {
