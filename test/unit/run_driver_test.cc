@@ -171,6 +171,10 @@ TEST_F(RunDriverTest, FlagAndFileErrors) {
   EXPECT_EQ(err_, "xla-run: error: unknown --check-against backend 'jit' (available: interpreter)\n");
   EXPECT_EQ(Run({"x.hlo", "--check-against=interpreter", "--backend=interpreter"}), 1);
   EXPECT_EQ(err_, "xla-run: error: --check-against=interpreter compares a backend with itself; use --backend=jit\n");
+  EXPECT_EQ(Run({"x.hlo", "--check-against=interpreter", "--reference-program=global"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: unknown --reference-program 'global' (available: partitioned, unpartitioned)\n");
+  EXPECT_EQ(Run({"x.hlo", "--reference-program=partitioned"}), 1);
+  EXPECT_EQ(err_, "xla-run: error: --reference-program needs --check-against=interpreter\n");
   EXPECT_EQ(Run({"x.hlo", "--max-ulp=-1"}), 1);
   EXPECT_EQ(err_, "xla-run: error: invalid value '-1' for --max-ulp (expected an integer >= 0)\n");
   EXPECT_EQ(Run({"x.hlo", "--num-partitions=0"}), 1);
@@ -287,6 +291,37 @@ ENTRY e {
   EXPECT_EQ(out_,
             "device_0/result_0 = s32[2]{0} {0, 1}\ndevice_1/result_0 = s32[2]{0} {4, 9}\n"
             "check against the interpreter: 1 of 1 output match\n");
+}
+
+// A dot contracted over a dimension split in two: each device sums half the terms, an all-reduce adds the halves.
+// With inputs whose sum depends on the order, x = {1, 2^-24, 2^-24, 2^-24} and w = 1: the unpartitioned sum
+// ((1 + e) + e) + e rounds each e away (1), the partitioned one (1 + e) + (e + e) keeps one 2^-23 (numpy:
+// np.float32(1) + (np.float32(2**-24) + np.float32(2**-24)) == 1 + 2**-23).
+TEST_F(RunDriverTest, ExactModeComparesWithThePartitionedProgram) {
+  std::string file = Write("k.hlo", R"(HloModule k, num_partitions=2
+ENTRY e {
+  x = f32[1,4] parameter(0), sharding={devices=[1,2]<=[2]}
+  w = f32[4,1] parameter(1), sharding={devices=[2,1]<=[2]}
+  ROOT d = f32[1,1] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}
+}
+)");
+  const float e = std::ldexp(1.0f, -24);
+  std::string x = Write("x.npy", F32Npy({1, 4}, {1, e, e, e}));
+  std::string w = Write("w.npy", F32Npy({4, 1}, {1, 1, 1, 1}));
+  ASSERT_EQ(Run({file, "--input=" + x, "--input=" + w, "--exact", "--check-against=interpreter"}), 0) << err_;
+  EXPECT_EQ(out_,
+            "result_0 = f32[1,1]{1,0} { {1.00000012} }\n"
+            "check against the interpreter running the partitioned program on 2 devices (exact mode; "
+            "--reference-program=unpartitioned also checks the partitioning): 1 of 1 output match\n");
+  EXPECT_EQ(Run({file, "--input=" + x, "--input=" + w, "--exact", "--check-against=interpreter",
+                 "--reference-program=unpartitioned", "--no-print"}),
+            1);
+  EXPECT_NE(out_.find("at [0, 0]: got 1.0000001 (0x3f800001) want 1 (0x3f800000) — 1 ulp\n"), std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("check against the interpreter: 0 of 1 output match\n"), std::string::npos) << out_;
+  // The interpreter's own run of the partitioned program gives the same sum.
+  ASSERT_EQ(Run({file, "--input=" + x, "--input=" + w, "--backend=interpreter"}), 0) << err_;
+  EXPECT_EQ(out_, "result_0 = f32[1,1]{1,0} { {1.00000012} }\n");
 }
 
 TEST_F(RunDriverTest, RuntimeErrorsExitOneWithoutOutputs) {

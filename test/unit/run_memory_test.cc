@@ -420,6 +420,86 @@ TEST(EstimateRunMemoryTest, ManualRegionsRunTheReferencesOnEveryDevice) {
   EXPECT_TRUE(CheckRunMemory(options, *shard_map, shard_map.get(), true, 1).ok());
 }
 
+// Which program --check-against's references run for a partitioned run (PerDeviceReference): manual regions always
+// the partitioned one; otherwise --reference-program, by default the partitioned one when the comparison is bit for
+// bit (exact mode without an allowance), since the unpartitioned module sums sharded dimensions in another order.
+TEST(PerDeviceReferenceTest, ExactModeRunsThePartitionedProgramUnlessAskedOtherwise) {
+  std::unique_ptr<Module> sharded = Parse(kSharded);
+  std::unique_ptr<Module> shard_map = Parse(kShardMap);
+  ASSERT_NE(sharded, nullptr);
+  ASSERT_NE(shard_map, nullptr);
+  RunOptions options;
+  options.check_against = "interpreter";
+  EXPECT_FALSE(PerDeviceReference(options, *sharded, true));  // the default mode: the unpartitioned module
+  EXPECT_TRUE(PerDeviceReference(options, *shard_map, true));
+  options.exact = true;
+  EXPECT_TRUE(PerDeviceReference(options, *sharded, true));
+  EXPECT_FALSE(PerDeviceReference(options, *sharded, false));  // one program: nothing to choose
+  // An allowance is for what partitioning reassociates; --max-ulp=0 allows nothing.
+  options.tolerance_given = true;
+  options.max_ulp = 0;
+  EXPECT_TRUE(PerDeviceReference(options, *sharded, true));
+  options.max_ulp = 16;
+  EXPECT_FALSE(PerDeviceReference(options, *sharded, true));
+  options.max_ulp = 0;
+  options.atol = 1e-4;
+  EXPECT_FALSE(PerDeviceReference(options, *sharded, true));
+  options.tolerance_given = false;
+  options.atol = 0;
+  options.reference_program = ReferenceProgram::kUnpartitioned;
+  EXPECT_FALSE(PerDeviceReference(options, *sharded, true));
+  EXPECT_TRUE(PerDeviceReference(options, *shard_map, true));  // RunModule reports the conflict
+  options.exact = false;
+  options.reference_program = ReferenceProgram::kPartitioned;
+  EXPECT_TRUE(PerDeviceReference(options, *sharded, true));
+  EXPECT_FALSE(PerDeviceReference(options, *sharded, false));
+}
+
+// The memory check counts the reference the run will make: in exact mode the partitioned program on every device
+// (each device's dot packs the whole 256 KiB w), with --reference-program=unpartitioned the whole module once.
+TEST(CheckRunMemoryTest, CountsTheChosenReferenceProgram) {
+  std::unique_ptr<Module> module = Parse(kSharded);
+  std::unique_ptr<Module> local = Parse(kShardedLocal);
+  ASSERT_NE(module, nullptr);
+  ASSERT_NE(local, nullptr);
+  RunMemoryPlan plan;
+  plan.module = module.get();
+  plan.run_module = local.get();
+  plan.partitioned = true;
+  plan.devices = plan.local_devices = 4;
+  plan.check_against = true;
+  plan.compile.exact = true;
+  plan.per_device_reference = true;
+  const RunMemoryEstimate per_device = EstimateRunMemory(plan, 0);
+  plan.per_device_reference = false;
+  const RunMemoryEstimate whole = EstimateRunMemory(plan, 0);
+  ASSERT_GT(per_device.total, whole.total) << per_device.ToString() << " vs " << whole.ToString();
+  ASSERT_EQ(per_device.parts.back().what, "interpreter") << per_device.ToString();
+  EXPECT_EQ(per_device.parts.back().count, 4);
+  EXPECT_EQ(per_device.parts.back().bytes, InterpreterPeakBytes(*local));
+  RunOptions options;
+  options.check_against = "interpreter";
+  options.exact = true;
+  options.memory_limit = whole.total;
+  absl::Status refused = CheckRunMemory(options, *module, local.get(), true, 1);
+  EXPECT_TRUE(absl::IsResourceExhausted(refused)) << refused;
+  EXPECT_NE(refused.message().find("interpreter 4 x "), std::string_view::npos) << refused;
+  options.memory_limit = per_device.total;
+  EXPECT_TRUE(CheckRunMemory(options, *module, local.get(), true, 1).ok());
+  options.memory_limit = whole.total;
+  options.reference_program = ReferenceProgram::kUnpartitioned;
+  EXPECT_TRUE(CheckRunMemory(options, *module, local.get(), true, 1).ok());
+  // With --input-shards the partitioned program's reference reads the shards alone: no global arguments are built.
+  options.memory_limit = 1;
+  options.input_shards = "shards";
+  refused = CheckRunMemory(options, *module, local.get(), true, 1);
+  EXPECT_NE(refused.message().find("(parameters 320 KiB, "), std::string_view::npos) << refused;
+  options.reference_program = ReferenceProgram::kAuto;
+  refused = CheckRunMemory(options, *module, local.get(), true, 1);
+  EXPECT_EQ(refused.message().find("parameters 320 KiB"), std::string_view::npos) << refused;
+  EXPECT_NE(refused.message().find("parameter shards 4 x 16 KiB"), std::string_view::npos) << refused;
+}
+
 // bf16 values: the interpreter holds m and t (8 KiB each); the f32 reference widens a and b by converts (16 KiB
 // each) and holds them, m and t in f32 (48 KiB at the multiply); the f64 reference the same in f64 (96 KiB).
 constexpr char kBf16[] = R"(HloModule b

@@ -144,7 +144,7 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
                name == "seed" || name == "dcn-mesh" || name == "num-partitions" || name == "num-replicas" ||
                name == "max-mismatches" || name == "check-against" || name == "max-ulp" || name == "atol" ||
                name == "threads" || name == "timeout" || name == "tpu" || name == "topology" || name == "tolerance" ||
-               name == "reference-type") {
+               name == "reference-type" || name == "reference-program") {
       absl::StatusOr<std::string_view> v = take_value();
       if (!v.ok()) return v.status();
       if (name == "backend") {
@@ -181,6 +181,13 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
           return Invalid("unknown --reference-type '" + std::string(*v) + "' (available: f64, f32)");
         }
         options.reference_f32 = *v == "f32";
+      } else if (name == "reference-program") {
+        if (*v != "partitioned" && *v != "unpartitioned") {
+          return Invalid("unknown --reference-program '" + std::string(*v) +
+                         "' (available: partitioned, unpartitioned)");
+        }
+        options.reference_program =
+            *v == "partitioned" ? ReferenceProgram::kPartitioned : ReferenceProgram::kUnpartitioned;
       } else if (name == "tpu") {
         options.tpu = std::string(*v);
       } else if (name == "topology") {
@@ -258,6 +265,9 @@ absl::StatusOr<RunOptions> ParseRunArgs(std::span<const std::string_view> args) 
     return Invalid("--check-against=" + options.check_against + " compares a backend with itself; use --backend=jit");
   }
   if (!options.dump_pass_regex.empty() && options.dump_to.empty()) return Invalid("--dump-pass-regex needs --dump-to");
+  if (options.reference_program != ReferenceProgram::kAuto && options.check_against.empty()) {
+    return Invalid("--reference-program needs --check-against=interpreter");
+  }
   return options;
 }
 
@@ -301,6 +311,11 @@ OPTIONS:
                           The default mode's --check-against rule: relative (default) judges each output's error
                           against an f64 reference, allowing 8x the interpreter's own; fixed compares element by
                           element (16 ulp or 1024 eps * max(1, |want|))
+  --reference-program=partitioned|unpartitioned
+                          For a partitioned run, what --check-against's interpreter runs: the partitioned program
+                          device by device (the JIT's sums in the JIT's order; default with --exact unless
+                          --max-ulp/--atol allow more), or the unpartitioned module on one partition (also checks the
+                          partitioning; the default otherwise). Manual regions always run partitioned
   --reference-type=f64|f32
                           What the relative rule's reference computes in: f64 (default; when it cannot be built
                           or does not fit in memory, outputs narrower than f32 are judged against an f32
@@ -348,7 +363,8 @@ OPTIONS:
 SPMD: a module with sharding annotations and more than one partition is partitioned (sharding-propagation, then
 spmd-partitioner) and each partition runs its shard of the program on its own emulated core. Inputs are global
 arrays that xla-run splits by the entry parameters' shardings; outputs are assembled back to global arrays.
---check-against=interpreter compares them with the interpreter running the unpartitioned module on one device.
+--check-against=interpreter compares them with the interpreter running the unpartitioned module on one device
+(with --exact: the partitioned program device by device; --reference-program chooses).
   --per-device            Print / write every device's raw result shard instead of the assembled global results
   --spmd-windowed-einsum-threshold-mib=<X>
                           Windowed einsum (collective matmul): a sharded dot whose operand all-gather or result

@@ -428,6 +428,17 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     if (!*partitioned) partitioned_module.reset();
   }
   const Module& run_module = partitioned_module ? *partitioned_module : *module;
+  // --check-against's references run the partitioned program device by device (PerDeviceReference): for manual
+  // regions, and by default for a bit-for-bit comparison.
+  const bool per_device_reference =
+      !options.check_against.empty() && PerDeviceReference(options, *module, partitioned_module != nullptr);
+  if (partitioned_module && !options.check_against.empty() &&
+      options.reference_program == ReferenceProgram::kUnpartitioned && HasManualRegions(*module)) {
+    err << input_name
+        << ": error: --reference-program=unpartitioned: the module has manual regions (shard_map), whose per-core "
+           "bodies only mean something partitioned; --check-against runs the partitioned program\n";
+    return 1;
+  }
   const int64_t num_partitions = options.num_partitions > 0 ? options.num_partitions : module->config().num_partitions;
   if (!options.tpu.empty()) {
     if (absl::Status tpu = CheckTpuTarget(options, *module, run_module, out); !tpu.ok()) {
@@ -492,7 +503,8 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
       return 1;
     }
     device_args = *std::move(shards);
-    if (!options.check_against.empty() && first_process) {
+    // Only a reference of the unpartitioned module reads global arguments.
+    if (!options.check_against.empty() && first_process && !per_device_reference) {
       for (size_t i = 0; i < device_args[0].size(); ++i) {
         std::vector<const Literal*> parts;
         for (int64_t p = 0; p < num_partitions; ++p) parts.push_back(&device_args[static_cast<size_t>(p)][i]);
@@ -616,7 +628,7 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   // The parameter shards are only read again by a reference that runs the partitioned program device by device;
   // otherwise their bytes go before the assembled results and the reference's values come (the memory check counts
   // them so: run_memory.h).
-  if (partitioned_module && !HasManualRegions(*module)) {
+  if (partitioned_module && !per_device_reference) {
     device_args.clear();
     device_args.shrink_to_fit();
   }
@@ -633,9 +645,12 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
   }
   // The reference runs before anything is printed or written, so its failure leaves no outputs behind. Its own
   // checks are not reported: only the backend under test's are. A partitioned program is compared with the
-  // unpartitioned module on one partition, unless the module has manual regions (shard_map): their bodies are
-  // per-core programs with collectives, which only mean something partitioned, so the interpreter then runs the
-  // partitioned program device by device and its shards are assembled like the JIT's.
+  // unpartitioned module on one partition, or with the partitioned program run device by device, its shards
+  // assembled like the JIT's (PerDeviceReference): always for manual regions (shard_map), whose bodies are per-core
+  // programs with collectives that only mean something partitioned, and by default in exact mode, where the
+  // unpartitioned module's sums run in another order than the all-reduces of the partitioned program. The
+  // interpreter's all-reduce folds the devices' values in participant order, as the runtime's does
+  // (runtime/cpu/collectives.cc), so the two agree bit for bit.
   std::optional<std::vector<Literal>> reference;
   std::string reference_name = "the interpreter";
 #if defined(__GLIBC__)
@@ -647,7 +662,6 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
 #endif
   if (!options.check_against.empty()) {
     harness::CheckCollector reference_checks(harness::CheckOptions{options.max_mismatches});
-    const bool per_device_reference = partitioned_module && HasManualRegions(*module);
     // The global arguments are handed over, not copied: nothing reads them after the reference (for a 3B-parameter
     // model a copy is the difference between fitting in memory and not).
     std::vector<std::vector<Literal>> moved_global_args;
@@ -660,10 +674,12 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     // ... and handed back for the f64 reference below (`global_args` refers to `args`).
     if (!moved_global_args.empty()) args = std::move(moved_global_args[0]);
     if (reference_results.ok() && per_device_reference) {
-      reference_name = fmt::format(
-          "the interpreter running the partitioned program on {} devices (the module has "
-          "manual regions)",
-          device_args.size());
+      reference_name =
+          fmt::format("the interpreter running the partitioned program on {} devices ({})", device_args.size(),
+                      HasManualRegions(*module) ? "the module has manual regions"
+                      : options.reference_program == ReferenceProgram::kPartitioned
+                          ? "--reference-program=partitioned"
+                          : "exact mode; --reference-program=unpartitioned also checks the partitioning");
       reference_results = assemble(*reference_results, module->entry_computation()->root()->shape());
     }
     if (!reference_results.ok()) {
@@ -700,19 +716,18 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
     // (docs/numerics.md); outputs narrower than f32 against an f32 reference when the f64 one cannot be built or does
     // not fit (or with --reference-type=f32); without either (--tolerance=fixed, an op neither promotion handles) the
     // fixed per-element rule applies. Like the interpreter's reference, it runs the partitioned program device by
-    // device when the module has manual regions.
+    // device when that one does.
     std::vector<Literal> reference64;
     std::vector<LabeledOutput> reference64_outputs;
     std::vector<std::pair<std::string, RelativeError>> relative;
-    const bool per_device_reference64 = partitioned_module && HasManualRegions(*module);
     const Shape& result_shape = module->entry_computation()->root()->shape();
     const bool want_reference64 =
         compare.default_mode_tolerance && !options.fixed_tolerance && JudgedByRelativeRule(result_shape);
     // The f32 reference judges only outputs narrower than f32: without one it would only cost time.
     const bool f32_judges = JudgedByRelativeRule(result_shape, PrimitiveType::kF32);
     // Global arguments exist unless the run read --input-shards alone.
-    const bool have_global_args = per_device_reference64 || static_cast<int64_t>(global_args.size()) ==
-                                                                module->entry_computation()->parameter_count();
+    const bool have_global_args = per_device_reference || static_cast<int64_t>(global_args.size()) ==
+                                                              module->entry_computation()->parameter_count();
     // Unpartitioned, device_args[0] is the global arguments; partitioned, they are handed over and back (no copy).
     auto evaluate_reference = [&](PrimitiveType type) -> absl::StatusOr<std::vector<Literal>> {
       // Outside the run's deadline (disarmed before printing), so under one of its own; the outputs are flushed
@@ -726,18 +741,18 @@ int RunModuleWithKernels(const RunOptions& options, std::string_view input_name,
                                                input_name, PrimitiveTypeName(type), options.timeout_seconds));
       }
       std::vector<std::vector<Literal>> moved_global_args;
-      if (partitioned_module && !per_device_reference64) moved_global_args.push_back(std::move(args));
+      if (partitioned_module && !per_device_reference) moved_global_args.push_back(std::move(args));
       ReferenceOptions reference_options{options.seed, options.num_replicas,
-                                         per_device_reference64 ? num_partitions
-                                         : partitioned_module   ? 1
-                                                                : options.num_partitions,
+                                         per_device_reference ? num_partitions
+                                         : partitioned_module ? 1
+                                                              : options.num_partitions,
                                          options.threads, options.kernels ? options.kernels->elementwise() : nullptr};
       reference_options.type = type;
       absl::StatusOr<std::vector<Literal>> promoted =
-          EvaluateReference(per_device_reference64 ? run_module : *module,
+          EvaluateReference(per_device_reference ? run_module : *module,
                             moved_global_args.empty() ? device_args : moved_global_args, reference_options);
       if (!moved_global_args.empty()) args = std::move(moved_global_args[0]);
-      if (promoted.ok() && per_device_reference64) promoted = assemble(*promoted, ReferenceShape(result_shape, type));
+      if (promoted.ok() && per_device_reference) promoted = assemble(*promoted, ReferenceShape(result_shape, type));
       return promoted;
     };
     if (want_reference64 && !have_global_args) {

@@ -404,6 +404,21 @@ bool HasManualRegions(const Module& module) {
   return false;
 }
 
+bool PerDeviceReference(const RunOptions& options, const Module& module, bool partitioned) {
+  if (!partitioned) return false;
+  if (HasManualRegions(module)) return true;
+  switch (options.reference_program) {
+    case ReferenceProgram::kPartitioned:
+      return true;
+    case ReferenceProgram::kUnpartitioned:
+      return false;
+    case ReferenceProgram::kAuto:
+      break;
+  }
+  // An explicit --max-ulp or --atol allows what partitioning reassociates: against the unpartitioned module.
+  return options.exact && options.max_ulp == 0 && options.atol == 0;
+}
+
 int64_t InterpreterPeakBytes(const Module& module) {
   if (module.entry_computation() == nullptr) return 0;
   return InterpreterMemory().Peak(*module.entry_computation());
@@ -576,9 +591,9 @@ absl::Status CheckRunMemory(const RunOptions& options, const Module& module, con
   plan.local_devices = processes > 1 && plan.devices % processes == 0 ? plan.devices / processes : plan.devices;
   plan.jit = options.backend == "jit";
   plan.check_against = !options.check_against.empty();
-  plan.per_device_reference = partitioned && run_module != nullptr && HasManualRegions(module);
+  plan.per_device_reference = run_module != nullptr && PerDeviceReference(options, module, partitioned);
   plan.per_device_outputs = options.per_device;
-  plan.global_arguments = options.input_shards.empty() || plan.check_against;
+  plan.global_arguments = options.input_shards.empty() || (plan.check_against && !plan.per_device_reference);
   plan.compile.exact = options.exact;
   plan.compile.tpu_numerics = options.tpu_numerics;
   // Widest first: each candidate's reference phase is smaller than the one before, the other phases the same.

@@ -59,6 +59,15 @@ struct RunMemoryEstimate {
 // --check-against runs the partitioned program on the interpreter device by device.
 bool HasManualRegions(const Module& module);
 
+// Whether --check-against's references (the interpreter's run and the default mode's f64 or f32 one) run the
+// partitioned program device by device, on the shards the JIT ran, rather than `module` (as parsed) unpartitioned on
+// one partition per replica: for a partitioned run (`partitioned`) whose module has manual regions, or as
+// options.reference_program says; by default when the comparison is bit for bit (--exact, and no --max-ulp or
+// --atol above 0), whose promise the unpartitioned module cannot keep once a contraction or reduction dimension is
+// sharded (the all-reduce adds the devices' partial sums in another order). Only the unpartitioned module checks the
+// partitioning itself. --reference-program=unpartitioned with manual regions is an error RunModule reports.
+bool PerDeviceReference(const RunOptions& options, const Module& module, bool partitioned);
+
 // What runs and how, for the estimate.
 struct RunMemoryPlan {
   const Module* module = nullptr;      // as parsed: its entry parameters are the global arguments
@@ -73,13 +82,15 @@ struct RunMemoryPlan {
   // promoted while the interpreter's results are kept, so its values are up to 2x (f32) or 4x (bf16) the
   // interpreter's for f64, up to 2x (bf16) for f32.
   ReferenceChoice reference = ReferenceChoice::kNone;
-  // The references run `run_module` on every device rather than `module` on one partition per replica (a
-  // partitioned module with manual regions, HasManualRegions).
+  // The references run `run_module` on every device rather than `module` on one partition per replica
+  // (PerDeviceReference).
   bool per_device_reference = false;
   // --per-device: a partitioned run's outputs are the devices' results, so they stay beside the assembled global
   // results through the references; otherwise they are freed once assembled.
   bool per_device_outputs = false;
-  bool global_arguments = true;     // the global arguments are built (not --input-shards alone)
+  // The global arguments are built (not with --input-shards, unless a reference of the unpartitioned module needs
+  // them).
+  bool global_arguments = true;
   codegen::CompileOptions compile;  // the JIT's options, for its buffer assignment
 };
 

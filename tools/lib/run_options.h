@@ -21,6 +21,12 @@ struct CustomCallKernels;  // compiler/kernel_sources.h
 
 inline constexpr int64_t kNoMemoryLimit = -1;  // --memory-limit=none
 
+// --reference-program: what --check-against's interpreter runs for a partitioned run (run_memory.h,
+// PerDeviceReference). kAuto: the partitioned program when the comparison is bit for bit (--exact, no --max-ulp or
+// --atol above 0), since the unpartitioned module adds partial sums in another order; the unpartitioned module
+// otherwise.
+enum class ReferenceProgram { kAuto, kPartitioned, kUnpartitioned };
+
 struct RunOptions {
   std::string input_filename;
   std::string backend = "jit";  // "jit" (compiled through codegen/jit.h) or "interpreter"
@@ -37,6 +43,7 @@ struct RunOptions {
   // and wider ones keep the fixed rule). Otherwise ("f64", the default) in f64, falling back to f32 when the f64
   // reference cannot be built or does not fit (docs/numerics.md).
   bool reference_f32 = false;
+  ReferenceProgram reference_program = ReferenceProgram::kAuto;  // --reference-program=partitioned|unpartitioned
   // --exact: the JIT agrees with the interpreter bit for bit (docs/numerics.md); --check-against then defaults to 0
   // ULP. Without it, --check-against defaults to the default mode's documented tolerance.
   bool exact = false;
