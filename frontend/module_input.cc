@@ -1,6 +1,7 @@
 #include "frontend/module_input.h"
 
 #include "frontend/hlo/parser.h"
+#include "frontend/stablehlo/hlo_sdy_import.h"
 #include "frontend/stablehlo/parser.h"
 
 namespace xlac {
@@ -44,6 +45,8 @@ std::unique_ptr<Module> ParseModuleAnyFormat(const SourceFile& file, DiagnosticE
     module = ParseStableHloModule(file, diags, options);
   } else {
     module = ParseHloModule(file, diags, hlo_options);
+    // HLO printed with Shardy on keeps Shardy's shardings and shard_maps in frontend attributes.
+    if (module != nullptr && !ImportHloShardyRoundTrip(*module, diags)) module = nullptr;
   }
   if (module == nullptr && !diags.has_errors()) diags.Error(SourceLoc{}, "failed to parse the module");
   return module;

@@ -19,19 +19,20 @@ struct CallError {
 };
 
 std::string Describe(const Instruction& inst) {
-  return fmt::format("custom-call %{} (target \"{}\")", inst.name(), std::string(inst.StringAttr("custom_call_target")));
+  return fmt::format("custom-call %{} (target \"{}\")", inst.name(),
+                     std::string(inst.StringAttr("custom_call_target")));
 }
 
 std::optional<CallError> CheckIdentity(const Instruction& inst, std::string_view why) {
   if (inst.operand_count() != 1) {
-    return CallError{inst.loc(), fmt::format("{} is {}, so it needs exactly one operand, but it has {}",
-                                             Describe(inst), why, inst.operand_count())};
+    return CallError{inst.loc(), fmt::format("{} is {}, so it needs exactly one operand, but it has {}", Describe(inst),
+                                             why, inst.operand_count())};
   }
   const Shape& operand = inst.operand(0)->shape();
   if (!operand.Compatible(inst.shape())) {
-    return CallError{inst.loc(),
-                     fmt::format("{} is {}, so its result must have its operand's shape {}, but it is {}",
-                                 Describe(inst), why, ShapeToString(operand, false), ShapeToString(inst.shape(), false))};
+    return CallError{inst.loc(), fmt::format("{} is {}, so its result must have its operand's shape {}, but it is {}",
+                                             Describe(inst), why, ShapeToString(operand, false),
+                                             ShapeToString(inst.shape(), false))};
   }
   return std::nullopt;
 }
@@ -86,10 +87,10 @@ absl::StatusOr<bool> RewriteComputation(Module& module, Computation& comp, const
         why = "a shard_map boundary that keeps its shape";
       } else {
         error = CallError{inst->loc(),
-                          fmt::format("{} is a Shardy round-trip shard_map boundary whose shardings are in Shardy's "
-                                      "frontend attributes, which xlac does not read in HLO text: export the module "
-                                      "with XLA's HLO shardings (SPMDFullToShardShape / SPMDShardToFullShape), or as "
-                                      "StableHLO with sdy.manual_computation",
+                          fmt::format("{} is a Shardy round-trip shard_map boundary that was not imported (module "
+                                      "loaders read its frontend attributes from HLO text and StableHLO files): load "
+                                      "the module from text, or export it with XLA's HLO shardings "
+                                      "(SPMDFullToShardShape / SPMDShardToFullShape)",
                                       Describe(*inst))};
         return changed;
       }
@@ -109,8 +110,8 @@ absl::StatusOr<bool> RewriteComputation(Module& module, Computation& comp, const
       changed = true;
       continue;
     }
-    auto copy = Instruction::Create(Opcode::kCopy, module.UniqueInstructionName("copy"), inst->shape(),
-                                    {inst->operand(0)});
+    auto copy =
+        Instruction::Create(Opcode::kCopy, module.UniqueInstructionName("copy"), inst->shape(), {inst->operand(0)});
     // The sharding stays a constraint for the partitioner; metadata and frontend attributes stay for reports.
     copy->set_sharding(inst->sharding());
     *copy->mutable_metadata() = inst->metadata();

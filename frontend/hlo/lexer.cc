@@ -591,6 +591,12 @@ bool Lexer::LexBracedBlob() {
   int64_t depth = 0;
   while (p < text_.size()) {
     char c = text_[p];
+    if (c == '\\' && p + 1 < text_.size()) {
+      // An escaped character outside a string: XLA prints Shardy's mesh text in frontend attributes with its
+      // quotes escaped ({mesh = #sdy.mesh<[\"x\"=2]>}).
+      p += 2;
+      continue;
+    }
     if (c == '"') {
       size_t q = p + 1;
       while (q < text_.size() && text_[q] != '"') {

@@ -197,6 +197,9 @@ class Lowerer {
   // `global` divided, in each dimension, by the sizes of the manual axes `s` shards it along.
   bool SdyLocalShape(const SdySharding& s, const Shape& global, const std::vector<std::string>& manual, size_t pos,
                      Shape* out);
+  // The mesh axes made manual where the shardings being converted stand (the HLO import's shard_map bodies,
+  // hlo_sdy_import.cc).
+  void set_sdy_manual_axes(std::vector<std::string> axes) { sdy_manual_axes_ = std::move(axes); }
 
   // ---- Shardy's round-trip form (lower_sdy_roundtrip.cc) ----
   // Parses the content of a string attribute as one MLIR attribute (`what` names it in errors).

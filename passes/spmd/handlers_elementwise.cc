@@ -30,7 +30,31 @@ bool IsElementwiseOp(const Instruction& inst) {
   }
 }
 
+namespace {
+
+// batch-norm-inference is elementwise with its scale, offset, mean and variance broadcast along the feature
+// dimension: they take the result's tiles of that dimension, and a batch- or spatially-tiled activation (a data
+// parallel CNN) stays where it is.
+absl::StatusOr<PValue> BatchNormInference(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  const int64_t feature = inst.IntAttr("feature_index");
+  if (!inst.shape().IsArray() || inst.operand_count() != 5 || feature < 0 || feature >= inst.shape().rank()) {
+    return absl::NotFoundError("");
+  }
+  XLAC_ASSIGN_OR_RETURN(Tiling tiling, TilingOf(target, inst.shape().rank(), b.num_devices()));
+  std::vector<Instruction*> operands;
+  for (int64_t k = 0; k < inst.operand_count(); ++k) {
+    Tiling want = k == 0 ? tiling : RegroupAxes(tiling, {{feature}});
+    XLAC_ASSIGN_OR_RETURN(PValue moved, b.ReshardToTiling(b.Get(inst.operand(k)), want, inst));
+    operands.push_back(moved.hlo);
+  }
+  Instruction* out = b.Clone(inst, ShardShape(inst.shape(), tiling), operands);
+  return PValue{out, ToSharding(tiling), inst.shape()};
+}
+
+}  // namespace
+
 absl::StatusOr<PValue> HandleElementwise(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
+  if (inst.opcode() == Opcode::kBatchNormInference) return BatchNormInference(b, inst, target);
   if (!IsElementwiseOp(inst) || inst.HasSideEffect() || !inst.shape().IsArray()) {
     return absl::NotFoundError("");
   }

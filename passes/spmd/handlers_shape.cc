@@ -20,51 +20,6 @@ Tiling Untile(const Tiling& tiling, const std::vector<bool>& whole) {
   return RegroupAxes(tiling, axes);
 }
 
-// The result tiling of a reshape from `in` dims to `out` dims when each tiled input dimension maps to one output
-// dimension (same size, the major end of a split, or the major dimension of a merge whose minor dims are whole), with
-// every tile count dividing evenly; nullopt otherwise.
-std::optional<Tiling> ReshapeTiling(const std::vector<int64_t>& in, const std::vector<int64_t>& out, const Tiling& t) {
-  std::vector<std::vector<int64_t>> axes(out.size());
-  size_t i = 0, o = 0;
-  while (i < in.size() || o < out.size()) {
-    // Find the smallest groups [i, i2) and [o, o2) with equal element counts.
-    size_t i2 = i, o2 = o;
-    int64_t pi = 1, po = 1;
-    if (i2 < in.size()) pi *= in[i2++];
-    if (o2 < out.size()) po *= out[o2++];
-    while (pi != po) {
-      if (pi < po && i2 < in.size()) {
-        pi *= in[i2++];
-      } else if (o2 < out.size()) {
-        po *= out[o2++];
-      } else {
-        return std::nullopt;
-      }
-    }
-    // Size-1 dimensions carry no tiles; the first real dimension of each side is its major one.
-    size_t major_in = i, major_out = o;
-    while (major_in + 1 < i2 && in[major_in] == 1) ++major_in;
-    while (major_out + 1 < o2 && out[major_out] == 1) ++major_out;
-    for (size_t k = i; k < i2; ++k) {
-      if (t.tiles[k] == 1) continue;
-      // Only the major dimension of a group may be tiled, and its tiles must divide both sides evenly.
-      if (k != major_in || o == o2) return std::nullopt;
-      if (out[major_out] % t.tiles[k] != 0 || in[k] % t.tiles[k] != 0) return std::nullopt;
-      if (i2 - i > 1 && o2 - o > 1 && !(i2 - i == 1 || o2 - o == 1)) {
-        // Neither a pure split nor a pure merge: only safe when the other dims are size 1.
-        int64_t others_in = 1, others_out = 1;
-        for (size_t q = i; q < i2; ++q) others_in *= q == major_in ? 1 : in[q];
-        for (size_t q = o; q < o2; ++q) others_out *= q == major_out ? 1 : out[q];
-        if (others_in != others_out) return std::nullopt;
-      }
-      axes[major_out] = {static_cast<int64_t>(k)};
-    }
-    i = i2;
-    o = o2;
-  }
-  return RegroupAxes(t, axes);
-}
-
 }  // namespace
 
 absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& inst, const Sharding& target) {
@@ -90,10 +45,17 @@ absl::StatusOr<PValue> HandleShapeOp(ComputationBuilder& b, const Instruction& i
     case Opcode::kReshape: {
       const PValue& operand = b.Get(inst.operand(0));
       if (!inst.operand(0)->shape().IsStatic() || !inst.shape().IsStatic()) return absl::NotFoundError("");
+      const std::vector<int64_t>& in_dims = inst.operand(0)->shape().dimensions;
       XLAC_ASSIGN_OR_RETURN(Tiling in, TilingOf(operand.sharding, inst.operand(0)->shape().rank(), n));
-      std::optional<Tiling> out = ReshapeTiling(inst.operand(0)->shape().dimensions, inst.shape().dimensions, in);
-      if (!out) return absl::NotFoundError("");
-      return PValue{b.Clone(inst, ShardShape(inst.shape(), *out), {operand.hlo}), ToSharding(*out), inst.shape()};
+      std::optional<Tiling> out = ReshapeTiling(in_dims, inst.shape().dimensions, in);
+      if (out)
+        return PValue{b.Clone(inst, ShardShape(inst.shape(), *out), {operand.hlo}), ToSharding(*out), inst.shape()};
+      // The operand's tiles do not survive the reshape: move it to the tiling the wanted result's tiles come from.
+      XLAC_ASSIGN_OR_RETURN(Tiling want, TilingOf(target, rank, n));
+      std::optional<Tiling> from = ReshapeTiling(inst.shape().dimensions, in_dims, want);
+      if (!from || want.num_tiles() == 1) return absl::NotFoundError("");
+      XLAC_ASSIGN_OR_RETURN(PValue moved, b.ReshardToTiling(operand, *from, inst));
+      return PValue{b.Clone(inst, ShardShape(inst.shape(), want), {moved.hlo}), ToSharding(want), inst.shape()};
     }
     case Opcode::kSlice:
     case Opcode::kPad:

@@ -9,8 +9,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "passes/spmd/sharding_propagation_internal.h"
 #include "ir/kernel_calls.h"
+#include "passes/spmd/sharding_propagation_internal.h"
 
 namespace xlac::spmd {
 namespace {
@@ -96,6 +96,19 @@ DimMap ReshapeMap(const std::vector<int64_t>& source, const std::vector<int64_t>
     }
   }
   return map;
+}
+
+// A reshape's whole tiling carried from `from` to `to` (either direction) when every device's elements stay where
+// they are (ReshapeTiling: merged dimensions take the product of their tiles, split ones share them out); nullopt
+// otherwise, and ReshapeMap then carries what it can.
+std::optional<Sharding> ReshapedSharding(const Instruction& inst, const Sharding& sharding, const Shape& from,
+                                         const Shape& to) {
+  if (inst.opcode() != Opcode::kReshape || !from.IsArray() || !to.IsArray()) return std::nullopt;
+  std::optional<Tiling> t = TilingOfTiled(sharding);
+  if (!t || t->num_tiles() == 1) return std::nullopt;
+  std::optional<Tiling> reshaped = ReshapeTiling(from.dimensions, to.dimensions, *t);
+  if (!reshaped) return std::nullopt;
+  return ToSharding(*reshaped);
 }
 
 bool IsElementwiseLike(const Instruction& inst) {
@@ -344,6 +357,15 @@ std::optional<DimMap> ResultFromOperand(const Instruction& inst, int64_t k, cons
       return ConvolutionMap(inst, k, result);
     case Opcode::kGather:
       return GatherMap(inst, k, result);
+    case Opcode::kBatchNormInference: {
+      // The activation maps elementwise; scale, offset, mean and variance along the feature dimension.
+      if (k == 0) return same_rank();
+      const int64_t feature = inst.IntAttr("feature_index");
+      if (operand.rank() != 1 || feature < 0 || feature >= result.rank()) return std::nullopt;
+      DimMap map(static_cast<size_t>(result.rank()), -1);
+      map[feature] = 0;
+      return map;
+    }
     default:
       return std::nullopt;
   }
@@ -433,6 +455,10 @@ std::vector<Proposal> InferFromOperand(const Instruction& inst, int64_t k, const
   const Sharding& source = *operand_leaves[0];
   const std::vector<int64_t> tiles = TilesOf(source, operand.rank());
   auto propose = [&](int64_t leaf, const Shape& result) {
+    if (std::optional<Sharding> s = ReshapedSharding(inst, source, operand, result)) {
+      out.push_back({leaf, *std::move(s)});
+      return;
+    }
     std::optional<DimMap> map = ResultFromOperand(inst, k, result, tiles);
     if (!map) return;
     if (std::optional<Sharding> s = MapSharding(source, *map)) out.push_back({leaf, *std::move(s)});
@@ -490,6 +516,10 @@ std::vector<Proposal> InferOperandFromUser(const Instruction& inst, int64_t k, c
   }
   if (!result->IsArray() || static_cast<size_t>(leaf) >= leaves.size() || !leaves[leaf]) return out;
   const Sharding& source = *leaves[leaf];
+  if (std::optional<Sharding> s = ReshapedSharding(inst, source, *result, operand)) {
+    out.push_back({0, *std::move(s)});
+    return out;
+  }
   std::optional<DimMap> map = OperandFromResult(inst, k, *result, TilesOf(source, result->rank()));
   if (!map) return out;
   if (std::optional<Sharding> s = MapSharding(source, *map)) out.push_back({0, *std::move(s)});

@@ -298,4 +298,76 @@ Tiling RegroupAxes(const Tiling& tiling, const std::vector<std::vector<int64_t>>
   return out;
 }
 
+std::optional<Tiling> ReshapeTiling(const std::vector<int64_t>& in, const std::vector<int64_t>& out, const Tiling& t) {
+  if (t.rank() != static_cast<int64_t>(in.size())) return std::nullopt;
+  for (const std::vector<int64_t>* dims : {&in, &out}) {
+    for (int64_t d : *dims) {
+      if (d <= 0) return std::nullopt;  // zero-size or dynamic dimensions have no meaningful grouping
+    }
+  }
+  std::vector<int64_t> out_tiles(out.size(), 1);
+  size_t i = 0, o = 0;
+  while (i < in.size() || o < out.size()) {
+    // The smallest groups [i, i2) and [o, o2) with equal element counts.
+    size_t i2 = i, o2 = o;
+    int64_t pi = 1, po = 1;
+    if (i2 < in.size()) pi *= in[i2++];
+    if (o2 < out.size()) po *= out[o2++];
+    while (pi != po) {
+      if (pi < po && i2 < in.size()) {
+        pi *= in[i2++];
+      } else if (po < pi && o2 < out.size()) {
+        po *= out[o2++];
+      } else {
+        return std::nullopt;
+      }
+    }
+    std::vector<size_t> in_dims, out_dims;  // the group's dimensions other than size 1
+    int64_t total_tiles = 1;
+    for (size_t k = i; k < i2; ++k) {
+      if (in[k] == 1 && t.tiles[k] > 1) return std::nullopt;
+      if (in[k] > 1) in_dims.push_back(k);
+      total_tiles *= t.tiles[k];
+    }
+    for (size_t k = o; k < o2; ++k) {
+      if (out[k] > 1) out_dims.push_back(k);
+    }
+    i = i2;
+    o = o2;
+    if (total_tiles == 1) continue;
+    if (in_dims.size() == 1 && out_dims.size() == 1) {
+      out_tiles[out_dims[0]] = t.tiles[in_dims[0]];
+      continue;
+    }
+    // Contiguous blocks of the flattened group on the operand side.
+    size_t last = 0;
+    for (size_t q = 0; q < in_dims.size(); ++q) {
+      if (t.tiles[in_dims[q]] > 1) last = q;
+    }
+    for (size_t q = 0; q < last; ++q) {
+      if (t.tiles[in_dims[q]] != in[in_dims[q]]) return std::nullopt;
+    }
+    if (in[in_dims[last]] % t.tiles[in_dims[last]] != 0) return std::nullopt;
+    // The same blocks on the result side: whole tiles of the leading dimensions, then one that divides.
+    int64_t remaining = total_tiles;
+    for (size_t k : out_dims) {
+      if (remaining == 1) break;
+      if (remaining % out[k] == 0) {
+        out_tiles[k] = out[k];
+        remaining /= out[k];
+      } else if (out[k] % remaining == 0) {
+        out_tiles[k] = remaining;
+        remaining = 1;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (remaining != 1) return std::nullopt;
+  }
+  // Groups keep their order and a group's tiled axes stay adjacent, so the row-major device array is the same.
+  Tiling result = t;
+  result.tiles = std::move(out_tiles);
+  return result;
+}
+
 }  // namespace xlac::spmd

@@ -73,6 +73,14 @@ std::vector<std::vector<int64_t>> GroupsAlongAxes(const Tiling& tiling, const st
 // becomes replication, except the manual axis, which stays manual. Each axis may be named at most once.
 Tiling RegroupAxes(const Tiling& tiling, const std::vector<std::vector<int64_t>>& axes_per_dim);
 
+// The tiling of a reshape's result (dims `in` -> `out`) that keeps every device's elements where they are, or
+// nullopt. The reshape regroups dimensions into groups of equal element counts; within a group the tiles must cut
+// the flattened group into contiguous blocks (the dimensions before the last tiled one tiled element by element, that
+// one evenly, the rest whole) that are also blocks of the other side, which then takes the same device order: a merge
+// of [4 over 4 tiles, 64 over 8] is [256 over 32] and the split back is the reverse. A group of one dimension (size-1
+// dimensions aside) of the same size on both sides keeps its tiles, even or not. Symmetric: `out` -> `in` inverts it.
+std::optional<Tiling> ReshapeTiling(const std::vector<int64_t>& in, const std::vector<int64_t>& out, const Tiling& t);
+
 // Transposes an N-d row-major array of device ids.
 std::vector<int64_t> TransposeArray(const std::vector<int64_t>& values, const std::vector<int64_t>& dims,
                                     const std::vector<int64_t>& perm);

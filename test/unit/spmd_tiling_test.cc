@@ -96,6 +96,62 @@ Literal Iota2D(int64_t rows, int64_t cols) {
   return lit;
 }
 
+// Every element's device, computed from the shard offsets of `t` over `dims` (row-major element order).
+std::vector<int64_t> OwnerOfEachElement(const std::vector<int64_t>& dims, const Tiling& t) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::vector<int64_t> owner(static_cast<size_t>(count), -1);
+  std::vector<int64_t> shard = ShardDims(dims, t);
+  for (int64_t device : t.devices) {
+    std::vector<int64_t> offsets = ShardOffsets(dims, t, device);
+    for (int64_t e = 0; e < count; ++e) {
+      int64_t rest = e;
+      bool inside = true;
+      for (size_t d = dims.size(); d-- > 0;) {
+        const int64_t index = rest % dims[d];
+        rest /= dims[d];
+        inside &= index >= offsets[d] && index < offsets[d] + shard[d];
+      }
+      if (inside && owner[static_cast<size_t>(e)] == -1) owner[static_cast<size_t>(e)] = device;
+    }
+  }
+  return owner;
+}
+
+TEST(TilingTest, ReshapeKeepsEveryElementOnItsDevice) {
+  // [4 over 4, 64 over 8] merged into [256 over 32] (a torch-xla attention's batch*heads), the split back, a split
+  // spreading 4 row tiles over two dimensions, and a 1:1 group with uneven tiles beside size-1 dimensions.
+  struct Case {
+    std::vector<int64_t> in, out;
+    Sharding sharding;
+    int64_t devices;
+    std::vector<int64_t> want_tiles;
+  };
+  const std::vector<Case> cases = {
+      {{4, 64, 136}, {256, 136}, Iota({4, 8, 1}, {8, 4}, {1, 0}), 32, {32, 1}},
+      {{256, 136}, {4, 64, 136}, Iota({32, 1}, {32}, {}), 32, {4, 8, 1}},
+      {{8, 6}, {2, 24}, Iota({4, 1}, {4}, {}), 4, {2, 2}},
+      {{6, 1}, {1, 6}, Iota({4, 1}, {4}, {}), 4, {1, 4}},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<Tiling> t = TilingOf(c.sharding, static_cast<int64_t>(c.in.size()), c.devices);
+    ASSERT_TRUE(t.ok()) << t.status();
+    std::optional<Tiling> r = ReshapeTiling(c.in, c.out, *t);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->tiles, c.want_tiles);
+    // Row-major element order is what a reshape keeps: every element must stay on its device.
+    EXPECT_EQ(OwnerOfEachElement(c.in, *t), OwnerOfEachElement(c.out, *r));
+  }
+  // Devices whose elements would have to move: [6 over 2, 8 over 2] merged (rows of a block are not adjacent), and
+  // 4 tiles of 6 rows split into [2, 3].
+  absl::StatusOr<Tiling> a = TilingOf(Iota({2, 2}, {4}, {}), 2, 4);
+  ASSERT_TRUE(a.ok());
+  EXPECT_FALSE(ReshapeTiling({6, 8}, {48}, *a).has_value());
+  absl::StatusOr<Tiling> b = TilingOf(Iota({4}, {4}, {}), 1, 4);
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(ReshapeTiling({6}, {2, 3}, *b).has_value());
+}
+
 TEST(LiteralShardingTest, ShardAndAssembleRoundTripUneven) {
   Literal global = Iota2D(5, 3);
   Sharding s = Tiled({2, 2}, {3, 1, 2, 0});
