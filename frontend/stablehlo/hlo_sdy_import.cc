@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fmt/format.h"
@@ -392,9 +393,15 @@ bool HloShardyImporter::Run() {
         if (!ApplySharding(*inst, *text)) return false;
       }
     }
+    // The boundaries first: rewriting one removes its get-tuple-element users, which a walk of the instruction
+    // list would reach afterwards.
+    std::vector<std::pair<Instruction*, bool>> boundaries;
     for (Instruction* inst : comp->MakeInstructionList()) {
       bool to_local = false;
-      if (IsBoundary(*inst, &to_local) && !RewriteBoundary(*comp, inst, to_local)) return false;
+      if (IsBoundary(*inst, &to_local)) boundaries.emplace_back(inst, to_local);
+    }
+    for (auto [boundary, to_local] : boundaries) {
+      if (!RewriteBoundary(*comp, boundary, to_local)) return false;
     }
   }
   return true;
