@@ -547,9 +547,10 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                           }
                           auto call_kernel = [&](llvm::Value* ap, llvm::Value* tile_c, llvm::Value* ldc,
                                                  llvm::Value* ir) {
+                            auto plain_call = [&] { b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf}); };
                             auto packed_call = [&] {
                               if (g.packing_kernel == nullptr) {
-                                b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf});
+                                plain_call();
                                 return;
                               }
                               llvm::Value* packs =
@@ -562,9 +563,7 @@ void EmitGemmBody(llvm::IRBuilder<>& b, llvm::Function* fn, const GemmBody& g) {
                                     b.CreateCall(GemmKernelType(b.getContext(), /*strided_b=*/true, /*copy_b=*/true),
                                                  g.packing_kernel, {ap, source, tile_c, ldc, kc, first, pf, g.b_k, bp});
                                   },
-                                  [&] {
-                                    b.CreateCall(kernel, {ap, bp, tile_c, ldc, kc, first, pf});
-                                  });
+                                  plain_call);
                             };
                             if (g.direct_kernel == nullptr) {
                               packed_call();
